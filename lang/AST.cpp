@@ -8,7 +8,7 @@ const char *nodeKindName(NodeKind k) {
   case NodeKind::N:                                                                                \
     return #N;
     K(Name) K(IntLit) K(FloatLit) K(BoolLit) K(NoneLit) K(StringLit) K(Attribute) K(Call)
-    K(Subscript) K(Slice) K(Tuple) K(List) K(Binary) K(Unary) K(Compare) K(BoolOp) K(IfExp)
+    K(Subscript) K(Slice) K(Tuple) K(List) K(Dict) K(Binary) K(Unary) K(Compare) K(BoolOp) K(IfExp)
     K(ExprStmt) K(Assign) K(AugAssign) K(AnnAssign) K(If) K(For) K(While) K(Break) K(Continue)
     K(Return) K(Pass) K(Assert) K(FunctionDef) K(Import) K(ImportFrom)
 #undef K

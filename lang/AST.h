@@ -46,6 +46,7 @@ enum class NodeKind : uint8_t {
   Slice,
   Tuple,
   List,
+  Dict,
   Binary,
   Unary,
   Compare,
@@ -208,6 +209,15 @@ struct List : Expr {
   TK_AST_LEAF(List)
   std::vector<Expr *> elts;
   explicit List(SourceLoc l) : Expr(NodeKind::List, l) {}
+};
+
+/// `{"BLOCK": 128}`: accepted by the parser only inside decorators, for
+/// `tk.Config({...}, num_warps=4)` in `@tk.autotune(configs=[...])`.
+struct Dict : Expr {
+  TK_AST_LEAF(Dict)
+  std::vector<Expr *> keys;
+  std::vector<Expr *> values;
+  explicit Dict(SourceLoc l) : Expr(NodeKind::Dict, l) {}
 };
 
 enum class BinaryOp : uint8_t {
