@@ -456,10 +456,16 @@ public:
     nodes_.push_back(std::move(node));
     return raw;
   }
+  /// Modules are not nodes; the context owns them too (parseModule makes one).
+  Module *makeModule() {
+    modules_.push_back(std::make_unique<Module>());
+    return modules_.back().get();
+  }
   size_t numNodes() const { return nodes_.size(); }
 
 private:
   std::vector<std::unique_ptr<Node>> nodes_;
+  std::vector<std::unique_ptr<Module>> modules_;
 };
 
 } // namespace tk::ast
