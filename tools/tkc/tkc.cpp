@@ -1,7 +1,518 @@
+// tkc: tk's command-line compiler. `.tk` files in; tokens, the checked AST or
+// a per-kernel summary out (later: block IR, LLVM IR, PTX, cubin).
+//
+//   tkc tutorials/01-vector-add.tk                  # summary of each kernel
+//   tkc k.tk --emit=ast --kernel softmax -o k.ast   # one kernel's AST to a file
+//   tkc --verify-diagnostics tests/filecheck/sema/undefined-name.tk
+//
+// Exit status: 0 success, 1 an input has errors (diagnostics on stderr) or
+// cannot be read, 2 bad usage. Usage is documented in docs/tkc.md; this file
+// is the only place in tk that prints.
+#include "lang/ASTPrinter.h"
+#include "lang/DiagnosticVerifier.h"
 #include "lowering/LLVMTarget.h"
+#include "parser/Frontend.h"
+#include "parser/Lexer.h"
+#include "tk/Version.h"
+#include "tools/tkc/KernelSummary.h"
+
+#include <fmt/format.h>
+
+#include <cerrno>
 #include <cstdio>
-namespace tk { const char *versionString(); }
-int main() {
-  std::printf("tkc %s (LLVM %s, nvptx %s)\n", tk::versionString(), tk::llvmVersion().c_str(),
-              tk::hasNVPTXTarget() ? "yes" : "no");
+#include <cstdlib>
+#include <cstring>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unistd.h>
+#include <utility>
+#include <vector>
+
+namespace tk::tkc {
+namespace {
+
+constexpr int kExitOk = 0;
+constexpr int kExitInputError = 1;
+constexpr int kExitUsage = 2;
+
+enum class ColorMode { Auto, Always, Never };
+
+struct Options;
+
+// One input on its way through the pipeline. Each --emit kind runs the
+// stages it needs on it and appends its text to `out`; it returns false when
+// the input has errors (already reported to `diag`).
+struct Compilation {
+  const Options &options;
+  const SourceManager &sm;
+  BufferId buffer;
+  DiagnosticEngine &diag;
+  ast::Context ctx;
+  ast::Module *module = nullptr;
+};
+
+using EmitFn = bool (*)(Compilation &c, std::string &out);
+
+bool emitTokens(Compilation &c, std::string &out);
+bool emitAST(Compilation &c, std::string &out);
+bool emitSummary(Compilation &c, std::string &out);
+
+struct EmitKind {
+  std::string_view name;
+  EmitFn run;
+  std::string_view help;
+};
+
+// Every value of --emit, in pipeline order. A later stage adds its output
+// here with one line (and its function above).
+constexpr EmitKind kEmitKinds[] = {
+    {"tokens", emitTokens, "the lexer's tokens, one per line"},
+    {"ast", emitAST, "the AST after the semantic checks"},
+    {"summary", emitSummary, "per kernel: parameters, decorators, stage reached (default)"},
+};
+
+constexpr const EmitKind *findEmitKind(std::string_view name) {
+  for (const EmitKind &k : kEmitKinds)
+    if (k.name == name)
+      return &k;
+  return nullptr;
+}
+
+struct Options {
+  std::vector<std::string> inputs;
+  const EmitKind *emit = findEmitKind("summary");
+  std::string kernel;                                   // --kernel: empty = all
+  std::string output;                                   // -o: empty = stdout
+  ColorMode color = ColorMode::Auto;
+  bool verifyDiagnostics = false;
+  // Kept for the stages that come after the front end; nothing reads them yet.
+  std::string signature;                                // --signature "..."
+  std::vector<std::pair<std::string, std::string>> defines; // -D NAME=VALUE, in order
+  std::string arch = "sm_90";                           // --arch
+  int numWarps = 4;                                     // --num-warps
+};
+
+constexpr std::string_view kHelp = R"(usage: tkc FILE.tk... [options]
+
+Compiles tk kernels. With no --emit, prints a summary of each kernel.
+
+options:
+  --emit=KIND            what to print (see below; default: summary)
+  --kernel NAME          only the function NAME of each file
+  -o FILE                write the output to FILE (default: stdout); not
+                         written when an input has errors
+  --verify-diagnostics   check the diagnostics against the file's
+                         `# expected-error {{...}}` annotations instead of
+                         printing them; exit 0 when they match
+  --color=WHEN           colour diagnostics: auto (stderr is a terminal and
+                         NO_COLOR is unset), always, never
+  --help                 this text
+  --version              tk's version, LLVM's version, NVPTX availability
+
+options kept for later stages (accepted and checked, not used yet):
+  --signature "SIG"      parameter types, e.g. "*fp32:16, *fp32:16, i32, 1024"
+  -D NAME=VALUE          the value of the constexpr parameter NAME
+  --arch=sm_NN           target GPU, sm_80 or newer (default: sm_90)
+  --num-warps=N          warps per program, a power of two 1..32 (default: 4)
+
+--emit kinds:
+)";
+
+constexpr std::string_view kHelpTail = R"(
+A FILE of '-' reads standard input. Exit status: 0 success, 1 an input has
+errors or cannot be read, 2 bad usage. See docs/tkc.md.
+)";
+
+//===----------------------------------------------------------------------===//
+// Printing: tkc's own messages ("tkc: error: ...") and rendered diagnostics.
+//===----------------------------------------------------------------------===//
+
+bool useColor(ColorMode mode) {
+  if (mode != ColorMode::Auto)
+    return mode == ColorMode::Always;
+  const char *term = std::getenv("TERM");
+  return isatty(STDERR_FILENO) && !std::getenv("NO_COLOR") &&
+         !(term && std::string_view(term) == "dumb");
+}
+
+void printErr(std::string_view text) { std::fwrite(text.data(), 1, text.size(), stderr); }
+
+void toolError(bool color, std::string_view message) {
+  printErr(color ? fmt::format("tkc: \033[1;31merror:\033[0m {}\n", message)
+                 : fmt::format("tkc: error: {}\n", message));
+}
+
+int usageError(std::string_view message) {
+  toolError(useColor(ColorMode::Auto), message);
+  printErr("Run 'tkc --help' for usage.\n");
+  return kExitUsage;
+}
+
+//===----------------------------------------------------------------------===//
+// Command line
+//===----------------------------------------------------------------------===//
+
+std::string emitKindNames() {
+  std::string names;
+  for (const EmitKind &k : kEmitKinds)
+    names += (names.empty() ? "" : ", ") + std::string(k.name);
+  return names;
+}
+
+bool isIdentifier(std::string_view s) {
+  if (s.empty() || (s[0] >= '0' && s[0] <= '9'))
+    return false;
+  for (char c : s)
+    if (!(c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')))
+      return false;
+  return true;
+}
+
+// sm_80 and newer, optionally with the `a` suffix of arch-specific features.
+bool isSupportedArch(std::string_view arch) {
+  if (arch.substr(0, 3) != "sm_")
+    return false;
+  std::string_view digits = arch.substr(3);
+  if (!digits.empty() && digits.back() == 'a')
+    digits.remove_suffix(1);
+  if (digits.size() < 2 || digits.size() > 3)
+    return false;
+  int value = 0;
+  for (char c : digits) {
+    if (c < '0' || c > '9')
+      return false;
+    value = value * 10 + (c - '0');
+  }
+  return value >= 80;
+}
+
+enum class ParseResult { Run, ExitOk, ExitUsage };
+
+// Reads argv into `opts`. Long options take their value as `--opt=V` or
+// `--opt V`; -o and -D also as `-oFILE`, `-DNAME=V`. `--` ends the options.
+ParseResult parseArgs(int argc, char **argv, Options &opts) {
+  std::vector<std::string_view> args(argv + 1, argv + argc);
+  bool optionsDone = false;
+  for (size_t i = 0; i < args.size(); ++i) {
+    std::string_view arg = args[i];
+    if (optionsDone || arg == "-" || arg.empty() || arg[0] != '-') {
+      opts.inputs.emplace_back(arg);
+      continue;
+    }
+    if (arg == "--") {
+      optionsDone = true;
+      continue;
+    }
+
+    // Splits "--name=value" / "--name value"; returns nullopt (after
+    // reporting) when the value is missing.
+    std::string_view name = arg, inlineValue;
+    bool hasInlineValue = false;
+    if (size_t eq = arg.find('='); arg.substr(0, 2) == "--" && eq != std::string_view::npos) {
+      name = arg.substr(0, eq);
+      inlineValue = arg.substr(eq + 1);
+      hasInlineValue = true;
+    }
+    auto value = [&]() -> std::optional<std::string_view> {
+      if (hasInlineValue)
+        return inlineValue;
+      if (i + 1 < args.size())
+        return args[++i];
+      usageError(fmt::format("option '{}' needs a value", name));
+      return std::nullopt;
+    };
+
+    if (name == "--help" || name == "-h") {
+      std::string help(kHelp);
+      for (const EmitKind &k : kEmitKinds)
+        help += fmt::format("  {:<22} {}\n", k.name, k.help);
+      help += kHelpTail;
+      std::fwrite(help.data(), 1, help.size(), stdout);
+      return ParseResult::ExitOk;
+    }
+    if (name == "--version") {
+      std::string llvm = llvmVersion();
+      std::string text = fmt::format("tkc {}\n", TK_VERSION_STRING);
+      text += llvm.empty() ? "LLVM: not linked (built with TK_WITH_LLVM=OFF)\n"
+                           : fmt::format("LLVM {}, NVPTX target: {}\n", llvm,
+                                         hasNVPTXTarget() ? "available" : "not available");
+      std::fwrite(text.data(), 1, text.size(), stdout);
+      return ParseResult::ExitOk;
+    }
+    if (name == "--verify-diagnostics") {
+      opts.verifyDiagnostics = true;
+    } else if (name == "--emit") {
+      auto v = value();
+      if (!v)
+        return ParseResult::ExitUsage;
+      opts.emit = findEmitKind(*v);
+      if (!opts.emit) {
+        usageError(fmt::format("unknown --emit kind '{}'; valid kinds: {}", *v, emitKindNames()));
+        return ParseResult::ExitUsage;
+      }
+    } else if (name == "--kernel") {
+      auto v = value();
+      if (!v)
+        return ParseResult::ExitUsage;
+      opts.kernel = *v;
+    } else if (name == "-o" || (arg.substr(0, 2) == "-o" && arg.size() > 2)) {
+      std::optional<std::string_view> v = arg.size() > 2 ? arg.substr(2) : value();
+      if (!v)
+        return ParseResult::ExitUsage;
+      opts.output = *v;
+    } else if (name == "--color") {
+      // A bare --color means always, as in ls and grep.
+      std::string_view v = hasInlineValue ? inlineValue : "always";
+      if (v == "auto")
+        opts.color = ColorMode::Auto;
+      else if (v == "always")
+        opts.color = ColorMode::Always;
+      else if (v == "never")
+        opts.color = ColorMode::Never;
+      else {
+        usageError(fmt::format("--color must be auto, always or never, not '{}'", v));
+        return ParseResult::ExitUsage;
+      }
+    } else if (name == "--signature") {
+      auto v = value();
+      if (!v)
+        return ParseResult::ExitUsage;
+      opts.signature = *v;
+    } else if (name == "-D" || (arg.substr(0, 2) == "-D" && arg.size() > 2)) {
+      std::optional<std::string_view> v = arg.size() > 2 ? arg.substr(2) : value();
+      if (!v)
+        return ParseResult::ExitUsage;
+      size_t eq = v->find('=');
+      if (eq == std::string_view::npos || !isIdentifier(v->substr(0, eq)) || eq + 1 == v->size()) {
+        usageError(fmt::format("-D expects NAME=VALUE with NAME an identifier, got '{}'", *v));
+        return ParseResult::ExitUsage;
+      }
+      opts.defines.emplace_back(v->substr(0, eq), v->substr(eq + 1));
+    } else if (name == "--arch") {
+      auto v = value();
+      if (!v)
+        return ParseResult::ExitUsage;
+      if (!isSupportedArch(*v)) {
+        usageError(fmt::format("--arch must be sm_80 or newer (sm_80, sm_90, sm_90a, ...), not '{}'",
+                               *v));
+        return ParseResult::ExitUsage;
+      }
+      opts.arch = *v;
+    } else if (name == "--num-warps") {
+      auto v = value();
+      if (!v)
+        return ParseResult::ExitUsage;
+      int n = 0;
+      bool digits = !v->empty() && v->size() <= 2;
+      for (char c : *v) {
+        digits = digits && c >= '0' && c <= '9';
+        n = n * 10 + (c - '0');
+      }
+      if (!digits || n < 1 || n > 32 || (n & (n - 1)) != 0) {
+        usageError(fmt::format("--num-warps must be a power of two from 1 to 32, not '{}'", *v));
+        return ParseResult::ExitUsage;
+      }
+      opts.numWarps = n;
+    } else {
+      usageError(fmt::format("unknown option '{}'", arg));
+      return ParseResult::ExitUsage;
+    }
+  }
+  if (opts.inputs.empty()) {
+    usageError("no input files");
+    return ParseResult::ExitUsage;
+  }
+  return ParseResult::Run;
+}
+
+//===----------------------------------------------------------------------===//
+// The pipeline, one --emit kind at a time
+//===----------------------------------------------------------------------===//
+
+bool emitTokens(Compilation &c, std::string &out) {
+  std::vector<Token> tokens = lex(c.sm, c.buffer, c.diag);
+  if (c.diag.hasErrors())
+    return false;
+  out += dumpTokens(tokens, c.sm);
+  return true;
+}
+
+// The front end: parse and check. Every kind past tokens starts here.
+bool runFrontEnd(Compilation &c) {
+  c.module = parseAndCheck(c.sm, c.buffer, c.ctx, c.diag);
+  return c.module && !c.diag.hasErrors();
+}
+
+// The functions --kernel selects (all of them without it). An unknown name
+// is an error about this input, listing the functions it does have.
+bool selectFunctions(Compilation &c, std::vector<ast::FunctionDef *> &selected) {
+  std::vector<ast::FunctionDef *> all = c.module->functions();
+  if (c.options.kernel.empty()) {
+    selected = all;
+    return true;
+  }
+  if (ast::FunctionDef *fn = c.module->findFunction(c.options.kernel)) {
+    selected.push_back(fn);
+    return true;
+  }
+  std::string names;
+  for (const ast::FunctionDef *fn : all)
+    names += (names.empty() ? "" : ", ") + fn->name;
+  c.diag.error({}, fmt::format("no kernel named '{}' in '{}'; {}", c.options.kernel,
+                               c.sm.fileName(c.buffer),
+                               names.empty() ? "it defines no functions"
+                                             : "it defines: " + names));
+  return false;
+}
+
+bool emitAST(Compilation &c, std::string &out) {
+  if (!runFrontEnd(c))
+    return false;
+  if (c.options.kernel.empty()) {
+    out += printAST(*c.module, c.sm);
+    return true;
+  }
+  std::vector<ast::FunctionDef *> selected;
+  if (!selectFunctions(c, selected))
+    return false;
+  // A module holding only the selected function, printed the same way.
+  ast::Module *one = c.ctx.makeModule();
+  one->buffer = c.module->buffer;
+  one->body.push_back(selected.front());
+  out += printAST(*one, c.sm);
+  return true;
+}
+
+bool emitSummary(Compilation &c, std::string &out) {
+  if (!runFrontEnd(c))
+    return false;
+  std::vector<ast::FunctionDef *> selected;
+  if (!selectFunctions(c, selected))
+    return false;
+  out += c.sm.fileName(c.buffer) + "\n";
+  if (selected.empty())
+    out += "  (no kernels)\n";
+  out += summarizeFunctions(*c.module, {selected.begin(), selected.end()}, {{"front end", "ok"}});
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// Driver
+//===----------------------------------------------------------------------===//
+
+// Reads a whole file ("-" is stdin); on failure returns nullopt and sets
+// `error` to the system's reason.
+std::optional<std::string> readFile(const std::string &path, std::string &error) {
+  bool isStdin = path == "-";
+  std::FILE *f = isStdin ? stdin : std::fopen(path.c_str(), "rb");
+  if (!f) {
+    error = std::strerror(errno);
+    return std::nullopt;
+  }
+  std::string text;
+  char chunk[65536];
+  size_t n;
+  while ((n = std::fread(chunk, 1, sizeof chunk, f)) > 0)
+    text.append(chunk, n);
+  // fopen succeeds on a directory; the read is what fails (EISDIR).
+  bool failed = std::ferror(f);
+  int readErrno = errno;
+  if (!isStdin)
+    std::fclose(f);
+  if (failed) {
+    error = std::strerror(readErrno);
+    return std::nullopt;
+  }
+  return text;
+}
+
+int run(const Options &opts) {
+  bool color = useColor(opts.color);
+  bool multiple = opts.inputs.size() > 1;
+  std::string output;
+  int status = kExitOk;
+
+  for (const std::string &path : opts.inputs) {
+    std::string displayName = path == "-" ? "<stdin>" : path;
+    std::string readError;
+    std::optional<std::string> text = readFile(path, readError);
+    if (!text) {
+      toolError(color, fmt::format("cannot read '{}': {}", displayName, readError));
+      status = kExitInputError;
+      continue;
+    }
+
+    SourceManager sm;
+    BufferId id = sm.addBuffer(displayName, std::move(*text));
+    DiagnosticEngine diag(sm);
+    Compilation c{opts, sm, id, diag, {}, nullptr};
+    std::string out;
+    bool ok = opts.emit->run(c, out) && !diag.hasErrors();
+
+    if (opts.verifyDiagnostics) {
+      // The diagnostics are the output under test: compared, not printed.
+      DiagnosticEngine report(sm);
+      DiagnosticVerifier verifier(sm, report);
+      verifier.addExpectations(id);
+      if (!verifier.verify(diag.diagnostics())) {
+        printErr(report.renderAll(color));
+        status = kExitInputError;
+      }
+      continue;
+    }
+
+    printErr(diag.renderAll(color));
+    if (!ok) {
+      status = kExitInputError;
+      // The summary names what failed, so a run over many files reads
+      // as one table; other kinds print nothing for a failed input.
+      if (opts.emit->run == emitSummary)
+        output += fmt::format("{}\n  front end: failed, {} error(s)\n", displayName,
+                              diag.numErrors());
+      continue;
+    }
+    if (multiple && opts.emit->run != emitSummary)
+      output += fmt::format("==> {} <==\n", displayName);
+    output += out;
+  }
+
+  if (opts.verifyDiagnostics)
+    return status;
+  if (opts.output.empty()) {
+    std::fwrite(output.data(), 1, output.size(), stdout);
+    std::fflush(stdout);
+    return status;
+  }
+  // Like a C compiler, no output file for a failed compilation.
+  if (status != kExitOk)
+    return status;
+  std::FILE *f = std::fopen(opts.output.c_str(), "wb");
+  bool written = f && std::fwrite(output.data(), 1, output.size(), f) == output.size();
+  int writeErrno = errno;
+  if (f && std::fclose(f) != 0 && written) {
+    written = false;
+    writeErrno = errno;
+  }
+  if (!written) {
+    toolError(color, fmt::format("cannot write '{}': {}", opts.output, std::strerror(writeErrno)));
+    return kExitInputError;
+  }
+  return status;
+}
+
+} // namespace
+} // namespace tk::tkc
+
+int main(int argc, char **argv) {
+  tk::tkc::Options opts;
+  switch (tk::tkc::parseArgs(argc, argv, opts)) {
+  case tk::tkc::ParseResult::ExitOk:
+    return tk::tkc::kExitOk;
+  case tk::tkc::ParseResult::ExitUsage:
+    return tk::tkc::kExitUsage;
+  case tk::tkc::ParseResult::Run:
+    break;
+  }
+  return tk::tkc::run(opts);
 }

@@ -1,0 +1,270 @@
+#include "tools/tkc/KernelSummary.h"
+
+#include <fmt/format.h>
+
+#include <map>
+#include <set>
+
+namespace tk::tkc {
+namespace {
+
+using namespace ast;
+
+std::string quoted(const std::string &s) {
+  std::string out = "\"";
+  for (char c : s) {
+    switch (c) {
+    case '"':
+      out += "\\\"";
+      break;
+    case '\\':
+      out += "\\\\";
+      break;
+    case '\n':
+      out += "\\n";
+      break;
+    case '\t':
+      out += "\\t";
+      break;
+    default:
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
+std::string joined(const std::vector<Expr *> &elts) {
+  std::string out;
+  for (size_t i = 0; i < elts.size(); ++i)
+    out += (i ? ", " : "") + expressionText(elts[i]);
+  return out;
+}
+
+// Counts statements and collects the names a function calls. The summary
+// only needs calls by plain name (`helper(x)`): that is how one @tk.jit
+// function calls another in the same file.
+struct BodyWalker {
+  unsigned numStmts = 0;
+  std::set<std::string> calledNames;
+
+  void block(const Block &b) {
+    for (const Stmt *s : b)
+      stmt(s);
+  }
+
+  void exprs(const std::vector<Expr *> &es) {
+    for (const Expr *e : es)
+      expr(e);
+  }
+
+  void expr(const Expr *e) {
+    if (!e)
+      return;
+    switch (e->kind) {
+    case NodeKind::Name:
+    case NodeKind::IntLit:
+    case NodeKind::FloatLit:
+    case NodeKind::BoolLit:
+    case NodeKind::NoneLit:
+    case NodeKind::StringLit:
+      return;
+    case NodeKind::Attribute:
+      return expr(cast<Attribute>(e)->value);
+    case NodeKind::Call: {
+      const auto *c = cast<Call>(e);
+      if (const auto *callee = dyn_cast<Name>(c->callee))
+        calledNames.insert(callee->id);
+      expr(c->callee);
+      exprs(c->args);
+      for (const Keyword &k : c->keywords)
+        expr(k.value);
+      return;
+    }
+    case NodeKind::Subscript:
+      expr(cast<Subscript>(e)->value);
+      return exprs(cast<Subscript>(e)->indices);
+    case NodeKind::Slice: {
+      const auto *s = cast<Slice>(e);
+      expr(s->lower);
+      expr(s->upper);
+      return expr(s->step);
+    }
+    case NodeKind::Tuple:
+      return exprs(cast<Tuple>(e)->elts);
+    case NodeKind::List:
+      return exprs(cast<List>(e)->elts);
+    case NodeKind::Dict:
+      exprs(cast<Dict>(e)->keys);
+      return exprs(cast<Dict>(e)->values);
+    case NodeKind::Binary:
+      expr(cast<Binary>(e)->lhs);
+      return expr(cast<Binary>(e)->rhs);
+    case NodeKind::Unary:
+      return expr(cast<Unary>(e)->operand);
+    case NodeKind::Compare:
+      expr(cast<Compare>(e)->lhs);
+      return exprs(cast<Compare>(e)->comparators);
+    case NodeKind::BoolOp:
+      return exprs(cast<BoolOp>(e)->values);
+    case NodeKind::IfExp: {
+      const auto *i = cast<IfExp>(e);
+      expr(i->cond);
+      expr(i->then);
+      return expr(i->orelse);
+    }
+    default:
+      return; // statements are not expressions
+    }
+  }
+
+  void stmt(const Stmt *s) {
+    ++numStmts;
+    switch (s->kind) {
+    case NodeKind::ExprStmt:
+      return expr(cast<ExprStmt>(s)->value);
+    case NodeKind::Assign:
+      exprs(cast<Assign>(s)->targets);
+      return expr(cast<Assign>(s)->value);
+    case NodeKind::AugAssign:
+      expr(cast<AugAssign>(s)->target);
+      return expr(cast<AugAssign>(s)->value);
+    case NodeKind::AnnAssign:
+      expr(cast<AnnAssign>(s)->target);
+      return expr(cast<AnnAssign>(s)->value);
+    case NodeKind::If:
+      expr(cast<If>(s)->cond);
+      block(cast<If>(s)->then);
+      return block(cast<If>(s)->orelse);
+    case NodeKind::For:
+      expr(cast<For>(s)->iter);
+      block(cast<For>(s)->body);
+      return block(cast<For>(s)->orelse);
+    case NodeKind::While:
+      expr(cast<While>(s)->cond);
+      block(cast<While>(s)->body);
+      return block(cast<While>(s)->orelse);
+    case NodeKind::Return:
+      return expr(cast<Return>(s)->value);
+    case NodeKind::Assert:
+      expr(cast<Assert>(s)->test);
+      return expr(cast<Assert>(s)->msg);
+    case NodeKind::FunctionDef:
+      return block(cast<FunctionDef>(s)->body);
+    default:
+      return; // break, continue, pass, imports: nothing inside
+    }
+  }
+};
+
+std::string paramText(const Param &p) {
+  std::string out = p.name;
+  if (p.annotation)
+    out += ": " + expressionText(p.annotation);
+  if (p.defaultValue)
+    out += (p.annotation ? " = " : "=") + expressionText(p.defaultValue);
+  return out;
+}
+
+} // namespace
+
+std::string expressionText(const Expr *e) {
+  if (!e)
+    return "";
+  switch (e->kind) {
+  case NodeKind::Name:
+    return cast<Name>(e)->id;
+  case NodeKind::IntLit:
+    return fmt::format("{}", cast<IntLit>(e)->value);
+  case NodeKind::FloatLit:
+    return fmt::format("{}", cast<FloatLit>(e)->value);
+  case NodeKind::BoolLit:
+    return cast<BoolLit>(e)->value ? "True" : "False";
+  case NodeKind::NoneLit:
+    return "None";
+  case NodeKind::StringLit:
+    return quoted(cast<StringLit>(e)->value);
+  case NodeKind::Attribute:
+    return expressionText(cast<Attribute>(e)->value) + "." + cast<Attribute>(e)->attr;
+  case NodeKind::Call: {
+    const auto *c = cast<Call>(e);
+    std::string out = expressionText(c->callee) + "(" + joined(c->args);
+    for (size_t i = 0; i < c->keywords.size(); ++i)
+      out += (i || !c->args.empty() ? ", " : "") + c->keywords[i].name + "=" +
+             expressionText(c->keywords[i].value);
+    return out + ")";
+  }
+  case NodeKind::List:
+    return "[" + joined(cast<List>(e)->elts) + "]";
+  case NodeKind::Tuple:
+    return "(" + joined(cast<Tuple>(e)->elts) + (cast<Tuple>(e)->elts.size() == 1 ? ",)" : ")");
+  case NodeKind::Dict: {
+    const auto *d = cast<Dict>(e);
+    std::string out = "{";
+    for (size_t i = 0; i < d->keys.size() && i < d->values.size(); ++i)
+      out += (i ? ", " : "") + expressionText(d->keys[i]) + ": " + expressionText(d->values[i]);
+    return out + "}";
+  }
+  case NodeKind::Unary: {
+    const auto *u = cast<Unary>(e);
+    std::string op = unaryOpSpelling(u->op);
+    return op + (u->op == UnaryOp::Not ? " " : "") + expressionText(u->operand);
+  }
+  case NodeKind::Binary: {
+    const auto *b = cast<Binary>(e);
+    return "(" + expressionText(b->lhs) + " " + binaryOpSpelling(b->op) + " " +
+           expressionText(b->rhs) + ")";
+  }
+  default:
+    // Annotations, decorators and defaults are names, calls and literals;
+    // anything else is shown by kind rather than re-printed in full.
+    return fmt::format("<{}>", nodeKindName(e->kind));
+  }
+}
+
+std::string summarizeFunctions(const Module &module,
+                               const std::vector<const FunctionDef *> &functions,
+                               const StageResults &stages) {
+  // Who calls whom, over every function of the module (not only the selected
+  // ones), so a helper is labelled as such even under --kernel.
+  std::map<std::string, std::vector<std::string>> callers;
+  std::map<const FunctionDef *, unsigned> numStmts;
+  std::set<std::string> names;
+  for (const FunctionDef *fn : module.functions())
+    names.insert(fn->name);
+  for (const FunctionDef *fn : module.functions()) {
+    BodyWalker walker;
+    walker.block(fn->body);
+    numStmts[fn] = walker.numStmts;
+    for (const std::string &callee : walker.calledNames)
+      if (names.count(callee) && callee != fn->name)
+        callers[callee].push_back(fn->name);
+  }
+
+  std::string out;
+  for (const FunctionDef *fn : functions) {
+    auto it = callers.find(fn->name);
+    bool isHelper = it != callers.end();
+    out += fmt::format("  {} {} (line {}", isHelper ? "helper" : "kernel", fn->name, fn->loc.line);
+    if (isHelper) {
+      out += "; called by ";
+      for (size_t i = 0; i < it->second.size(); ++i)
+        out += (i ? ", " : "") + it->second[i];
+    }
+    out += ")\n";
+
+    std::string params;
+    for (size_t i = 0; i < fn->params.size(); ++i)
+      params += (i ? ", " : "") + paramText(fn->params[i]);
+    std::string decorators;
+    for (size_t i = 0; i < fn->decorators.size(); ++i)
+      decorators += (i ? " " : "") + ("@" + expressionText(fn->decorators[i]));
+    out += fmt::format("    {:<12}{}\n", "params:", params.empty() ? "(none)" : params);
+    out += fmt::format("    {:<12}{}\n", "decorators:", decorators.empty() ? "(none)" : decorators);
+    out += fmt::format("    {:<12}{}\n", "statements:", numStmts[fn]);
+    for (const auto &[stage, result] : stages)
+      out += fmt::format("    {:<12}{}\n", stage + ":", result);
+  }
+  return out;
+}
+
+} // namespace tk::tkc
