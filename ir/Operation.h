@@ -223,6 +223,7 @@ public:
 
 private:
   friend class Region;
+  friend class Operation;
   explicit Block(Region *parent) : parent_(parent) {}
   Region *parent_;
   std::vector<std::unique_ptr<Value>> args_;

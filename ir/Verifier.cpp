@@ -1,0 +1,770 @@
+#include "ir/Verifier.h"
+
+#include "ir/IRContext.h"
+
+#include <algorithm>
+#include <fmt/format.h>
+#include <set>
+#include <string_view>
+#include <unordered_set>
+
+namespace tk {
+namespace {
+
+bool isPowerOfTwo(int64_t n) { return n > 0 && (n & (n - 1)) == 0; }
+
+bool oneOf(std::string_view s, std::initializer_list<std::string_view> options) {
+  return std::find(options.begin(), options.end(), s) != options.end();
+}
+
+std::string typeListStr(const std::vector<Type *> &types) {
+  std::string s = "(";
+  for (size_t i = 0; i < types.size(); ++i)
+    s += (i ? ", " : "") + types[i]->str();
+  return s + ")";
+}
+
+std::vector<Type *> typesOf(const std::vector<Value *> &values) {
+  std::vector<Type *> out;
+  for (Value *v : values)
+    out.push_back(v->type());
+  return out;
+}
+
+class Verifier {
+public:
+  Verifier(Module &m, DiagnosticEngine &diag) : module_(m), ctx_(m.context()), diag_(diag) {}
+
+  bool run() {
+    std::set<std::string> names;
+    for (auto &fn : module_.functions()) {
+      if (!names.insert(fn->name()).second && (ok_ = false, true))
+        diag_.error(fn->loc(), fmt::format("redefinition of function '@{}'", fn->name()));
+      verifyFunction(*fn);
+    }
+    return ok_;
+  }
+
+private:
+  // --- reporting
+  Diagnostic &error(Operation &op, std::string msg) {
+    ok_ = false;
+    return diag_.error(op.loc(), fmt::format("'{}' {}", op.name(), msg));
+  }
+
+  // --- structure and dominance
+  void verifyFunction(Function &fn) {
+    fn_ = &fn;
+    visible_.clear();
+    Block &body = fn.body();
+    if (fn.bodyRegion().numBlocks() != 1) {
+      ok_ = false;
+      diag_.error(fn.loc(), fmt::format("function '@{}' must have exactly one block", fn.name()));
+      return;
+    }
+    verifyBlock(body);
+    Operation *term = body.terminator();
+    if (!term || !term->is(Opcode::Return)) {
+      ok_ = false;
+      diag_.error(body.empty() ? fn.loc() : body.back()->loc(),
+                  fmt::format("function '@{}' must end with 'return'", fn.name()));
+    }
+  }
+
+  void verifyBlock(Block &block) {
+    std::vector<Value *> added;
+    for (Value *a : block.arguments()) {
+      visible_.insert(a);
+      added.push_back(a);
+    }
+    for (Operation &op : block) {
+      if (op.hasTrait(OpTrait::Terminator) && &op != block.back())
+        error(op, "is a terminator but is not the last op of its block");
+      verifyOp(op);
+      for (Value *r : op.results()) {
+        visible_.insert(r);
+        added.push_back(r);
+      }
+    }
+    for (Value *v : added)
+      visible_.erase(v);
+  }
+
+  void verifyOp(Operation &op) {
+    const OpInfo &info = opInfo(op.opcode());
+    bool arityOk = true;
+    unsigned n = op.numOperands();
+    if (n < unsigned(info.minOperands) || (info.maxOperands >= 0 && n > unsigned(info.maxOperands))) {
+      std::string expected =
+          info.minOperands == info.maxOperands ? fmt::format("{}", info.minOperands)
+          : info.maxOperands < 0 ? fmt::format("at least {}", info.minOperands)
+                                 : fmt::format("{} to {}", info.minOperands, info.maxOperands);
+      error(op, fmt::format("expects {} operand(s), got {}", expected, n));
+      arityOk = false;
+    }
+    if (info.numResults >= 0 && op.numResults() != unsigned(info.numResults)) {
+      error(op, fmt::format("expects {} result(s), got {}", info.numResults, op.numResults()));
+      arityOk = false;
+    }
+    if (info.numRegions >= 0 && op.numRegions() != unsigned(info.numRegions)) {
+      error(op, fmt::format("expects {} region(s), got {}", info.numRegions, op.numRegions()));
+      arityOk = false;
+    }
+    for (unsigned i = 0; i < n; ++i) {
+      Value *v = op.operand(i);
+      if (!v) {
+        error(op, fmt::format("operand #{} is null", i));
+        arityOk = false;
+      } else if (!visible_.count(v)) {
+        Diagnostic &d = error(op, fmt::format("operand #{} ({}) is used before its definition or "
+                                              "outside the region that defines it",
+                                              i, v->type()->str()));
+        if (v->definingOp())
+          d.notes.push_back({v->definingOp()->loc(), "defined here"});
+      }
+    }
+    bool attrsOk = verifyAttrs(op, info.attrSpec);
+    for (unsigned r = 0; r < op.numRegions(); ++r) {
+      Region &region = op.region(r);
+      if (region.numBlocks() != 1) {
+        error(op, fmt::format("region #{} must have exactly one block, has {}", r,
+                              region.numBlocks()));
+        arityOk = false;
+        continue;
+      }
+      verifyBlock(region.front());
+    }
+    if (arityOk && attrsOk)
+      verifyTypes(op);
+  }
+
+  // Checks the attributes listed in Ops.def: "name:kind,name:kind?".
+  bool verifyAttrs(Operation &op, std::string_view spec) {
+    bool good = true;
+    while (!spec.empty()) {
+      size_t comma = spec.find(',');
+      std::string_view item = spec.substr(0, comma);
+      spec = comma == std::string_view::npos ? "" : spec.substr(comma + 1);
+      bool optional = item.ends_with('?');
+      if (optional)
+        item.remove_suffix(1);
+      size_t colon = item.find(':');
+      std::string_view name = item.substr(0, colon), kind = item.substr(colon + 1);
+      const Attribute *a = op.attrs().get(name);
+      if (!a) {
+        if (!optional) {
+          error(op, fmt::format("needs attribute '{}' ({})", name, kind));
+          good = false;
+        }
+        continue;
+      }
+      bool kindOk = kind == "num" ? (a->isInt() || a->isFloat())
+                                  : attrKindName(a->kind()) == kind;
+      if (!kindOk) {
+        error(op, fmt::format("attribute '{}' must be {}, got {} {}", name,
+                              kind == "num" ? "int or float" : kind, attrKindName(a->kind()),
+                              a->str()));
+        good = false;
+      }
+    }
+    return good;
+  }
+
+  // --- type rules
+  bool sameShape(Operation &op, Value *a, Value *b, std::string_view what) {
+    if (a->type()->shape() == b->type()->shape() &&
+        a->type()->isTensor() == b->type()->isTensor())
+      return true;
+    error(op, fmt::format("{} shape {} does not match {} ({} vs {})", what,
+                          shapeStr(b->type()->shape()), shapeStr(a->type()->shape()),
+                          b->type()->str(), a->type()->str()));
+    return false;
+  }
+
+  bool expectType(Operation &op, Type *got, Type *want, std::string_view what) {
+    if (got == want)
+      return true;
+    error(op, fmt::format("{} must be {}, got {}", what, want->str(), got->str()));
+    return false;
+  }
+
+  bool isI1Like(Type *t) { return t->elementType() == ctx_.i1(); }
+
+  /// The type a load through `ptr` gives: the pointee in the pointer's shape.
+  Type *pointeeLike(Type *ptr) {
+    auto *p = dyn_cast<PointerType>(ptr->elementType());
+    return p ? ctx_.withElement(ptr, p->pointee()) : nullptr;
+  }
+
+  void verifyTypes(Operation &op) {
+    const auto &ops = op.operands();
+    if (op.hasTrait(OpTrait::SameOperandsAndResultType) ||
+        op.hasTrait(OpTrait::SameOperandsType)) {
+      for (unsigned i = 1; i < ops.size(); ++i)
+        if (ops[i]->type() != ops[0]->type()) {
+          error(op, fmt::format("operands have different types: {} and {}",
+                                ops[0]->type()->str(), ops[i]->type()->str()));
+          return;
+        }
+      if (op.hasTrait(OpTrait::SameOperandsAndResultType) && op.numResults() &&
+          !expectType(op, op.result()->type(), ops[0]->type(), "result type"))
+        return;
+    }
+    if (op.hasTrait(OpTrait::Elementwise) && op.numResults())
+      for (Value *v : ops)
+        if (!sameShape(op, op.result(), v, "operand"))
+          return;
+
+    switch (op.opcode()) {
+    case Opcode::Constant:
+      return verifyConstant(op);
+    case Opcode::Add:
+    case Opcode::Sub:
+    case Opcode::Mul:
+    case Opcode::Div:
+    case Opcode::Rem:
+    case Opcode::FloorDiv:
+    case Opcode::Neg:
+      if (!ops[0]->type()->isIntLike() && !ops[0]->type()->isFloatLike())
+        error(op, fmt::format("needs integer or float operands, got {}", ops[0]->type()->str()));
+      return;
+    case Opcode::And:
+    case Opcode::Or:
+    case Opcode::Xor:
+    case Opcode::Shl:
+    case Opcode::AShr:
+    case Opcode::LShr:
+      if (!ops[0]->type()->isIntLike())
+        error(op, fmt::format("needs integer operands, got {}", ops[0]->type()->str()));
+      return;
+    case Opcode::CmpI:
+    case Opcode::CmpF:
+      return verifyCompare(op);
+    case Opcode::SExt:
+    case Opcode::ZExt:
+    case Opcode::Trunc:
+    case Opcode::FPExt:
+    case Opcode::FPTrunc:
+    case Opcode::SIToFP:
+    case Opcode::UIToFP:
+    case Opcode::FPToSI:
+    case Opcode::FPToUI:
+    case Opcode::Bitcast:
+    case Opcode::PtrToInt:
+    case Opcode::IntToPtr:
+      return verifyCast(op);
+    case Opcode::Exp:
+    case Opcode::Exp2:
+    case Opcode::Log:
+    case Opcode::Log2:
+    case Opcode::Sqrt:
+    case Opcode::Rsqrt:
+    case Opcode::Sin:
+    case Opcode::Cos:
+    case Opcode::Floor:
+    case Opcode::Ceil:
+    case Opcode::Erf:
+    case Opcode::Fma:
+      if (!ops[0]->type()->isFloatLike())
+        error(op, fmt::format("needs float operands, got {}", ops[0]->type()->str()));
+      return;
+    case Opcode::Abs:
+      if (!ops[0]->type()->isIntLike() && !ops[0]->type()->isFloatLike())
+        error(op, fmt::format("needs integer or float operands, got {}", ops[0]->type()->str()));
+      return;
+    case Opcode::Max:
+    case Opcode::Min:
+      return verifyMinMax(op);
+    case Opcode::Select:
+      if (!isI1Like(ops[0]->type()))
+        error(op, fmt::format("condition must be i1, got {}", ops[0]->type()->str()));
+      else if (ops[1]->type() != ops[2]->type())
+        error(op, fmt::format("operands have different types: {} and {}", ops[1]->type()->str(),
+                              ops[2]->type()->str()));
+      else
+        expectType(op, op.result()->type(), ops[1]->type(), "result type");
+      return;
+    case Opcode::ProgramId:
+    case Opcode::NumPrograms: {
+      int64_t axis = *op.attrs().getInt("axis");
+      if (axis < 0 || axis > 2)
+        error(op, fmt::format("axis must be 0, 1 or 2, got {}", axis));
+      expectType(op, op.result()->type(), ctx_.i32(), "result type");
+      return;
+    }
+    case Opcode::MakeRange:
+      return verifyMakeRange(op);
+    case Opcode::Splat:
+    case Opcode::Broadcast:
+    case Opcode::ExpandDims:
+    case Opcode::Reshape:
+    case Opcode::Trans:
+      return verifyShapeOp(op);
+    case Opcode::AddPtr:
+      if (!ops[0]->type()->isPointerLike())
+        error(op, fmt::format("needs a pointer, got {}", ops[0]->type()->str()));
+      else if (!ops[1]->type()->isIntLike())
+        error(op, fmt::format("needs an integer offset, got {}", ops[1]->type()->str()));
+      else
+        expectType(op, op.result()->type(), ops[0]->type(), "result type");
+      return;
+    case Opcode::Load:
+    case Opcode::Store:
+    case Opcode::AtomicRMW:
+    case Opcode::AtomicCAS:
+      return verifyMemory(op);
+    case Opcode::Reduce:
+    case Opcode::Scan:
+      return verifyReduceScan(op);
+    case Opcode::Dot:
+      return verifyDot(op);
+    case Opcode::Assert:
+      if (!isI1Like(ops[0]->type()))
+        error(op, fmt::format("condition must be i1, got {}", ops[0]->type()->str()));
+      return;
+    case Opcode::Print:
+      return;
+    case Opcode::Call:
+      return verifyCall(op);
+    case Opcode::Return:
+      if (op.parentOp())
+        error(op, "must be in a function body, not in a region");
+      else if (typesOf(ops) != fn_->resultTypes())
+        error(op, fmt::format("returns {} but the function returns {}", typeListStr(typesOf(ops)),
+                              typeListStr(fn_->resultTypes())));
+      return;
+    case Opcode::Yield:
+    case Opcode::Condition:
+      return verifyTerminatorParent(op);
+    case Opcode::For:
+      return verifyFor(op);
+    case Opcode::While:
+      return verifyWhile(op);
+    case Opcode::If:
+      return verifyIf(op);
+    }
+  }
+
+  void verifyConstant(Operation &op) {
+    Type *t = op.result()->type();
+    const Attribute *v = op.attrs().get("value");
+    if (t->isPointerLike())
+      error(op, fmt::format("cannot be a pointer ({})", t->str()));
+    else if (t->isFloatLike() && !v->isFloat())
+      error(op, fmt::format("of type {} needs a float value, got {}", t->str(), v->str()));
+    else if (t->isIntLike() && !v->isInt())
+      error(op, fmt::format("of type {} needs an integer value, got {}", t->str(), v->str()));
+  }
+
+  void verifyCompare(Operation &op) {
+    Type *t = op.operand(0)->type();
+    std::string pred = *op.attrs().getString("predicate");
+    if (op.is(Opcode::CmpI)) {
+      if (!t->isIntLike() && !t->isPointerLike())
+        return (void)error(op, fmt::format("needs integer or pointer operands, got {}", t->str()));
+      if (!oneOf(pred, {"eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge"}))
+        return (void)error(op, fmt::format("unknown integer predicate \"{}\"", pred));
+    } else {
+      if (!t->isFloatLike())
+        return (void)error(op, fmt::format("needs float operands, got {}", t->str()));
+      if (!oneOf(pred, {"oeq", "one", "olt", "ole", "ogt", "oge", "ord", "ueq", "une", "ult",
+                        "ule", "ugt", "uge", "uno"}))
+        return (void)error(op, fmt::format("unknown float predicate \"{}\"", pred));
+    }
+    expectType(op, op.result()->type(), ctx_.withElement(t, ctx_.i1()), "result type");
+  }
+
+  void verifyCast(Operation &op) {
+    Type *from = op.operand(0)->type(), *to = op.result()->type();
+    auto bad = [&](std::string_view why) {
+      error(op, fmt::format("cannot cast {} to {}: {}", from->str(), to->str(), why));
+    };
+    Type *fe = from->elementType(), *te = to->elementType();
+    auto bits = [](Type *t) { return dtypeBits(t->dtype()); };
+    bool fInt = from->isIntLike(), tInt = to->isIntLike();
+    bool fFloat = from->isFloatLike(), tFloat = to->isFloatLike();
+    switch (op.opcode()) {
+    case Opcode::SExt:
+    case Opcode::ZExt:
+      if (!fInt || !tInt)
+        return bad("needs integers");
+      if (bits(te) <= bits(fe))
+        return bad("the result must be wider");
+      return;
+    case Opcode::Trunc:
+      if (!fInt || !tInt)
+        return bad("needs integers");
+      if (bits(te) >= bits(fe))
+        return bad("the result must be narrower");
+      return;
+    case Opcode::FPExt:
+      if (!fFloat || !tFloat)
+        return bad("needs floats");
+      if (bits(te) <= bits(fe))
+        return bad("the result must be wider");
+      return;
+    case Opcode::FPTrunc:
+      // fp16 <-> bf16 converts between two 16-bit formats: also a rounding.
+      if (!fFloat || !tFloat)
+        return bad("needs floats");
+      if (bits(te) > bits(fe) || fe == te)
+        return bad("the result must be narrower or another 16-bit format");
+      return;
+    case Opcode::SIToFP:
+    case Opcode::UIToFP:
+      if (!fInt || !tFloat)
+        return bad("needs an integer operand and a float result");
+      return;
+    case Opcode::FPToSI:
+    case Opcode::FPToUI:
+      if (!fFloat || !tInt)
+        return bad("needs a float operand and an integer result");
+      return;
+    case Opcode::Bitcast:
+      if (fe->isPointer() != te->isPointer())
+        return bad("use ptrtoint/inttoptr between pointers and integers");
+      if (!fe->isPointer() && bits(fe) != bits(te))
+        return bad("the bit widths differ");
+      return;
+    case Opcode::PtrToInt:
+      if (!fe->isPointer() || !tInt)
+        return bad("needs a pointer operand and an integer result");
+      return;
+    case Opcode::IntToPtr:
+      if (!fInt || !te->isPointer())
+        return bad("needs an integer operand and a pointer result");
+      return;
+    default:
+      return;
+    }
+  }
+
+  void verifyMinMax(Operation &op) {
+    Type *t = op.operand(0)->type();
+    std::optional<std::string> nan = op.attrs().getString("nan");
+    if (t->isFloatLike()) {
+      if (!nan || !oneOf(*nan, {"propagate", "number"}))
+        error(op, "on floats needs nan = \"propagate\" or \"number\"");
+    } else if (t->isIntLike()) {
+      if (op.attrs().has("nan"))
+        error(op, "on integers takes no 'nan' attribute");
+    } else {
+      error(op, fmt::format("needs integer or float operands, got {}", t->str()));
+    }
+  }
+
+  void verifyMakeRange(Operation &op) {
+    int64_t start = *op.attrs().getInt("start"), end = *op.attrs().getInt("end");
+    if (end <= start)
+      return (void)error(op, fmt::format("end ({}) must be greater than start ({})", end, start));
+    if (start < 0 || end > (int64_t(1) << 31))
+      return (void)error(op, fmt::format("range [{}, {}) does not fit in i32", start, end));
+    if (!isPowerOfTwo(end - start))
+      return (void)error(op, fmt::format("size {} (end - start) is not a power of two",
+                                         end - start));
+    expectType(op, op.result()->type(), ctx_.tensor({end - start}, ctx_.i32()), "result type");
+  }
+
+  void verifyShapeOp(Operation &op) {
+    Type *in = op.operand(0)->type(), *out = op.result()->type();
+    if (op.is(Opcode::Splat)) {
+      if (in->isTensor())
+        return (void)error(op, fmt::format("needs a scalar or pointer operand, got {}", in->str()));
+      if (!out->isTensor() || out->elementType() != in)
+        error(op, fmt::format("result must be a tensor of {}, got {}", in->str(), out->str()));
+      return;
+    }
+    if (!in->isTensor() || !out->isTensor())
+      return (void)error(op, fmt::format("needs tensors, got {} -> {}", in->str(), out->str()));
+    if (in->elementType() != out->elementType())
+      return (void)error(op, fmt::format("changes the element type: {} -> {}", in->str(),
+                                         out->str()));
+    const auto &is = in->shape();
+    const auto &os = out->shape();
+    switch (op.opcode()) {
+    case Opcode::Broadcast: {
+      bool good = is.size() == os.size();
+      for (size_t i = 0; good && i < is.size(); ++i)
+        good = is[i] == os[i] || is[i] == 1;
+      if (!good)
+        error(op, fmt::format("cannot broadcast {} to {}", shapeStr(is), shapeStr(os)));
+      return;
+    }
+    case Opcode::ExpandDims: {
+      int64_t axis = *op.attrs().getInt("axis");
+      if (axis < 0 || axis > int64_t(is.size()))
+        return (void)error(op, fmt::format("axis {} is out of range for rank {}", axis, is.size()));
+      std::vector<int64_t> want = is;
+      want.insert(want.begin() + axis, 1);
+      if (want != os)
+        error(op, fmt::format("of {} at axis {} gives {}, not {}", shapeStr(is), axis,
+                              shapeStr(want), shapeStr(os)));
+      return;
+    }
+    case Opcode::Reshape:
+      if (in->numElements() != out->numElements())
+        error(op, fmt::format("from {} ({} elements) to {} ({} elements)", shapeStr(is),
+                              in->numElements(), shapeStr(os), out->numElements()));
+      return;
+    case Opcode::Trans: {
+      std::vector<int64_t> order = op.attrs().get("order")->getIntArray();
+      std::vector<int64_t> sorted = order;
+      std::sort(sorted.begin(), sorted.end());
+      bool perm = sorted.size() == is.size();
+      for (size_t i = 0; perm && i < sorted.size(); ++i)
+        perm = sorted[i] == int64_t(i);
+      if (!perm)
+        return (void)error(op, fmt::format("order {} is not a permutation of the {} dimensions",
+                                           shapeStr(order), is.size()));
+      std::vector<int64_t> want;
+      for (int64_t o : order)
+        want.push_back(is[o]);
+      if (want != os)
+        error(op, fmt::format("of {} by {} gives {}, not {}", shapeStr(is), shapeStr(order),
+                              shapeStr(want), shapeStr(os)));
+      return;
+    }
+    default:
+      return;
+    }
+  }
+
+  void verifyMemory(Operation &op) {
+    const auto &ops = op.operands();
+    Type *ptr = ops[0]->type();
+    Type *pointee = pointeeLike(ptr);
+    if (!pointee)
+      return (void)error(op, fmt::format("needs a pointer or a tensor of pointers, got {}",
+                                         ptr->str()));
+    auto checkMask = [&](unsigned i) {
+      if (i >= ops.size())
+        return;
+      Type *want = ctx_.withElement(ptr, ctx_.i1());
+      if (ops[i]->type() != want)
+        error(op, fmt::format("mask must be {} (i1 in the pointer's shape), got {}", want->str(),
+                              ops[i]->type()->str()));
+    };
+    switch (op.opcode()) {
+    case Opcode::Load:
+      expectType(op, op.result()->type(), pointee, "result type (the pointee type in the pointer's shape)");
+      checkMask(1);
+      if (ops.size() > 2)
+        expectType(op, ops[2]->type(), pointee, "'other'");
+      return;
+    case Opcode::Store:
+      expectType(op, ops[1]->type(), pointee, "stored value");
+      checkMask(2);
+      return;
+    case Opcode::AtomicRMW: {
+      std::string kind = *op.attrs().getString("kind");
+      if (!oneOf(kind, {"add", "max", "min", "and", "or", "xor", "xchg"}))
+        error(op, fmt::format("unknown kind \"{}\"", kind));
+      expectType(op, ops[1]->type(), pointee, "value");
+      checkMask(2);
+      expectType(op, op.result()->type(), pointee, "result type");
+      return;
+    }
+    case Opcode::AtomicCAS:
+      expectType(op, ops[1]->type(), pointee, "compared value");
+      expectType(op, ops[2]->type(), pointee, "new value");
+      expectType(op, op.result()->type(), pointee, "result type");
+      return;
+    default:
+      return;
+    }
+  }
+
+  void verifyReduceScan(Operation &op) {
+    bool isReduce = op.is(Opcode::Reduce);
+    int64_t axis = *op.attrs().getInt("axis");
+    Type *in = op.operand(0)->type();
+    if (!in->isTensor())
+      return (void)error(op, fmt::format("needs a tensor, got {}", in->str()));
+    if (axis < 0 || axis >= int64_t(in->rank()))
+      return (void)error(op, fmt::format("axis {} is out of range for {}", axis, in->str()));
+    for (Value *v : op.operands())
+      if (v->type()->shape() != in->shape())
+        return (void)error(op, fmt::format("operands have different shapes: {} and {}",
+                                           in->str(), v->type()->str()));
+    std::vector<int64_t> reduced = in->shape();
+    reduced.erase(reduced.begin() + axis);
+    std::optional<std::string> kind = op.attrs().getString("kind");
+    if (kind) {
+      if (op.numRegions() != 0 || op.numOperands() != 1 || op.numResults() != 1)
+        return (void)error(op, "with a kind takes one operand, one result and no region");
+      Type *elem = in->elementType();
+      if (isReduce && !oneOf(*kind, {"sum", "max", "min", "argmax", "argmin"}))
+        return (void)error(op, fmt::format("unknown kind \"{}\"", *kind));
+      if (!isReduce && !oneOf(*kind, {"cumsum", "cumprod"}))
+        return (void)error(op, fmt::format("unknown kind \"{}\"", *kind));
+      if (!in->isIntLike() && !in->isFloatLike())
+        return (void)error(op, fmt::format("needs integer or float elements, got {}", in->str()));
+      if (kind->starts_with("arg"))
+        elem = ctx_.i32();
+      Type *want = isReduce ? ctx_.withShape(ctx_.withElement(in, elem), reduced) : in;
+      expectType(op, op.result()->type(), want, "result type");
+      return;
+    }
+    if (op.numRegions() != 1)
+      return (void)error(op, "without a kind needs a combiner region");
+    if (op.numResults() != op.numOperands())
+      return (void)error(op, fmt::format("has {} operand(s) but {} result(s)", op.numOperands(),
+                                         op.numResults()));
+    for (unsigned i = 0; i < op.numOperands(); ++i) {
+      Type *t = op.operand(i)->type();
+      Type *want = isReduce ? ctx_.withShape(t, reduced) : t;
+      if (!expectType(op, op.result(i)->type(), want, fmt::format("result #{}", i)))
+        return;
+    }
+    std::vector<Type *> elems;
+    for (Value *v : op.operands())
+      elems.push_back(v->type()->elementType());
+    std::vector<Type *> args = elems;
+    args.insert(args.end(), elems.begin(), elems.end());
+    if (typesOf(op.body().arguments()) != args)
+      error(op, fmt::format("combiner arguments must be {}, got {}", typeListStr(args),
+                            typeListStr(typesOf(op.body().arguments()))));
+    checkTerminator(op, op.body(), Opcode::Yield, elems, "combiner");
+  }
+
+  void verifyDot(Operation &op) {
+    Type *a = op.operand(0)->type(), *b = op.operand(1)->type(), *c = op.operand(2)->type();
+    if (a->rank() != 2 || b->rank() != 2 || c->rank() != 2)
+      return (void)error(op, fmt::format("needs 2-D tensors, got {} x {} + {}", a->str(), b->str(),
+                                         c->str()));
+    const auto &as = a->shape(), &bs = b->shape(), &cs = c->shape();
+    if (as[1] != bs[0] || cs[0] != as[0] || cs[1] != bs[1])
+      return (void)error(op, fmt::format("shapes do not agree: {} x {} + {} (needs [M, K] x [K, "
+                                         "N] + [M, N])",
+                                         shapeStr(as), shapeStr(bs), shapeStr(cs)));
+    if (a->elementType() != b->elementType())
+      return (void)error(op, fmt::format("operands have different element types: {} and {}",
+                                         a->str(), b->str()));
+    if (!a->isIntLike() && !a->isFloatLike())
+      return (void)error(op, fmt::format("needs integer or float elements, got {}", a->str()));
+    if (a->isFloatLike() != c->isFloatLike())
+      return (void)error(op, fmt::format("accumulator {} does not suit operands {}", c->str(),
+                                         a->str()));
+    std::string precision = *op.attrs().getString("input_precision");
+    if (!oneOf(precision, {"ieee", "tf32", "tf32x3"}))
+      error(op, fmt::format("unknown input_precision \"{}\"", precision));
+    expectType(op, op.result()->type(), c, "result type");
+  }
+
+  void verifyCall(Operation &op) {
+    std::string callee = *op.attrs().getString("callee");
+    Function *fn = module_.lookup(callee);
+    if (!fn)
+      return (void)error(op, fmt::format("calls unknown function '@{}'", callee));
+    std::vector<Type *> params;
+    for (unsigned i = 0; i < fn->numArguments(); ++i)
+      params.push_back(fn->argument(i)->type());
+    if (typesOf(op.operands()) != params)
+      error(op, fmt::format("passes {} to '@{}', which takes {}", typeListStr(typesOf(op.operands())),
+                            callee, typeListStr(params)));
+    if (typesOf(op.results()) != fn->resultTypes())
+      error(op, fmt::format("expects results {} from '@{}', which returns {}",
+                            typeListStr(typesOf(op.results())), callee,
+                            typeListStr(fn->resultTypes())));
+  }
+
+  // yield and condition must sit in a region of the right kind of op; the
+  // types are checked by that op (checkTerminator).
+  void verifyTerminatorParent(Operation &op) {
+    Operation *parent = op.parentOp();
+    if (op.is(Opcode::Condition)) {
+      if (!parent || !parent->is(Opcode::While) || op.parentBlock() != &parent->body(0))
+        error(op, "must end the 'before' region of a 'while'");
+      return;
+    }
+    if (!parent)
+      error(op, "must be in a region of for, if, while, reduce or scan, not a function body");
+    else if (parent->is(Opcode::While) && op.parentBlock() == &parent->body(0))
+      error(op, "cannot end the 'before' region of a 'while'; use 'condition'");
+  }
+
+  /// Checks that `block` ends in `term` with operands of `types`.
+  void checkTerminator(Operation &op, Block &block, Opcode term, const std::vector<Type *> &types,
+                       std::string_view regionName) {
+    Operation *t = block.terminator();
+    if (!t || !t->is(term))
+      return (void)error(op, fmt::format("{} region must end with '{}'", regionName,
+                                         opName(term)));
+    std::vector<Type *> got = typesOf(t->operands());
+    if (term == Opcode::Condition) {
+      if (got.empty() || got[0] != ctx_.i1())
+        return (void)error(*t, "needs an i1 scalar condition first");
+      got.erase(got.begin());
+    }
+    if (got != types)
+      error(*t, fmt::format("passes {} but the {} region of '{}' needs {}", typeListStr(got),
+                            regionName, op.name(), typeListStr(types)));
+  }
+
+  void verifyFor(Operation &op) {
+    Type *iv = op.operand(0)->type();
+    if (!iv->isScalar() || !iv->isIntLike() || iv == ctx_.i1())
+      return (void)error(op, fmt::format("bounds must be integer scalars, got {}", iv->str()));
+    if (op.operand(1)->type() != iv || op.operand(2)->type() != iv)
+      return (void)error(op, fmt::format("lower bound, upper bound and step must have one type, "
+                                         "got {}, {}, {}",
+                                         iv->str(), op.operand(1)->type()->str(),
+                                         op.operand(2)->type()->str()));
+    std::vector<Value *> inits(op.operands().begin() + 3, op.operands().end());
+    std::vector<Type *> carried = typesOf(inits);
+    if (typesOf(op.results()) != carried)
+      return (void)error(op, fmt::format("results {} do not match the initial values {}",
+                                         typeListStr(typesOf(op.results())),
+                                         typeListStr(carried)));
+    std::vector<Type *> args = {iv};
+    args.insert(args.end(), carried.begin(), carried.end());
+    if (typesOf(op.body().arguments()) != args)
+      return (void)error(op, fmt::format("body arguments must be {} (induction variable, then "
+                                         "carried values), got {}",
+                                         typeListStr(args),
+                                         typeListStr(typesOf(op.body().arguments()))));
+    checkTerminator(op, op.body(), Opcode::Yield, carried, "body");
+  }
+
+  void verifyWhile(Operation &op) {
+    std::vector<Type *> inits = typesOf(op.operands());
+    std::vector<Type *> results = typesOf(op.results());
+    if (typesOf(op.body(0).arguments()) != inits)
+      return (void)error(op, fmt::format("'before' arguments must be {}, got {}",
+                                         typeListStr(inits),
+                                         typeListStr(typesOf(op.body(0).arguments()))));
+    if (typesOf(op.body(1).arguments()) != results)
+      return (void)error(op, fmt::format("'after' arguments must be the result types {}, got {}",
+                                         typeListStr(results),
+                                         typeListStr(typesOf(op.body(1).arguments()))));
+    checkTerminator(op, op.body(0), Opcode::Condition, results, "before");
+    checkTerminator(op, op.body(1), Opcode::Yield, inits, "after");
+  }
+
+  void verifyIf(Operation &op) {
+    if (op.operand(0)->type() != ctx_.i1())
+      return (void)error(op, fmt::format("condition must be an i1 scalar, got {}",
+                                         op.operand(0)->type()->str()));
+    std::vector<Type *> results = typesOf(op.results());
+    for (unsigned r = 0; r < 2; ++r) {
+      if (op.body(r).numArguments())
+        error(op, fmt::format("{} region takes no arguments", r ? "else" : "then"));
+      checkTerminator(op, op.body(r), Opcode::Yield, results, r ? "else" : "then");
+    }
+  }
+
+  Module &module_;
+  IRContext &ctx_;
+  DiagnosticEngine &diag_;
+  Function *fn_ = nullptr;
+  bool ok_ = true;
+  // Values defined so far on the path from the function entry to the op being
+  // checked; only membership is asked, so the hash order never shows.
+  std::unordered_set<Value *> visible_;
+};
+
+} // namespace
+
+bool verifyModule(Module &module, DiagnosticEngine &diag) { return Verifier(module, diag).run(); }
+
+} // namespace tk
