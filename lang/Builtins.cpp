@@ -1,0 +1,302 @@
+#include "lang/Builtins.h"
+
+#include <cassert>
+#include <map>
+
+namespace tk {
+namespace {
+
+// Splits a signature at its top-level commas. Defaults may hold brackets and
+// quoted strings ("boundary_check=()", "sep=' '"), which must not split.
+std::vector<std::string_view> splitParams(std::string_view text) {
+  std::vector<std::string_view> out;
+  int depth = 0;
+  char quote = 0;
+  size_t start = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (quote) {
+      if (c == '\\')
+        ++i;
+      else if (c == quote)
+        quote = 0;
+      continue;
+    }
+    if (c == '\'' || c == '"')
+      quote = c;
+    else if (c == '(' || c == '[')
+      ++depth;
+    else if (c == ')' || c == ']')
+      --depth;
+    else if (c == ',' && depth == 0) {
+      out.push_back(text.substr(start, i - start));
+      start = i + 1;
+    }
+  }
+  assert(depth == 0 && !quote && "unbalanced signature in Builtins.def");
+  if (start < text.size())
+    out.push_back(text.substr(start));
+  return out;
+}
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && s.front() == ' ')
+    s.remove_prefix(1);
+  while (!s.empty() && s.back() == ' ')
+    s.remove_suffix(1);
+  return s;
+}
+
+struct RawBuiltin {
+  BuiltinId id;
+  std::string_view name;
+  BuiltinKind kind;
+  BuiltinScope scope;
+  std::string_view signature;
+  std::string_view summary;
+};
+
+constexpr RawBuiltin kRawBuiltins[] = {
+#define TK_BUILTIN(ENUM, NAME, KIND, SIGNATURE, SUMMARY)                                           \
+  {BuiltinId::ENUM, NAME, BuiltinKind::KIND, BuiltinScope::Tk, SIGNATURE, SUMMARY},
+#define TK_UNSUPPORTED(ENUM, NAME, HINT)                                                           \
+  {BuiltinId::ENUM, NAME, BuiltinKind::Unsupported, BuiltinScope::Tk, "", HINT},
+#define TK_PYTHON_BUILTIN(ENUM, NAME, KIND, SIGNATURE, SUMMARY)                                    \
+  {BuiltinId::ENUM, NAME, BuiltinKind::KIND, BuiltinScope::Python, SIGNATURE, SUMMARY},
+#define TK_PYTHON_UNSUPPORTED(ENUM, NAME, HINT)                                                    \
+  {BuiltinId::ENUM, NAME, BuiltinKind::Unsupported, BuiltinScope::Python, "", HINT},
+#include "lang/Builtins.def"
+};
+
+struct RawDType {
+  BuiltinId longId, shortId;
+  DType dtype;
+  std::string_view pyName, irName;
+};
+
+constexpr RawDType kRawDTypes[] = {
+#define TK_DTYPE(ENUM, IRNAME, PYNAME, BITS, KIND)                                                 \
+  {BuiltinId::DType##ENUM, BuiltinId::DTypeShort##ENUM, DType::ENUM, PYNAME, IRNAME},
+#include "lang/DTypes.def"
+};
+
+struct RawMember {
+  TensorMemberId id;
+  std::string_view name;
+  MemberKind kind;
+  std::string_view signature;
+  std::string_view summary;
+};
+
+constexpr RawMember kRawMembers[] = {
+#define TK_TENSOR_MEMBER(ENUM, NAME, KIND, SIGNATURE, SUMMARY)                                     \
+  {TensorMemberId::ENUM, NAME, MemberKind::KIND, SIGNATURE, SUMMARY},
+#include "lang/Builtins.def"
+};
+
+// The tables are built on first use (a function-local static, so there is no
+// static constructor and the build is thread-safe), in enum order, so an
+// index is the enum value.
+struct Tables {
+  std::vector<BuiltinInfo> builtins;
+  std::vector<TensorMemberInfo> members;
+  std::map<std::string_view, BuiltinId> tkByName, pythonByName;
+  std::map<std::string_view, TensorMemberId> memberByName;
+};
+
+const Tables &tables() {
+  static const Tables t = [] {
+    Tables t;
+    for (const RawBuiltin &r : kRawBuiltins) {
+      assert(static_cast<size_t>(r.id) == t.builtins.size());
+      t.builtins.push_back({r.id, r.name, r.kind, r.scope, r.signature, r.summary,
+                            Signature::parse(r.signature), std::nullopt});
+    }
+    for (const RawDType &r : kRawDTypes) {
+      assert(static_cast<size_t>(r.longId) == t.builtins.size());
+      t.builtins.push_back({r.longId, r.pyName, BuiltinKind::DType, BuiltinScope::Tk, "",
+                            "a dtype", Signature{}, r.dtype});
+      t.builtins.push_back({r.shortId, r.irName, BuiltinKind::DType, BuiltinScope::Tk, "",
+                            "a dtype", Signature{}, r.dtype});
+    }
+    for (const BuiltinInfo &b : t.builtins) {
+      auto &byName = b.scope == BuiltinScope::Tk ? t.tkByName : t.pythonByName;
+      [[maybe_unused]] bool inserted = byName.emplace(b.name, b.id).second;
+      assert(inserted && "duplicate builtin name");
+    }
+    for (const RawMember &r : kRawMembers) {
+      assert(static_cast<size_t>(r.id) == t.members.size());
+      t.members.push_back({r.id, r.name, r.kind, r.signature, r.summary,
+                           Signature::parse(r.signature)});
+      [[maybe_unused]] bool inserted = t.memberByName.emplace(r.name, r.id).second;
+      assert(inserted && "duplicate tensor member name");
+    }
+    return t;
+  }();
+  return t;
+}
+
+std::string formatParams(const Signature &sig) {
+  std::string out;
+  bool sawStar = false;
+  for (const ParamSpec &p : sig.params) {
+    if (!out.empty())
+      out += ", ";
+    if (p.keywordOnly && !sawStar) {
+      out += "*, ";
+      sawStar = true;
+    }
+    if (p.variadic) {
+      out += "*";
+      sawStar = true;
+    }
+    out += p.name;
+    if (p.hasDefault)
+      out += "=" + p.defaultText;
+  }
+  return out;
+}
+
+} // namespace
+
+unsigned Signature::minPositional() const {
+  unsigned n = 0;
+  for (const ParamSpec &p : params) {
+    if (p.hasDefault || p.variadic || p.keywordOnly)
+      break;
+    ++n;
+  }
+  return n;
+}
+
+unsigned Signature::maxPositional() const {
+  unsigned n = 0;
+  for (const ParamSpec &p : params) {
+    if (p.variadic || p.keywordOnly)
+      break;
+    ++n;
+  }
+  return n;
+}
+
+bool Signature::isVariadic() const {
+  for (const ParamSpec &p : params)
+    if (p.variadic)
+      return true;
+  return false;
+}
+
+const ParamSpec *Signature::findKeyword(std::string_view name) const {
+  for (const ParamSpec &p : params)
+    if (!p.variadic && p.name == name)
+      return &p;
+  return nullptr;
+}
+
+Signature Signature::parse(std::string_view text) {
+  Signature sig;
+  bool keywordOnly = false;
+  for (std::string_view piece : splitParams(text)) {
+    piece = trim(piece);
+    assert(!piece.empty() && "empty parameter in signature");
+    if (piece == "*") {
+      keywordOnly = true;
+      continue;
+    }
+    ParamSpec p;
+    p.keywordOnly = keywordOnly;
+    if (piece.front() == '*') {
+      p.variadic = true;
+      p.keywordOnly = false;
+      piece.remove_prefix(1);
+      keywordOnly = true;
+    }
+    if (size_t eq = piece.find('='); eq != std::string_view::npos) {
+      p.hasDefault = true;
+      p.defaultText = std::string(trim(piece.substr(eq + 1)));
+      piece = trim(piece.substr(0, eq));
+    }
+    p.name = std::string(piece);
+    sig.params.push_back(std::move(p));
+  }
+  return sig;
+}
+
+bool BuiltinInfo::isCallable() const {
+  switch (kind) {
+  case BuiltinKind::DType:
+  case BuiltinKind::Unsupported:
+    return false;
+  case BuiltinKind::TypeMarker:
+    return id == BuiltinId::Constexpr;
+  default:
+    return true;
+  }
+}
+
+std::span<const BuiltinInfo> allBuiltins() { return tables().builtins; }
+
+const BuiltinInfo &builtinInfo(BuiltinId id) {
+  return tables().builtins[static_cast<size_t>(id)];
+}
+
+const BuiltinInfo &builtinInfo(int index) {
+  assert(index >= 0 && static_cast<size_t>(index) < tables().builtins.size());
+  return tables().builtins[static_cast<size_t>(index)];
+}
+
+std::optional<BuiltinId> lookupTkBuiltin(std::string_view name) {
+  const auto &m = tables().tkByName;
+  if (auto it = m.find(name); it != m.end())
+    return it->second;
+  return std::nullopt;
+}
+
+std::optional<BuiltinId> lookupPythonBuiltin(std::string_view name) {
+  const auto &m = tables().pythonByName;
+  if (auto it = m.find(name); it != m.end())
+    return it->second;
+  return std::nullopt;
+}
+
+std::string qualifiedName(const BuiltinInfo &info) {
+  std::string out = info.scope == BuiltinScope::Tk ? "tk." : "";
+  out += info.name;
+  return out;
+}
+
+std::string formatSignature(const BuiltinInfo &info) {
+  if (!info.isCallable())
+    return qualifiedName(info);
+  std::string out = qualifiedName(info);
+  out += '(';
+  out += formatParams(info.signature);
+  out += ')';
+  return out;
+}
+
+std::span<const TensorMemberInfo> allTensorMembers() { return tables().members; }
+
+const TensorMemberInfo &tensorMemberInfo(TensorMemberId id) {
+  return tables().members[static_cast<size_t>(id)];
+}
+
+std::optional<TensorMemberId> lookupTensorMember(std::string_view name) {
+  const auto &m = tables().memberByName;
+  if (auto it = m.find(name); it != m.end())
+    return it->second;
+  return std::nullopt;
+}
+
+std::string formatSignature(const TensorMemberInfo &info) {
+  std::string out = "x.";
+  out += info.name;
+  if (info.kind == MemberKind::Method) {
+    out += '(';
+    out += formatParams(info.signature);
+    out += ')';
+  }
+  return out;
+}
+
+} // namespace tk
