@@ -89,7 +89,7 @@ std::string Attribute::str() const {
   case Kind::IntArray:
     return fmt::format("[{}]", fmt::join(getIntArray(), ", "));
   case Kind::Layout:
-    return "#" + getLayout()->str();
+    return getLayout()->str();
   }
   return "";
 }

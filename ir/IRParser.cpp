@@ -22,7 +22,7 @@ enum class Tok {
   Int,
   Float,
   String,
-  Punct, // ( ) { } [ ] < > , : = -> #
+  Punct, // ( ) { } [ ] < > , : = ->
   Error,
 };
 
@@ -93,7 +93,7 @@ public:
       t.text = "->";
       return t;
     }
-    if (std::string_view("(){}[]<>,:=#").find(c) != std::string_view::npos) {
+    if (std::string_view("(){}[]<>,:=").find(c) != std::string_view::npos) {
       advance();
       t.kind = Tok::Punct;
       t.text = std::string(1, c);
@@ -150,7 +150,7 @@ private:
       char c = text_[pos_];
       if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
         advance();
-      } else if (c == '/' && pos_ + 1 < text_.size() && text_[pos_ + 1] == '/') {
+      } else if (c == '#') {
         while (pos_ < text_.size() && text_[pos_] != '\n')
           advance();
       } else {
@@ -519,8 +519,6 @@ private:
         consume();
         return Attribute(std::move(values));
       }
-      if (t.text == "#")
-        return fail("layout attributes cannot be parsed yet"), std::nullopt;
       break;
     default:
       break;

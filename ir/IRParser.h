@@ -6,7 +6,9 @@
 //   BufferId id = sm.addBuffer("k.tkir", text);
 //   std::unique_ptr<Module> m = parseIR(ctx, id, diag);   // null after an error
 //
-// The grammar is in docs/ir.md; `//` starts a comment. An op without a
+// The grammar is in docs/ir.md; `#` starts a comment that runs to the end of
+// the line (as in .tk files, so lit RUN lines and `# expected-error` annotations
+// read the same). An op without a
 // `loc(...)` suffix gets the location of its first token in the .tkir buffer,
 // so verifier errors on parsed IR point into the .tkir file; with a suffix,
 // `loc("file.tk":12:5)` points into a buffer named file.tk (found or created

@@ -61,7 +61,7 @@ std::string Type::str() {
       out += fmt::format("{}x", d);
     out += t->element()->str();
     if (t->layout())
-      out += ", #" + t->layout()->str();
+      out += ", " + t->layout()->str();
     return out + ">";
   }
   }

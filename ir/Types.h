@@ -25,8 +25,9 @@
 namespace tk {
 
 /// A layout of a tensor type: an opaque, context-owned attribute. Subclasses
-/// print themselves as the text between `#` and the end of the layout, e.g.
-/// `blocked<...>`; two layouts are the same when their pointers are equal.
+/// print themselves as a keyword with parameters, e.g. `blocked<...>`, which
+/// follows the element type: `tensor<128xfp32, blocked<...>>`. Two layouts are
+/// the same when their pointers are equal.
 class LayoutAttr {
 public:
   virtual ~LayoutAttr() = default;

@@ -1,0 +1,116 @@
+// Specialize: what one compile of a kernel is specialised on, and how each
+// parameter of the kernel becomes an IR argument or a compile-time constant.
+//
+// A kernel is compiled for a signature, Triton's notation for the parameters'
+// types and the facts a launch knows about their values:
+//
+//   "*fp32:16"   a pointer to fp32 whose address is divisible by 16
+//   "*fp16"      a pointer with no alignment promise
+//   "i32"        a 32-bit integer
+//   "i32:16"     an integer divisible by 16
+//   "i32:1"      an integer equal to 1 (it becomes the constant 1)
+//   "1024", "0.5", "True", "fp16"
+//                a constant (a constexpr parameter's value)
+//
+// For
+//
+//   @tk.jit
+//   def add(x_ptr, y_ptr, n, BLOCK: tk.constexpr = 256): ...
+//
+// and the signature "*fp32:16, *fp32, i32:16, 1024", x_ptr becomes
+// `%arg0: ptr<fp32> {divisibility = 16}`, y_ptr `%arg1: ptr<fp32>`, n
+// `%arg2: i32 {divisibility = 16}`, and BLOCK the constant 1024 (no argument).
+// The signature may also leave the constexpr parameters out ("*fp32:16,
+// *fp32, i32:16"); they then come from KernelSpec::constants (tkc's -D) or
+// their defaults. A parameter's annotation ("*fp32:16", tk.constexpr) is used
+// when the signature is empty. `@tk.jit(do_not_specialize=["n"])` (or
+// KernelSpec::doNotSpecialize) keeps a parameter's type but drops its
+// divisibility and equal-to-1 facts, so one compiled kernel serves all values.
+#pragma once
+
+#include "lang/AST.h"
+#include "lang/DType.h"
+#include "lang/Diagnostics.h"
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tk {
+
+/// A compile-time value given from outside: a -D value, a signature constant
+/// or a Python constexpr argument.
+struct ConstValue {
+  enum class Kind : uint8_t { None, Bool, Int, Float, String, DType };
+  Kind kind = Kind::None;
+  bool boolValue = false;
+  int64_t intValue = 0;
+  double floatValue = 0;
+  std::string stringValue;
+  DType dtype = DType::I32;
+
+  static ConstValue none() { return {}; }
+  static ConstValue ofBool(bool v);
+  static ConstValue ofInt(int64_t v);
+  static ConstValue ofFloat(double v);
+  static ConstValue ofString(std::string v);
+  static ConstValue ofDType(DType v);
+
+  /// Python's spelling: 128, 0.5, True, None, 'leaky_relu', tk.float16.
+  std::string str() const;
+};
+
+/// Parses a -D value: an integer (decimal or 0x hex, optionally negative), a
+/// float (1.5, 1e-5, inf, nan), True/False, None, a dtype ("fp16",
+/// "float16", "tk.float16"), a quoted string ('x' or "x"), or else the text
+/// itself as a string (so `-D ACTIVATION=leaky_relu` works unquoted).
+ConstValue parseConstValue(std::string_view text);
+
+/// What a kernel compile is specialised on.
+struct KernelSpec {
+  std::string kernel;    // the @tk.jit function to compile
+  std::string signature; // Triton-style; empty: from the parameters' annotations
+  std::map<std::string, ConstValue> constants; // constexpr parameters and globals by name
+  std::vector<std::string> doNotSpecialize;    // in addition to the decorator's list
+};
+
+/// How one kernel parameter is lowered.
+struct ParamBinding {
+  std::string name;
+  SourceLoc loc;
+  /// A constexpr (or a value specialised to a constant): no IR argument when
+  /// `isArgument` is false; `value` holds it.
+  bool isConstant = false;
+  ConstValue value;
+  /// Has an IR argument (of `dtype`, a pointer to `dtype` when isPointer).
+  bool isArgument = false;
+  bool isPointer = false;
+  DType dtype = DType::I32;
+  /// 16 for "*fp32:16" / "i32:16"; 1 when nothing is known.
+  int64_t divisibility = 1;
+};
+
+/// One entry of a signature string, parsed.
+struct SignatureEntry {
+  enum class Kind : uint8_t { Pointer, Scalar, Constant };
+  Kind kind = Kind::Scalar;
+  DType dtype = DType::I32;
+  int64_t divisibility = 1; // after ':'; 1 when absent
+  ConstValue constant;      // Kind::Constant
+};
+
+/// Parses "*fp32:16, i32, 1024" into entries; reports a malformed entry at
+/// `loc` and returns nullopt.
+std::optional<std::vector<SignatureEntry>> parseSignature(std::string_view text, SourceLoc loc,
+                                                          DiagnosticEngine &diag);
+
+/// Decides every parameter of `fn` for `spec`. Reports (at the parameter)
+/// a parameter with no type and no value, a signature of the wrong length,
+/// a constexpr without a value; returns false after reporting.
+bool specializeParams(const ast::FunctionDef &fn, const KernelSpec &spec, DiagnosticEngine &diag,
+                      std::vector<ParamBinding> &out);
+
+} // namespace tk

@@ -1,0 +1,11 @@
+#include "lowering/Pipeline.h"
+
+namespace tk {
+
+void buildPipeline(PassManager &pm) {
+  pm.add(createCanonicalizePass());
+  pm.add(createCSEPass());
+  pm.add(createDCEPass());
+}
+
+} // namespace tk
