@@ -194,9 +194,10 @@ std::string expressionText(const Expr *e) {
     return out + ")";
   }
   case NodeKind::List:
-    return "[" + joined(cast<List>(e)->elts) + "]";
+    return fmt::format("[{}]", joined(cast<List>(e)->elts));
   case NodeKind::Tuple:
-    return "(" + joined(cast<Tuple>(e)->elts) + (cast<Tuple>(e)->elts.size() == 1 ? ",)" : ")");
+    return fmt::format("({}{})", joined(cast<Tuple>(e)->elts),
+                       cast<Tuple>(e)->elts.size() == 1 ? "," : "");
   case NodeKind::Dict: {
     const auto *d = cast<Dict>(e);
     std::string out = "{";
@@ -211,8 +212,8 @@ std::string expressionText(const Expr *e) {
   }
   case NodeKind::Binary: {
     const auto *b = cast<Binary>(e);
-    return "(" + expressionText(b->lhs) + " " + binaryOpSpelling(b->op) + " " +
-           expressionText(b->rhs) + ")";
+    return fmt::format("({} {} {})", expressionText(b->lhs), binaryOpSpelling(b->op),
+                       expressionText(b->rhs));
   }
   default:
     // Annotations, decorators and defaults are names, calls and literals;
@@ -257,7 +258,7 @@ std::string summarizeFunctions(const Module &module,
       params += (i ? ", " : "") + paramText(fn->params[i]);
     std::string decorators;
     for (size_t i = 0; i < fn->decorators.size(); ++i)
-      decorators += (i ? " " : "") + ("@" + expressionText(fn->decorators[i]));
+      decorators += fmt::format("{}@{}", i ? " " : "", expressionText(fn->decorators[i]));
     out += fmt::format("    {:<12}{}\n", "params:", params.empty() ? "(none)" : params);
     out += fmt::format("    {:<12}{}\n", "decorators:", decorators.empty() ? "(none)" : decorators);
     out += fmt::format("    {:<12}{}\n", "statements:", numStmts[fn]);
