@@ -21,6 +21,7 @@
 #include "ir/Module.h"
 #include "lang/Diagnostics.h"
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string_view>
@@ -45,8 +46,20 @@ public:
   /// Runs on the whole module; returns whether the IR changed.
   virtual bool run(Module &module, DiagnosticEngine &diag) = 0;
 
+  /// Where a pass that reports text (the --test-print-* analyses) writes it;
+  /// the PassManager hands each pass its sink before running it.
+  using Output = std::function<void(std::string_view)>;
+  void setOutput(Output output) { output_ = std::move(output); }
+
+protected:
+  void emit(std::string_view text) const {
+    if (output_)
+      output_(text);
+  }
+
 private:
   PassId id_;
+  Output output_;
 };
 
 #define TK_PASS(ID, FLAG, CREATE, SUMMARY) std::unique_ptr<Pass> CREATE();

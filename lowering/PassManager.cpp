@@ -58,6 +58,7 @@ bool PassManager::run(Module &module) {
   bool ok = true;
   for (auto &pass : passes_) {
     unsigned errorsBefore = diag_.numErrors();
+    pass->setOutput(sink_);
     Clock::time_point start = Clock::now();
     bool changed = pass->run(module, diag_);
     millis.push_back(std::chrono::duration<double, std::milli>(Clock::now() - start).count());
