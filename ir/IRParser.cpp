@@ -58,8 +58,16 @@ public:
     skipSpaceAndComments();
     Token t;
     t.loc = here();
-    if (pos_ >= text_.size())
+    if (pos_ >= text_.size()) {
+      // "Unexpected end of file" points at the end of the last line rather
+      // than at a line past the text, which no editor (or annotation) shows.
+      if (col_ == 1 && line_ > 1) {
+        size_t lineStart = text_.rfind('\n', text_.size() - 2);
+        lineStart = lineStart == std::string_view::npos ? 0 : lineStart + 1;
+        t.loc = {buffer_, line_ - 1, static_cast<uint32_t>(text_.size() - lineStart)};
+      }
       return t;
+    }
     char c = text_[pos_];
     if (c == '%' || c == '@' || c == '^') {
       advance();

@@ -17,7 +17,7 @@ import lit.formats
 
 config.name = "tk"
 config.test_format = lit.formats.ShTest(execute_external=False)
-config.suffixes = [".tk"]
+config.suffixes = [".tk", ".tkir"]
 config.excludes = ["Inputs", "lit.cfg.py", "lit.site.cfg.py.in"]
 config.test_source_root = os.path.dirname(os.path.abspath(__file__))
 
