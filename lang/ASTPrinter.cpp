@@ -14,11 +14,21 @@ std::string quoted(std::string_view s) {
   std::string out = "\"";
   for (char c : s) {
     switch (c) {
-    case '\\': out += "\\\\"; break;
-    case '"': out += "\\\""; break;
-    case '\n': out += "\\n"; break;
-    case '\r': out += "\\r"; break;
-    case '\t': out += "\\t"; break;
+    case '\\':
+      out += "\\\\";
+      break;
+    case '"':
+      out += "\\\"";
+      break;
+    case '\n':
+      out += "\\n";
+      break;
+    case '\r':
+      out += "\\r";
+      break;
+    case '\t':
+      out += "\\t";
+      break;
     default:
       if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
         out += fmt::format("\\x{:02x}", static_cast<unsigned char>(c));
@@ -44,13 +54,20 @@ std::string floatText(double v) {
 
 const char *bindingName(NameBinding b) {
   switch (b) {
-  case NameBinding::Unresolved: return "";
-  case NameBinding::Param: return "param";
-  case NameBinding::Local: return "local";
-  case NameBinding::Global: return "global";
-  case NameBinding::Function: return "function";
-  case NameBinding::Module: return "module";
-  case NameBinding::Builtin: return "builtin";
+  case NameBinding::Unresolved:
+    return "";
+  case NameBinding::Param:
+    return "param";
+  case NameBinding::Local:
+    return "local";
+  case NameBinding::Global:
+    return "global";
+  case NameBinding::Function:
+    return "function";
+  case NameBinding::Module:
+    return "module";
+  case NameBinding::Builtin:
+    return "builtin";
   }
   return "";
 }

@@ -33,8 +33,8 @@
 //
 // The output is deterministic and stable, so FileCheck tests can match it
 // line by line (`CHECK: Binary +`). Lines are the ones the user sees
-// (SourceManager::displayLine), as in diagnostics. Names resolved by the checks show their binding (`Name x @3:9
-// param`).
+// (SourceManager::displayLine), as in diagnostics. Names resolved by the checks show their binding
+// (`Name x @3:9 param`).
 #pragma once
 
 #include "lang/AST.h"

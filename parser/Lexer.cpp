@@ -59,9 +59,7 @@ constexpr Spelled kPuncts[] = {
 #include "parser/TokenKinds.def"
 };
 
-bool isIdentStart(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
-}
+bool isIdentStart(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
 bool isDigit(char c) { return c >= '0' && c <= '9'; }
 bool isIdentChar(char c) { return isIdentStart(c) || isDigit(c); }
 char closerOf(char open) { return open == '(' ? ')' : open == '[' ? ']' : '}'; }
@@ -194,8 +192,7 @@ std::vector<Token> Lexer::run() {
         break;
       // handleIndentation leaves us at the first token of a non-blank line.
     }
-    while (peek() == ' ' || peek() == '\t' || peek() == '\f' ||
-           (peek() == '\r' && peek(1) != '\n'))
+    while (peek() == ' ' || peek() == '\t' || peek() == '\f' || (peek() == '\r' && peek(1) != '\n'))
       ++pos_;
     if (atEnd())
       break;
@@ -397,7 +394,8 @@ void Lexer::lexNumber() {
     if (isIdentChar(peek()) || bad) {
       while (isIdentChar(peek()) || peek() == '.')
         ++pos_;
-      diag_.error(loc, fmt::format("invalid {} literal '{}'", what, src_.substr(start, pos_ - start)));
+      diag_.error(loc,
+                  fmt::format("invalid {} literal '{}'", what, src_.substr(start, pos_ - start)));
       return true;
     }
     return false;
@@ -421,8 +419,8 @@ void Lexer::lexNumber() {
     for (char d : digits) {
       auto v = static_cast<uint64_t>(digitValue(d));
       if (value > (std::numeric_limits<uint64_t>::max() - v) / base) {
-        diag_.error(loc, fmt::format("integer literal {} is too large (the largest is 2**64-1)",
-                                     tok.text));
+        diag_.error(
+            loc, fmt::format("integer literal {} is too large (the largest is 2**64-1)", tok.text));
         return;
       }
       value = value * base + v;
@@ -483,8 +481,8 @@ void Lexer::lexNumber() {
   for (char d : digits) {
     auto v = static_cast<uint64_t>(d - '0');
     if (value > (std::numeric_limits<uint64_t>::max() - v) / 10) {
-      diag_.error(loc,
-                  fmt::format("integer literal {} is too large (the largest is 2**64-1)", tok.text));
+      diag_.error(
+          loc, fmt::format("integer literal {} is too large (the largest is 2**64-1)", tok.text));
       return;
     }
     value = value * 10 + v;
@@ -499,17 +497,38 @@ bool Lexer::decodeEscape(std::string &out) {
   char c = peek();
   ++pos_;
   switch (c) {
-  case '\\': out += '\\'; return true;
-  case '\'': out += '\''; return true;
-  case '"': out += '"'; return true;
-  case 'a': out += '\a'; return true;
-  case 'b': out += '\b'; return true;
-  case 'f': out += '\f'; return true;
-  case 'n': out += '\n'; return true;
-  case 'r': out += '\r'; return true;
-  case 't': out += '\t'; return true;
-  case 'v': out += '\v'; return true;
-  default: break;
+  case '\\':
+    out += '\\';
+    return true;
+  case '\'':
+    out += '\'';
+    return true;
+  case '"':
+    out += '"';
+    return true;
+  case 'a':
+    out += '\a';
+    return true;
+  case 'b':
+    out += '\b';
+    return true;
+  case 'f':
+    out += '\f';
+    return true;
+  case 'n':
+    out += '\n';
+    return true;
+  case 'r':
+    out += '\r';
+    return true;
+  case 't':
+    out += '\t';
+    return true;
+  case 'v':
+    out += '\v';
+    return true;
+  default:
+    break;
   }
   if (c >= '0' && c <= '7') {
     unsigned v = c - '0';
@@ -649,11 +668,21 @@ std::string quoted(std::string_view s) {
   std::string out = "\"";
   for (char c : s) {
     switch (c) {
-    case '\\': out += "\\\\"; break;
-    case '"': out += "\\\""; break;
-    case '\n': out += "\\n"; break;
-    case '\r': out += "\\r"; break;
-    case '\t': out += "\\t"; break;
+    case '\\':
+      out += "\\\\";
+      break;
+    case '"':
+      out += "\\\"";
+      break;
+    case '\n':
+      out += "\\n";
+      break;
+    case '\r':
+      out += "\\r";
+      break;
+    case '\t':
+      out += "\\t";
+      break;
     default:
       if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
         out += fmt::format("\\x{:02x}", static_cast<unsigned char>(c));

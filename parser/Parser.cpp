@@ -49,20 +49,34 @@ std::string describe(const Token &t) {
 
 std::optional<BinaryOp> augAssignOp(TokenKind k) {
   switch (k) {
-  case TokenKind::PlusEqual: return BinaryOp::Add;
-  case TokenKind::MinusEqual: return BinaryOp::Sub;
-  case TokenKind::StarEqual: return BinaryOp::Mul;
-  case TokenKind::SlashEqual: return BinaryOp::Div;
-  case TokenKind::SlashSlashEqual: return BinaryOp::FloorDiv;
-  case TokenKind::PercentEqual: return BinaryOp::Mod;
-  case TokenKind::StarStarEqual: return BinaryOp::Pow;
-  case TokenKind::AtEqual: return BinaryOp::MatMul;
-  case TokenKind::LessLessEqual: return BinaryOp::LShift;
-  case TokenKind::GreaterGreaterEqual: return BinaryOp::RShift;
-  case TokenKind::AmpEqual: return BinaryOp::BitAnd;
-  case TokenKind::PipeEqual: return BinaryOp::BitOr;
-  case TokenKind::CaretEqual: return BinaryOp::BitXor;
-  default: return std::nullopt;
+  case TokenKind::PlusEqual:
+    return BinaryOp::Add;
+  case TokenKind::MinusEqual:
+    return BinaryOp::Sub;
+  case TokenKind::StarEqual:
+    return BinaryOp::Mul;
+  case TokenKind::SlashEqual:
+    return BinaryOp::Div;
+  case TokenKind::SlashSlashEqual:
+    return BinaryOp::FloorDiv;
+  case TokenKind::PercentEqual:
+    return BinaryOp::Mod;
+  case TokenKind::StarStarEqual:
+    return BinaryOp::Pow;
+  case TokenKind::AtEqual:
+    return BinaryOp::MatMul;
+  case TokenKind::LessLessEqual:
+    return BinaryOp::LShift;
+  case TokenKind::GreaterGreaterEqual:
+    return BinaryOp::RShift;
+  case TokenKind::AmpEqual:
+    return BinaryOp::BitAnd;
+  case TokenKind::PipeEqual:
+    return BinaryOp::BitOr;
+  case TokenKind::CaretEqual:
+    return BinaryOp::BitXor;
+  default:
+    return std::nullopt;
   }
 }
 
@@ -71,28 +85,40 @@ constexpr int kNumBinaryLevels = 6;
 std::optional<BinaryOp> binaryOpAt(int level, TokenKind k) {
   switch (level) {
   case 0:
-    if (k == TokenKind::Pipe) return BinaryOp::BitOr;
+    if (k == TokenKind::Pipe)
+      return BinaryOp::BitOr;
     break;
   case 1:
-    if (k == TokenKind::Caret) return BinaryOp::BitXor;
+    if (k == TokenKind::Caret)
+      return BinaryOp::BitXor;
     break;
   case 2:
-    if (k == TokenKind::Amp) return BinaryOp::BitAnd;
+    if (k == TokenKind::Amp)
+      return BinaryOp::BitAnd;
     break;
   case 3:
-    if (k == TokenKind::LessLess) return BinaryOp::LShift;
-    if (k == TokenKind::GreaterGreater) return BinaryOp::RShift;
+    if (k == TokenKind::LessLess)
+      return BinaryOp::LShift;
+    if (k == TokenKind::GreaterGreater)
+      return BinaryOp::RShift;
     break;
   case 4:
-    if (k == TokenKind::Plus) return BinaryOp::Add;
-    if (k == TokenKind::Minus) return BinaryOp::Sub;
+    if (k == TokenKind::Plus)
+      return BinaryOp::Add;
+    if (k == TokenKind::Minus)
+      return BinaryOp::Sub;
     break;
   case 5:
-    if (k == TokenKind::Star) return BinaryOp::Mul;
-    if (k == TokenKind::Slash) return BinaryOp::Div;
-    if (k == TokenKind::SlashSlash) return BinaryOp::FloorDiv;
-    if (k == TokenKind::Percent) return BinaryOp::Mod;
-    if (k == TokenKind::At) return BinaryOp::MatMul;
+    if (k == TokenKind::Star)
+      return BinaryOp::Mul;
+    if (k == TokenKind::Slash)
+      return BinaryOp::Div;
+    if (k == TokenKind::SlashSlash)
+      return BinaryOp::FloorDiv;
+    if (k == TokenKind::Percent)
+      return BinaryOp::Mod;
+    if (k == TokenKind::At)
+      return BinaryOp::MatMul;
     break;
   }
   return std::nullopt;
@@ -128,11 +154,11 @@ private:
     void deeper(SourceLoc loc, bool block = false) {
       unsigned limit = block ? kMaxBlockDepth : kMaxExprDepth;
       if (++counter_ > limit)
-        p_.fail(loc, block ? fmt::format("blocks nested too deeply: tk allows at most {} levels",
-                                         limit)
-                           : fmt::format("expression nested too deeply: tk allows at most {} "
-                                         "levels of brackets and operators",
-                                         limit));
+        p_.fail(loc,
+                block ? fmt::format("blocks nested too deeply: tk allows at most {} levels", limit)
+                      : fmt::format("expression nested too deeply: tk allows at most {} "
+                                    "levels of brackets and operators",
+                                    limit));
     }
 
   private:
@@ -416,7 +442,7 @@ void Parser::parseStatement(Block &out) {
     if (lastStmtFailed_)
       throw SyntaxError{};
     fail(loc, fmt::format("invalid syntax: '{}' without a matching '{}'", tok().text,
-                          at(TokenKind::KwElif) ? "if"
+                          at(TokenKind::KwElif)   ? "if"
                           : at(TokenKind::KwElse) ? "if', 'for' or 'while"
                                                   : "try"));
   case TokenKind::Identifier:
@@ -880,14 +906,30 @@ Expr *Parser::parseComparison() {
     SourceLoc opLoc = tok().loc;
     CmpOp op;
     switch (tok().kind) {
-    case TokenKind::EqualEqual: op = CmpOp::Eq; break;
-    case TokenKind::NotEqual: op = CmpOp::Ne; break;
-    case TokenKind::Less: op = CmpOp::Lt; break;
-    case TokenKind::LessEqual: op = CmpOp::Le; break;
-    case TokenKind::Greater: op = CmpOp::Gt; break;
-    case TokenKind::GreaterEqual: op = CmpOp::Ge; break;
-    case TokenKind::KwIn: op = CmpOp::In; break;
-    case TokenKind::KwIs: op = peekTok().is(TokenKind::KwNot) ? CmpOp::IsNot : CmpOp::Is; break;
+    case TokenKind::EqualEqual:
+      op = CmpOp::Eq;
+      break;
+    case TokenKind::NotEqual:
+      op = CmpOp::Ne;
+      break;
+    case TokenKind::Less:
+      op = CmpOp::Lt;
+      break;
+    case TokenKind::LessEqual:
+      op = CmpOp::Le;
+      break;
+    case TokenKind::Greater:
+      op = CmpOp::Gt;
+      break;
+    case TokenKind::GreaterEqual:
+      op = CmpOp::Ge;
+      break;
+    case TokenKind::KwIn:
+      op = CmpOp::In;
+      break;
+    case TokenKind::KwIs:
+      op = peekTok().is(TokenKind::KwNot) ? CmpOp::IsNot : CmpOp::Is;
+      break;
     case TokenKind::KwNot:
       if (!peekTok().is(TokenKind::KwIn))
         return cmp ? cmp : lhs;
@@ -933,11 +975,19 @@ Expr *Parser::parseBinary(int level) {
 Expr *Parser::parseFactor() {
   UnaryOp op;
   switch (tok().kind) {
-  case TokenKind::Minus: op = UnaryOp::Neg; break;
-  case TokenKind::Plus: op = UnaryOp::Pos; break;
-  case TokenKind::Tilde: op = UnaryOp::Invert; break;
-  case TokenKind::KwAwait: unsupported(tok().loc, "'await'");
-  default: return parsePower();
+  case TokenKind::Minus:
+    op = UnaryOp::Neg;
+    break;
+  case TokenKind::Plus:
+    op = UnaryOp::Pos;
+    break;
+  case TokenKind::Tilde:
+    op = UnaryOp::Invert;
+    break;
+  case TokenKind::KwAwait:
+    unsupported(tok().loc, "'await'");
+  default:
+    return parsePower();
   }
   DepthScope depth(*this, exprDepth_);
   SourceLoc loc = advance().loc;
