@@ -449,7 +449,9 @@ void Checker::checkDecorators(FunctionDef *fn) {
       failed = true;
       continue;
     }
-    if (!baseName || (!globals_.count(baseName->id) && !lookupPythonBuiltin(baseName->id))) {
+    bool looksLikeTk = baseName && (baseName->id == "tk" || baseName->id == "tl");
+    if (!baseName || (!looksLikeTk && !globals_.count(baseName->id) &&
+                      !lookupPythonBuiltin(baseName->id))) {
       diag_.error(d->loc, fmt::format("not supported in tk kernels: decorator '{}'; kernels and "
                                       "helpers are decorated with @tk.jit",
                                       spell(root)));
