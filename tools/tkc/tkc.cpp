@@ -50,6 +50,7 @@ struct Compilation {
   DiagnosticEngine &diag;
   ast::Context ctx;
   ast::Module *module = nullptr;
+  const char *stage = "front end"; // where it stopped, for the summary of a failure
 };
 
 using EmitFn = bool (*)(Compilation &c, std::string &out);
@@ -356,6 +357,7 @@ bool selectFunctions(Compilation &c, std::vector<ast::FunctionDef *> &selected) 
     selected.push_back(fn);
     return true;
   }
+  c.stage = "--kernel";
   std::string names;
   for (const ast::FunctionDef *fn : all)
     names += (names.empty() ? "" : ", ") + fn->name;
@@ -446,7 +448,7 @@ int run(const Options &opts) {
     SourceManager sm;
     BufferId id = sm.addBuffer(displayName, std::move(*text));
     DiagnosticEngine diag(sm);
-    Compilation c{opts, sm, id, diag, {}, nullptr};
+    Compilation c{opts, sm, id, diag, {}, nullptr, "front end"};
     std::string out;
     bool ok = opts.emit->run(c, out) && !diag.hasErrors();
 
@@ -468,7 +470,7 @@ int run(const Options &opts) {
       // The summary names what failed, so a run over many files reads
       // as one table; other kinds print nothing for a failed input.
       if (opts.emit->run == emitSummary)
-        output += fmt::format("{}\n  front end: failed, {} error(s)\n", displayName,
+        output += fmt::format("{}\n  {}: failed, {} error(s)\n", displayName, c.stage,
                               diag.numErrors());
       continue;
     }
