@@ -48,11 +48,8 @@ std::unique_ptr<Operation> Operation::create(Opcode opcode, SourceLoc loc,
 }
 
 Operation::~Operation() {
-  // Nested ops go first: they may use this op's block arguments or values of
-  // sibling ops, whose use lists must still exist when they drop their uses.
-  for (auto &r : regions_)
-    r->blocks_.clear();
-  dropOperands();
+  dropAllReferences();
+  regions_.clear();
 }
 
 void Operation::dropOperands() {
@@ -60,6 +57,14 @@ void Operation::dropOperands() {
     if (v)
       v->removeUser(this);
   operands_.clear();
+}
+
+void Operation::dropAllReferences() {
+  dropOperands();
+  for (auto &r : regions_)
+    for (auto &b : r->blocks_)
+      for (auto &op : b->ops_)
+        op->dropAllReferences();
 }
 
 void Operation::setOperand(unsigned i, Value *v) {
@@ -168,10 +173,11 @@ void Operation::walk(const std::function<void(Operation *)> &fn) {
 }
 
 Block::~Block() {
-  // Ops later in the block use earlier ones: destroy back to front so every
-  // use is dropped before the value it points at.
-  while (!ops_.empty())
-    ops_.pop_back();
+  // Every use goes before any value dies, so ops may be destroyed in any
+  // order (a pass may have left a user above its definition in invalid IR).
+  for (auto &op : ops_)
+    op->dropAllReferences();
+  ops_.clear();
 }
 
 std::vector<Value *> Block::arguments() const {

@@ -161,6 +161,8 @@ private:
   friend class Block;
   Operation(Opcode opcode, SourceLoc loc) : opcode_(opcode), loc_(loc) {}
   void dropOperands();
+  /// Drops the operands of this op and of every nested op.
+  void dropAllReferences();
 
   Opcode opcode_;
   SourceLoc loc_;
