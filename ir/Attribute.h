@@ -33,8 +33,8 @@ public:
   enum class Kind : uint8_t { Int, Float, String, Bool, Type, IntArray, Layout };
 
   template <typename T>
-    requires(std::is_integral_v<T> && !std::is_same_v<T, bool>)
-  Attribute(T v) : v_(static_cast<int64_t>(v)) {}
+  requires(std::is_integral_v<T> && !std::is_same_v<T, bool>) Attribute(T v)
+      : v_(static_cast<int64_t>(v)) {}
   Attribute(double v) : v_(v) {}
   Attribute(std::string v) : v_(std::move(v)) {}
   Attribute(const char *v) : v_(std::string(v)) {}
@@ -69,8 +69,7 @@ public:
   std::string str() const;
 
 private:
-  std::variant<int64_t, double, std::string, bool, Type *, std::vector<int64_t>,
-               const LayoutAttr *>
+  std::variant<int64_t, double, std::string, bool, Type *, std::vector<int64_t>, const LayoutAttr *>
       v_;
 };
 

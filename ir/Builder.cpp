@@ -160,13 +160,11 @@ Operation *Builder::store(SourceLoc loc, Value *ptr, Value *value, Value *mask) 
   return create(Opcode::Store, loc, operands, {});
 }
 
-Value *Builder::atomicRMW(SourceLoc loc, std::string kind, Value *ptr, Value *value,
-                          Value *mask) {
+Value *Builder::atomicRMW(SourceLoc loc, std::string kind, Value *ptr, Value *value, Value *mask) {
   std::vector<Value *> operands = {ptr, value};
   if (mask)
     operands.push_back(mask);
-  return create(Opcode::AtomicRMW, loc, operands, {value->type()},
-                attrs1("kind", std::move(kind)))
+  return create(Opcode::AtomicRMW, loc, operands, {value->type()}, attrs1("kind", std::move(kind)))
       ->result();
 }
 

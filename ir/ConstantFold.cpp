@@ -192,7 +192,8 @@ std::optional<Attribute> foldCast(Opcode opc, DType from, DType to, const Attrib
   case Opcode::SExt:
     return Attribute(normalizeInt(asSigned(v.getInt(), dtypeBits(from)), to));
   case Opcode::ZExt:
-    return Attribute(normalizeInt(static_cast<int64_t>(asUnsigned(v.getInt(), dtypeBits(from))), to));
+    return Attribute(
+        normalizeInt(static_cast<int64_t>(asUnsigned(v.getInt(), dtypeBits(from))), to));
   case Opcode::Trunc:
     return Attribute(normalizeInt(v.getInt(), to));
   case Opcode::FPExt:

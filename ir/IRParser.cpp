@@ -420,8 +420,8 @@ private:
       }
       for (int64_t d : shape)
         if (d <= 0) {
-          diag_.error(dimsLoc, fmt::format("tensor dimensions must be positive, got {}",
-                                           shapeStr(shape)));
+          diag_.error(dimsLoc,
+                      fmt::format("tensor dimensions must be positive, got {}", shapeStr(shape)));
           failed_ = true;
           return nullptr;
         }

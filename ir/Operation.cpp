@@ -34,8 +34,8 @@ Block *Region::addBlock() {
 
 std::unique_ptr<Operation> Operation::create(Opcode opcode, SourceLoc loc,
                                              const std::vector<Value *> &operands,
-                                             const std::vector<Type *> &resultTypes,
-                                             AttrDict attrs, unsigned numRegions) {
+                                             const std::vector<Type *> &resultTypes, AttrDict attrs,
+                                             unsigned numRegions) {
   std::unique_ptr<Operation> op(new Operation(opcode, loc));
   for (Value *v : operands)
     op->addOperand(v);
@@ -106,9 +106,7 @@ Region &Operation::addRegion() {
   return *regions_.back();
 }
 
-Operation *Operation::parentOp() const {
-  return parentBlock_ ? parentBlock_->parentOp() : nullptr;
-}
+Operation *Operation::parentOp() const { return parentBlock_ ? parentBlock_->parentOp() : nullptr; }
 
 Function *Operation::parentFunction() const {
   const Operation *op = this;

@@ -94,7 +94,8 @@ public:
 
 private:
   friend class IRContext;
-  PointerType(Type *pointee, unsigned as) : Type(Kind::Pointer), pointee_(pointee), addrSpace_(as) {}
+  PointerType(Type *pointee, unsigned as)
+      : Type(Kind::Pointer), pointee_(pointee), addrSpace_(as) {}
   Type *pointee_;
   unsigned addrSpace_;
 };
@@ -118,7 +119,9 @@ private:
 /// LLVM-style casts on the type kind.
 template <typename T> bool isa(const Type *t) { return T::classof(t); }
 template <typename T> T *cast(Type *t) { return static_cast<T *>(t); }
-template <typename T> T *dyn_cast(Type *t) { return t && T::classof(t) ? static_cast<T *>(t) : nullptr; }
+template <typename T> T *dyn_cast(Type *t) {
+  return t && T::classof(t) ? static_cast<T *>(t) : nullptr;
+}
 
 /// "[128, 64]": the shape as diagnostics print it.
 std::string shapeStr(const std::vector<int64_t> &shape);

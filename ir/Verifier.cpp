@@ -94,10 +94,11 @@ private:
     const OpInfo &info = opInfo(op.opcode());
     bool arityOk = true;
     unsigned n = op.numOperands();
-    if (n < unsigned(info.minOperands) || (info.maxOperands >= 0 && n > unsigned(info.maxOperands))) {
+    if (n < unsigned(info.minOperands) ||
+        (info.maxOperands >= 0 && n > unsigned(info.maxOperands))) {
       std::string expected =
           info.minOperands == info.maxOperands ? fmt::format("{}", info.minOperands)
-          : info.maxOperands < 0 ? fmt::format("at least {}", info.minOperands)
+          : info.maxOperands < 0               ? fmt::format("at least {}", info.minOperands)
                                  : fmt::format("{} to {}", info.minOperands, info.maxOperands);
       error(op, fmt::format("expects {} operand(s), got {}", expected, n));
       arityOk = false;
@@ -127,8 +128,8 @@ private:
     for (unsigned r = 0; r < op.numRegions(); ++r) {
       Region &region = op.region(r);
       if (region.numBlocks() != 1) {
-        error(op, fmt::format("region #{} must have exactly one block, has {}", r,
-                              region.numBlocks()));
+        error(op,
+              fmt::format("region #{} must have exactly one block, has {}", r, region.numBlocks()));
         arityOk = false;
         continue;
       }
@@ -158,8 +159,7 @@ private:
         }
         continue;
       }
-      bool kindOk = kind == "num" ? (a->isInt() || a->isFloat())
-                                  : attrKindName(a->kind()) == kind;
+      bool kindOk = kind == "num" ? (a->isInt() || a->isFloat()) : attrKindName(a->kind()) == kind;
       if (!kindOk) {
         error(op, fmt::format("attribute '{}' must be {}, got {} {}", name,
                               kind == "num" ? "int or float" : kind, attrKindName(a->kind()),
@@ -172,8 +172,7 @@ private:
 
   // --- type rules
   bool sameShape(Operation &op, Value *a, Value *b, std::string_view what) {
-    if (a->type()->shape() == b->type()->shape() &&
-        a->type()->isTensor() == b->type()->isTensor())
+    if (a->type()->shape() == b->type()->shape() && a->type()->isTensor() == b->type()->isTensor())
       return true;
     error(op, fmt::format("{} shape {} does not match {} ({} vs {})", what,
                           shapeStr(b->type()->shape()), shapeStr(a->type()->shape()),
@@ -198,12 +197,11 @@ private:
 
   void verifyTypes(Operation &op) {
     const auto &ops = op.operands();
-    if (op.hasTrait(OpTrait::SameOperandsAndResultType) ||
-        op.hasTrait(OpTrait::SameOperandsType)) {
+    if (op.hasTrait(OpTrait::SameOperandsAndResultType) || op.hasTrait(OpTrait::SameOperandsType)) {
       for (unsigned i = 1; i < ops.size(); ++i)
         if (ops[i]->type() != ops[0]->type()) {
-          error(op, fmt::format("operands have different types: {} and {}",
-                                ops[0]->type()->str(), ops[i]->type()->str()));
+          error(op, fmt::format("operands have different types: {} and {}", ops[0]->type()->str(),
+                                ops[i]->type()->str()));
           return;
         }
       if (op.hasTrait(OpTrait::SameOperandsAndResultType) && op.numResults() &&
@@ -367,8 +365,8 @@ private:
     } else {
       if (!t->isFloatLike())
         return (void)error(op, fmt::format("needs float operands, got {}", t->str()));
-      if (!oneOf(pred, {"oeq", "one", "olt", "ole", "ogt", "oge", "ord", "ueq", "une", "ult",
-                        "ule", "ugt", "uge", "uno"}))
+      if (!oneOf(pred, {"oeq", "one", "olt", "ole", "ogt", "oge", "ord", "ueq", "une", "ult", "ule",
+                        "ugt", "uge", "uno"}))
         return (void)error(op, fmt::format("unknown float predicate \"{}\"", pred));
     }
     expectType(op, op.result()->type(), ctx_.withElement(t, ctx_.i1()), "result type");
@@ -460,8 +458,8 @@ private:
     if (start < 0 || end > (int64_t(1) << 31))
       return (void)error(op, fmt::format("range [{}, {}) does not fit in i32", start, end));
     if (!isPowerOfTwo(end - start))
-      return (void)error(op, fmt::format("size {} (end - start) is not a power of two",
-                                         end - start));
+      return (void)error(op,
+                         fmt::format("size {} (end - start) is not a power of two", end - start));
     expectType(op, op.result()->type(), ctx_.tensor({end - start}, ctx_.i32()), "result type");
   }
 
@@ -477,8 +475,8 @@ private:
     if (!in->isTensor() || !out->isTensor())
       return (void)error(op, fmt::format("needs tensors, got {} -> {}", in->str(), out->str()));
     if (in->elementType() != out->elementType())
-      return (void)error(op, fmt::format("changes the element type: {} -> {}", in->str(),
-                                         out->str()));
+      return (void)error(op,
+                         fmt::format("changes the element type: {} -> {}", in->str(), out->str()));
     const auto &is = in->shape();
     const auto &os = out->shape();
     switch (op.opcode()) {
@@ -534,8 +532,8 @@ private:
     Type *ptr = ops[0]->type();
     Type *pointee = pointeeLike(ptr);
     if (!pointee)
-      return (void)error(op, fmt::format("needs a pointer or a tensor of pointers, got {}",
-                                         ptr->str()));
+      return (void)error(
+          op, fmt::format("needs a pointer or a tensor of pointers, got {}", ptr->str()));
     auto checkMask = [&](unsigned i) {
       if (i >= ops.size())
         return;
@@ -546,7 +544,8 @@ private:
     };
     switch (op.opcode()) {
     case Opcode::Load:
-      expectType(op, op.result()->type(), pointee, "result type (the pointee type in the pointer's shape)");
+      expectType(op, op.result()->type(), pointee,
+                 "result type (the pointee type in the pointer's shape)");
       checkMask(1);
       if (ops.size() > 2)
         expectType(op, ops[2]->type(), pointee, "'other'");
@@ -584,8 +583,8 @@ private:
       return (void)error(op, fmt::format("axis {} is out of range for {}", axis, in->str()));
     for (Value *v : op.operands())
       if (v->type()->shape() != in->shape())
-        return (void)error(op, fmt::format("operands have different shapes: {} and {}",
-                                           in->str(), v->type()->str()));
+        return (void)error(op, fmt::format("operands have different shapes: {} and {}", in->str(),
+                                           v->type()->str()));
     std::vector<int64_t> reduced = in->shape();
     reduced.erase(reduced.begin() + axis);
     std::optional<std::string> kind = op.attrs().getString("kind");
@@ -608,8 +607,8 @@ private:
     if (op.numRegions() != 1)
       return (void)error(op, "without a kind needs a combiner region");
     if (op.numResults() != op.numOperands())
-      return (void)error(op, fmt::format("has {} operand(s) but {} result(s)", op.numOperands(),
-                                         op.numResults()));
+      return (void)error(
+          op, fmt::format("has {} operand(s) but {} result(s)", op.numOperands(), op.numResults()));
     for (unsigned i = 0; i < op.numOperands(); ++i) {
       Type *t = op.operand(i)->type();
       Type *want = isReduce ? ctx_.withShape(t, reduced) : t;
@@ -630,21 +629,21 @@ private:
   void verifyDot(Operation &op) {
     Type *a = op.operand(0)->type(), *b = op.operand(1)->type(), *c = op.operand(2)->type();
     if (a->rank() != 2 || b->rank() != 2 || c->rank() != 2)
-      return (void)error(op, fmt::format("needs 2-D tensors, got {} x {} + {}", a->str(), b->str(),
-                                         c->str()));
+      return (void)error(
+          op, fmt::format("needs 2-D tensors, got {} x {} + {}", a->str(), b->str(), c->str()));
     const auto &as = a->shape(), &bs = b->shape(), &cs = c->shape();
     if (as[1] != bs[0] || cs[0] != as[0] || cs[1] != bs[1])
       return (void)error(op, fmt::format("shapes do not agree: {} x {} + {} (needs [M, K] x [K, "
                                          "N] + [M, N])",
                                          shapeStr(as), shapeStr(bs), shapeStr(cs)));
     if (a->elementType() != b->elementType())
-      return (void)error(op, fmt::format("operands have different element types: {} and {}",
-                                         a->str(), b->str()));
+      return (void)error(
+          op, fmt::format("operands have different element types: {} and {}", a->str(), b->str()));
     if (!a->isIntLike() && !a->isFloatLike())
       return (void)error(op, fmt::format("needs integer or float elements, got {}", a->str()));
     if (a->isFloatLike() != c->isFloatLike())
-      return (void)error(op, fmt::format("accumulator {} does not suit operands {}", c->str(),
-                                         a->str()));
+      return (void)error(
+          op, fmt::format("accumulator {} does not suit operands {}", c->str(), a->str()));
     std::string precision = *op.attrs().getString("input_precision");
     if (!oneOf(precision, {"ieee", "tf32", "tf32x3"}))
       error(op, fmt::format("unknown input_precision \"{}\"", precision));
@@ -660,8 +659,8 @@ private:
     for (unsigned i = 0; i < fn->numArguments(); ++i)
       params.push_back(fn->argument(i)->type());
     if (typesOf(op.operands()) != params)
-      error(op, fmt::format("passes {} to '@{}', which takes {}", typeListStr(typesOf(op.operands())),
-                            callee, typeListStr(params)));
+      error(op, fmt::format("passes {} to '@{}', which takes {}",
+                            typeListStr(typesOf(op.operands())), callee, typeListStr(params)));
     if (typesOf(op.results()) != fn->resultTypes())
       error(op, fmt::format("expects results {} from '@{}', which returns {}",
                             typeListStr(typesOf(op.results())), callee,
@@ -688,8 +687,7 @@ private:
                        std::string_view regionName) {
     Operation *t = block.terminator();
     if (!t || !t->is(term))
-      return (void)error(op, fmt::format("{} region must end with '{}'", regionName,
-                                         opName(term)));
+      return (void)error(op, fmt::format("{} region must end with '{}'", regionName, opName(term)));
     std::vector<Type *> got = typesOf(t->operands());
     if (term == Opcode::Condition) {
       if (got.empty() || got[0] != ctx_.i1())
@@ -714,8 +712,7 @@ private:
     std::vector<Type *> carried = typesOf(inits);
     if (typesOf(op.results()) != carried)
       return (void)error(op, fmt::format("results {} do not match the initial values {}",
-                                         typeListStr(typesOf(op.results())),
-                                         typeListStr(carried)));
+                                         typeListStr(typesOf(op.results())), typeListStr(carried)));
     std::vector<Type *> args = {iv};
     args.insert(args.end(), carried.begin(), carried.end());
     if (typesOf(op.body().arguments()) != args)
@@ -730,9 +727,9 @@ private:
     std::vector<Type *> inits = typesOf(op.operands());
     std::vector<Type *> results = typesOf(op.results());
     if (typesOf(op.body(0).arguments()) != inits)
-      return (void)error(op, fmt::format("'before' arguments must be {}, got {}",
-                                         typeListStr(inits),
-                                         typeListStr(typesOf(op.body(0).arguments()))));
+      return (void)error(op,
+                         fmt::format("'before' arguments must be {}, got {}", typeListStr(inits),
+                                     typeListStr(typesOf(op.body(0).arguments()))));
     if (typesOf(op.body(1).arguments()) != results)
       return (void)error(op, fmt::format("'after' arguments must be the result types {}, got {}",
                                          typeListStr(results),
@@ -743,8 +740,8 @@ private:
 
   void verifyIf(Operation &op) {
     if (op.operand(0)->type() != ctx_.i1())
-      return (void)error(op, fmt::format("condition must be an i1 scalar, got {}",
-                                         op.operand(0)->type()->str()));
+      return (void)error(
+          op, fmt::format("condition must be an i1 scalar, got {}", op.operand(0)->type()->str()));
     std::vector<Type *> results = typesOf(op.results());
     for (unsigned r = 0; r < 2; ++r) {
       if (op.body(r).numArguments())

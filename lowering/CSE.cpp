@@ -26,7 +26,8 @@ struct OpKey {
     // op survives (always the first in text order), so the output does not
     // depend on addresses.
     if (std::tie(opcode, operands, resultTypes) != std::tie(o.opcode, o.operands, o.resultTypes))
-      return std::tie(opcode, operands, resultTypes) < std::tie(o.opcode, o.operands, o.resultTypes);
+      return std::tie(opcode, operands, resultTypes) <
+             std::tie(o.opcode, o.operands, o.resultTypes);
     return *attrs < *o.attrs;
   }
 };

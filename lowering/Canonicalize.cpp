@@ -36,8 +36,8 @@ const Attribute *constantValue(Value *v) {
 
 bool isIntConstant(Value *v, int64_t want) {
   const Attribute *a = constantValue(v);
-  return a && a->isInt() && v->type()->isIntLike() && normalizeInt(a->getInt(), v->type()->dtype()) ==
-                                                          normalizeInt(want, v->type()->dtype());
+  return a && a->isInt() && v->type()->isIntLike() &&
+         normalizeInt(a->getInt(), v->type()->dtype()) == normalizeInt(want, v->type()->dtype());
 }
 
 bool isFloatConstant(Value *v, double want, bool checkSign = false) {
@@ -225,8 +225,8 @@ private:
     if (!inner || !inner->is(Opcode::Splat) || !op->result()->type()->isTensor())
       return false;
     b_.setInsertionPoint(op);
-    Value *s = b_.create(Opcode::Splat, op->loc(), {inner->operand(0)}, {op->result()->type()})
-                   ->result();
+    Value *s =
+        b_.create(Opcode::Splat, op->loc(), {inner->operand(0)}, {op->result()->type()})->result();
     return replace(op, {s});
   }
 

@@ -23,7 +23,9 @@ TEST(Builder, VectorAdd) {
   Value *start = b.mul(loc, pid, block);
   Value *offs = b.add(loc, b.splat(loc, start, {1024}), b.makeRange(loc, 0, 1024));
   Value *mask = b.cmpi(loc, "slt", offs, b.splat(loc, fn->argument(3), {1024}));
-  auto ptrs = [&](unsigned arg) { return b.addptr(loc, b.splat(loc, fn->argument(arg), {1024}), offs); };
+  auto ptrs = [&](unsigned arg) {
+    return b.addptr(loc, b.splat(loc, fn->argument(arg), {1024}), offs);
+  };
   Value *x = b.load(loc, ptrs(0), mask);
   Value *y = b.load(loc, ptrs(1), mask);
   b.store(loc, ptrs(2), b.add(loc, x, y), mask);

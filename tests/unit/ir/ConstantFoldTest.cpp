@@ -64,8 +64,9 @@ TEST(ConstantFold, IntegerArithmeticWrapsLikeTheMachine) {
     EXPECT_EQ(f.binary(Opcode::CmpI, DType::I32, x, y, "ult")->getInt(),
               int64_t(uint32_t(x) < uint32_t(y)));
     EXPECT_EQ(f.binary(Opcode::CmpI, DType::I32, x, y, "sge")->getInt(), int64_t(x >= y));
-    EXPECT_EQ(f.binary(Opcode::Max, DType::U32, int64_t(uint32_t(x)), int64_t(uint32_t(y)))->getInt(),
-              int64_t(std::max(uint32_t(x), uint32_t(y))));
+    EXPECT_EQ(
+        f.binary(Opcode::Max, DType::U32, int64_t(uint32_t(x)), int64_t(uint32_t(y)))->getInt(),
+        int64_t(std::max(uint32_t(x), uint32_t(y))));
   }
   // Undefined results do not fold.
   EXPECT_FALSE(f.binary(Opcode::Div, DType::I32, 5, 0));

@@ -45,7 +45,8 @@ const Case kCases[] = {
     {"%0 = reshape %t : tensor<64xfp32>", "from [128] (128 elements) to [64] (64 elements)"},
     {"%0 = trans %acc {order = [0, 0]} : tensor<16x16xfp32>",
      "order [0, 0] is not a permutation of the 2 dimensions"},
-    {"%0 = addptr %tp, %t : tensor<128xptr<fp32>>", "needs an integer offset, got tensor<128xfp32>"},
+    {"%0 = addptr %tp, %t : tensor<128xptr<fp32>>",
+     "needs an integer offset, got tensor<128xfp32>"},
     {"%0 = load %tp, %m64 : tensor<128xfp32>",
      "mask must be tensor<128xi1> (i1 in the pointer's shape), got tensor<64xi1>"},
     {"%0 = load %p : fp16", "must be fp32, got fp16"},
@@ -79,7 +80,8 @@ const Case kCases[] = {
     {"yield", "'yield' is a terminator but is not the last op of its block"},
     {"condition %c", "'condition' must end the 'before' region of a 'while'"},
     {"%0 = add %i : i32", "'add' expects 2 operand(s), got 1"},
-    {"%0 = splat %f {x = 1} : tensor<4xfp32>\n %1 = store %p, %f : i32", "'store' expects 0 result(s), got 1"},
+    {"%0 = splat %f {x = 1} : tensor<4xfp32>\n %1 = store %p, %f : i32",
+     "'store' expects 0 result(s), got 1"},
 };
 
 TEST(Verifier, EachRuleHasALocatedMessage) {
@@ -89,8 +91,8 @@ TEST(Verifier, EachRuleHasALocatedMessage) {
     ASSERT_TRUE(ir.parse(text)) << text << ir.errors();
     EXPECT_FALSE(ir.verify()) << text;
     std::string errors = ir.errors();
-    EXPECT_NE(errors.find(c.message), std::string::npos)
-        << "expected: " << c.message << "\ngot:\n" << errors;
+    EXPECT_NE(errors.find(c.message), std::string::npos) << "expected: " << c.message << "\ngot:\n"
+                                                         << errors;
     // Errors point into the .tkir text, at the offending op (line 2 or later).
     EXPECT_NE(errors.find("t.tkir:"), std::string::npos) << errors;
     EXPECT_EQ(errors.find("t.tkir:1:"), std::string::npos) << errors;
@@ -140,8 +142,9 @@ TEST(Verifier, UseBeforeDefinitionAndOutsideItsRegion) {
 
 TEST(Verifier, FunctionLevelRules) {
   test::ParsedIR ir;
-  ASSERT_TRUE(ir.parse("func @f(%a: i32) -> i32 {\n  %0 = add %a, %a : i32\n}\n"
-                       "func @g(%a: i32) {\n  %0 = call %a, %a {callee = \"f\"} : i32\n  return\n}\n"));
+  ASSERT_TRUE(
+      ir.parse("func @f(%a: i32) -> i32 {\n  %0 = add %a, %a : i32\n}\n"
+               "func @g(%a: i32) {\n  %0 = call %a, %a {callee = \"f\"} : i32\n  return\n}\n"));
   EXPECT_FALSE(ir.verify());
   std::string errors = ir.errors();
   EXPECT_NE(errors.find("function '@f' must end with 'return'"), std::string::npos) << errors;
