@@ -114,8 +114,8 @@ const Tables &tables() {
     }
     for (const RawDType &r : kRawDTypes) {
       assert(static_cast<size_t>(r.longId) == t.builtins.size());
-      t.builtins.push_back({r.longId, r.pyName, BuiltinKind::DType, BuiltinScope::Tk, "",
-                            "a dtype", Signature{}, r.dtype});
+      t.builtins.push_back({r.longId, r.pyName, BuiltinKind::DType, BuiltinScope::Tk, "", "a dtype",
+                            Signature{}, r.dtype});
       t.builtins.push_back({r.shortId, r.irName, BuiltinKind::DType, BuiltinScope::Tk, "",
                             "a dtype", Signature{}, r.dtype});
     }
@@ -126,8 +126,8 @@ const Tables &tables() {
     }
     for (const RawMember &r : kRawMembers) {
       assert(static_cast<size_t>(r.id) == t.members.size());
-      t.members.push_back({r.id, r.name, r.kind, r.signature, r.summary,
-                           Signature::parse(r.signature)});
+      t.members.push_back(
+          {r.id, r.name, r.kind, r.signature, r.summary, Signature::parse(r.signature)});
       [[maybe_unused]] bool inserted = t.memberByName.emplace(r.name, r.id).second;
       assert(inserted && "duplicate tensor member name");
     }
@@ -236,9 +236,7 @@ bool BuiltinInfo::isCallable() const {
 
 std::span<const BuiltinInfo> allBuiltins() { return tables().builtins; }
 
-const BuiltinInfo &builtinInfo(BuiltinId id) {
-  return tables().builtins[static_cast<size_t>(id)];
-}
+const BuiltinInfo &builtinInfo(BuiltinId id) { return tables().builtins[static_cast<size_t>(id)]; }
 
 const BuiltinInfo &builtinInfo(int index) {
   assert(index >= 0 && static_cast<size_t>(index) < tables().builtins.size());

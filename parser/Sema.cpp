@@ -164,9 +164,9 @@ enum class GlobalKind { Constant, Function, ModuleAlias, ImportedBuiltin, Extern
 
 struct GlobalSymbol {
   GlobalKind kind;
-  SourceLoc loc;                // of the definition; invalid for externals
-  FunctionDef *fn = nullptr;    // kind Function
-  BuiltinId builtin{};          // kind ImportedBuiltin
+  SourceLoc loc;             // of the definition; invalid for externals
+  FunctionDef *fn = nullptr; // kind Function
+  BuiltinId builtin{};       // kind ImportedBuiltin
 };
 
 struct FunctionInfo {
@@ -181,7 +181,7 @@ struct Scope {
   FunctionDef *fn = nullptr;
   std::map<std::string, const Param *> params;
   std::set<std::string> constexprParams;
-  std::map<std::string, SourceLoc> locals;         // every name assigned in the body
+  std::map<std::string, SourceLoc> locals;          // every name assigned in the body
   std::map<std::string, SourceLoc> constexprLocals; // `X: tk.constexpr = ...`
   FlowState flow;
   unsigned loopDepth = 0;
@@ -246,7 +246,7 @@ private:
 
   std::map<std::string, GlobalSymbol> globals_;
   std::map<FunctionDef *, FunctionInfo> functions_;
-  Scope *scope_ = nullptr;     // null at module level
+  Scope *scope_ = nullptr; // null at module level
   FunctionInfo *current_ = nullptr;
   bool inDecorator_ = false;
 };
@@ -444,14 +444,14 @@ void Checker::checkDecorators(FunctionDef *fn) {
       base = a->value;
     auto *baseName = dyn_cast<Name>(base);
     if (baseName && baseName->id == "triton") {
-      diag_.error(d->loc, fmt::format("tk kernels are decorated with @tk.jit, not @{}",
-                                      spell(root)));
+      diag_.error(d->loc,
+                  fmt::format("tk kernels are decorated with @tk.jit, not @{}", spell(root)));
       failed = true;
       continue;
     }
     bool looksLikeTk = baseName && (baseName->id == "tk" || baseName->id == "tl");
-    if (!baseName || (!looksLikeTk && !globals_.count(baseName->id) &&
-                      !lookupPythonBuiltin(baseName->id))) {
+    if (!baseName ||
+        (!looksLikeTk && !globals_.count(baseName->id) && !lookupPythonBuiltin(baseName->id))) {
       diag_.error(d->loc, fmt::format("not supported in tk kernels: decorator '{}'; kernels and "
                                       "helpers are decorated with @tk.jit",
                                       spell(root)));
@@ -525,17 +525,16 @@ void Checker::checkParams(FunctionDef *fn) {
   const Param *firstDefault = nullptr;
   for (const Param &p : fn->params) {
     if (auto [it, inserted] = seen.emplace(p.name, &p); !inserted)
-      diag_.error(p.loc, fmt::format("duplicate parameter '{}' in function '{}'", p.name,
-                                     fn->name))
+      diag_.error(p.loc, fmt::format("duplicate parameter '{}' in function '{}'", p.name, fn->name))
           .notes.push_back({it->second->loc, "first declared here"});
     if (p.defaultValue) {
       firstDefault = firstDefault ? firstDefault : &p;
       unsigned before = diag_.numErrors();
       checkExpr(p.defaultValue);
       if (diag_.numErrors() == before && !isCompileTime(p.defaultValue))
-        diag_.error(p.defaultValue->loc,
-                    fmt::format("the default of parameter '{}' must be a compile-time value",
-                                p.name));
+        diag_.error(
+            p.defaultValue->loc,
+            fmt::format("the default of parameter '{}' must be a compile-time value", p.name));
     } else if (firstDefault) {
       diag_.error(p.loc, fmt::format("parameter '{}' without a default follows parameter '{}' "
                                      "with a default",
@@ -757,9 +756,10 @@ void Checker::assignName(Name *n, bool isConstexpr) {
     return;
   }
   if (param == sc.params.end() && g != globals_.end() && g->second.kind == GlobalKind::Constant) {
-    diag_.error(n->loc, fmt::format("cannot assign to constexpr '{}': it is a module-level "
-                                    "constant",
-                                    n->id))
+    diag_
+        .error(n->loc, fmt::format("cannot assign to constexpr '{}': it is a module-level "
+                                   "constant",
+                                   n->id))
         .notes.push_back({g->second.loc, fmt::format("'{}' is defined here", n->id)});
     n->binding = NameBinding::Global;
     return;
@@ -1099,8 +1099,8 @@ void Checker::resolveName(Name *n) {
   if (auto id = lookupPythonBuiltin(n->id)) {
     const BuiltinInfo &info = builtinInfo(*id);
     if (info.kind == BuiltinKind::Unsupported) {
-      diag_.error(n->loc, fmt::format("not supported in tk kernels: Python builtin '{}'; {}",
-                                      n->id, info.summary));
+      diag_.error(n->loc, fmt::format("not supported in tk kernels: Python builtin '{}'; {}", n->id,
+                                      info.summary));
       return;
     }
     n->binding = NameBinding::Builtin;
@@ -1157,8 +1157,8 @@ const BuiltinInfo *Checker::checkAttribute(Attribute *a) {
     for (const TensorMemberInfo &m : allTensorMembers())
       names.push_back(std::string(m.name));
     sortedUnique(names);
-    diag_.error(a->attrLoc, fmt::format("'{}' is not an attribute of tensors or dtypes{}",
-                                        a->attr, didYouMean(a->attr, names)));
+    diag_.error(a->attrLoc, fmt::format("'{}' is not an attribute of tensors or dtypes{}", a->attr,
+                                        didYouMean(a->attr, names)));
   }
   return nullptr;
 }
@@ -1213,8 +1213,8 @@ void Checker::checkBuiltinCall(const BuiltinInfo &info, Call *c, bool asIterable
   std::string name = qualifiedName(info);
   switch (info.kind) {
   case BuiltinKind::DType:
-    diag_.error(c->loc, fmt::format("{} is a dtype, not a function; convert with x.to({})", name,
-                                    name));
+    diag_.error(c->loc,
+                fmt::format("{} is a dtype, not a function; convert with x.to({})", name, name));
     return;
   case BuiltinKind::TypeMarker:
     if (!info.isCallable()) {
@@ -1237,8 +1237,8 @@ void Checker::checkBuiltinCall(const BuiltinInfo &info, Call *c, bool asIterable
     break;
   case BuiltinKind::Iterator:
     if (!asIterable) {
-      diag_.error(c->loc, fmt::format("{}() can only be used as the iterable of a 'for' loop",
-                                      name));
+      diag_.error(c->loc,
+                  fmt::format("{}() can only be used as the iterable of a 'for' loop", name));
       return;
     }
     break;
@@ -1305,8 +1305,8 @@ void Checker::checkCall(Call *c, bool asIterable) {
     if (auto id = lookupTensorMember(a->attr)) {
       const TensorMemberInfo &m = tensorMemberInfo(*id);
       if (m.kind == MemberKind::Property) {
-        diag_.error(a->attrLoc, fmt::format("'{}' is a property, not a method: write {}", m.name,
-                                            spell(a)));
+        diag_.error(a->attrLoc,
+                    fmt::format("'{}' is a property, not a method: write {}", m.name, spell(a)));
         return;
       }
       std::string receiver = isa<Name>(a->value) ? spell(a->value) : "x";
@@ -1394,9 +1394,8 @@ bool Checker::isCompileTime(const Expr *e) const {
   }
   case NodeKind::Subscript: {
     auto *s = cast<Subscript>(e);
-    return isCompileTime(s->value) &&
-           std::all_of(s->indices.begin(), s->indices.end(),
-                       [&](const Expr *x) { return isCompileTime(x); });
+    return isCompileTime(s->value) && std::all_of(s->indices.begin(), s->indices.end(),
+                                                  [&](const Expr *x) { return isCompileTime(x); });
   }
   case NodeKind::Tuple: {
     auto &v = cast<Tuple>(e)->elts;
@@ -1415,9 +1414,8 @@ bool Checker::isCompileTime(const Expr *e) const {
     // Whether an argument is None is part of the specialisation.
     if (c->ops.size() == 1 && (c->ops[0] == CmpOp::Is || c->ops[0] == CmpOp::IsNot))
       return true;
-    return isCompileTime(c->lhs) &&
-           std::all_of(c->comparators.begin(), c->comparators.end(),
-                       [&](const Expr *x) { return isCompileTime(x); });
+    return isCompileTime(c->lhs) && std::all_of(c->comparators.begin(), c->comparators.end(),
+                                                [&](const Expr *x) { return isCompileTime(x); });
   }
   case NodeKind::BoolOp: {
     auto &v = cast<BoolOp>(e)->values;

@@ -93,28 +93,95 @@ TEST(BuiltinsTest, NamesAreUniquePerScopeAndIndexedByEnum) {
 
 TEST(BuiltinsTest, EveryDTypeUnderBothSpellings) {
 #define TK_DTYPE(ENUM, IRNAME, PYNAME, BITS, KIND)                                                 \
-  for (std::string_view name : {std::string_view(IRNAME), std::string_view(PYNAME)}) {           \
+  for (std::string_view name : {std::string_view(IRNAME), std::string_view(PYNAME)}) {             \
     auto id = lookupTkBuiltin(name);                                                               \
     ASSERT_TRUE(id) << name;                                                                       \
-    EXPECT_EQ(builtinInfo(*id).kind, BuiltinKind::DType);                                         \
+    EXPECT_EQ(builtinInfo(*id).kind, BuiltinKind::DType);                                          \
     EXPECT_EQ(builtinInfo(*id).dtype, DType::ENUM);                                                \
   }
 #include "lang/DTypes.def"
 }
 
 TEST(BuiltinsTest, BriefListIsCovered) {
-  for (const char *name :
-       {"program_id", "num_programs", "arange", "zeros", "zeros_like", "full", "cast", "load",
-        "store", "sum", "max", "min", "argmax", "argmin", "reduce", "xor_sum", "cumsum",
-        "cumprod", "associative_scan", "dot", "where", "maximum", "minimum", "clamp", "exp",
-        "exp2", "log", "log2", "sqrt", "sqrt_rn", "rsqrt", "sin", "cos", "abs", "floor", "ceil",
-        "erf", "fma", "sigmoid", "softmax", "cdiv", "div_rn", "fdiv", "umulhi", "broadcast",
-        "broadcast_to", "expand_dims", "reshape", "view", "permute", "trans", "ravel", "cat",
-        "join", "atomic_add", "atomic_max", "atomic_min", "atomic_and", "atomic_or", "atomic_xor",
-        "atomic_xchg", "atomic_cas", "static_assert", "static_print", "device_print",
-        "device_assert", "debug_barrier", "multiple_of", "max_contiguous", "max_constancy",
-        "assume", "range", "static_range", "constexpr", "jit", "autotune", "heuristics", "Config",
-        "next_power_of_2"}) {
+  for (const char *name : {"program_id",
+                           "num_programs",
+                           "arange",
+                           "zeros",
+                           "zeros_like",
+                           "full",
+                           "cast",
+                           "load",
+                           "store",
+                           "sum",
+                           "max",
+                           "min",
+                           "argmax",
+                           "argmin",
+                           "reduce",
+                           "xor_sum",
+                           "cumsum",
+                           "cumprod",
+                           "associative_scan",
+                           "dot",
+                           "where",
+                           "maximum",
+                           "minimum",
+                           "clamp",
+                           "exp",
+                           "exp2",
+                           "log",
+                           "log2",
+                           "sqrt",
+                           "sqrt_rn",
+                           "rsqrt",
+                           "sin",
+                           "cos",
+                           "abs",
+                           "floor",
+                           "ceil",
+                           "erf",
+                           "fma",
+                           "sigmoid",
+                           "softmax",
+                           "cdiv",
+                           "div_rn",
+                           "fdiv",
+                           "umulhi",
+                           "broadcast",
+                           "broadcast_to",
+                           "expand_dims",
+                           "reshape",
+                           "view",
+                           "permute",
+                           "trans",
+                           "ravel",
+                           "cat",
+                           "join",
+                           "atomic_add",
+                           "atomic_max",
+                           "atomic_min",
+                           "atomic_and",
+                           "atomic_or",
+                           "atomic_xor",
+                           "atomic_xchg",
+                           "atomic_cas",
+                           "static_assert",
+                           "static_print",
+                           "device_print",
+                           "device_assert",
+                           "debug_barrier",
+                           "multiple_of",
+                           "max_contiguous",
+                           "max_constancy",
+                           "assume",
+                           "range",
+                           "static_range",
+                           "constexpr",
+                           "jit",
+                           "autotune",
+                           "heuristics",
+                           "Config",
+                           "next_power_of_2"}) {
     auto id = lookupTkBuiltin(name);
     ASSERT_TRUE(id) << name;
     EXPECT_NE(builtinInfo(*id).kind, BuiltinKind::Unsupported) << name;
@@ -291,14 +358,15 @@ def k(p):
 }
 
 TEST(SemaTest, ExternalNamesFromPython) {
-  std::string src = "@tl.jit\ndef k(x_ptr):\n    y = tl.load(x_ptr) * SCALE\n    z = helper(y, 1, 2, 3)\n";
+  std::string src =
+      "@tl.jit\ndef k(x_ptr):\n    y = tl.load(x_ptr) * SCALE\n    z = helper(y, 1, 2, 3)\n";
   EXPECT_TRUE(failsWith(src, "undefined name 'tl'"));
   CheckOptions opts;
   opts.externalModuleAliases = {"tl"};
   opts.externalGlobals = {"SCALE", "helper"};
   EXPECT_TRUE(clean(src, opts));
-  EXPECT_TRUE(failsWith("@tl.jit\ndef k(x_ptr):\n    y = tl.lod(x_ptr)\n", "did you mean 'load'",
-                        opts));
+  EXPECT_TRUE(
+      failsWith("@tl.jit\ndef k(x_ptr):\n    y = tl.lod(x_ptr)\n", "did you mean 'load'", opts));
 }
 
 //===----------------------------------------------------------------------===//
@@ -317,7 +385,8 @@ TEST(SemaTest, NameResolution) {
   EXPECT_TRUE(clean(kernel("x", "    y = x.shape[0] + x.dtype.primitive_bitwidth\n")));
   // A local that shadows a Python builtin is a local.
   EXPECT_TRUE(clean(kernel("x", "    max = tk.max(x, 0)\n    y = max + 1\n")));
-  EXPECT_TRUE(failsWith(kernel("x", "    y = v\n    v = 1\n"), "'v' is used before it is assigned"));
+  EXPECT_TRUE(
+      failsWith(kernel("x", "    y = v\n    v = 1\n"), "'v' is used before it is assigned"));
 }
 
 TEST(SemaTest, ArityAndKeywords) {
@@ -347,8 +416,7 @@ TEST(SemaTest, RandomArityAgainstTable) {
   std::mt19937 rng(1234);
   std::vector<const BuiltinInfo *> functions;
   for (const BuiltinInfo &b : allBuiltins())
-    if (b.scope == BuiltinScope::Tk && b.kind == BuiltinKind::Function &&
-        !b.signature.isVariadic())
+    if (b.scope == BuiltinScope::Tk && b.kind == BuiltinKind::Function && !b.signature.isVariadic())
       functions.push_back(&b);
   for (int trial = 0; trial < 60; ++trial) {
     const BuiltinInfo &b = *functions[rng() % functions.size()];
@@ -364,8 +432,8 @@ TEST(SemaTest, RandomArityAgainstTable) {
 
 TEST(SemaTest, RandomTypeStrings) {
   std::mt19937 rng(99);
-  const char *dtypes[] = {"i1", "i8", "i16", "i32", "i64", "u8", "u32", "fp16", "bf16", "fp32",
-                          "fp64"};
+  const char *dtypes[] = {"i1",  "i8",   "i16",  "i32",  "i64", "u8",
+                          "u32", "fp16", "bf16", "fp32", "fp64"};
   for (int trial = 0; trial < 40; ++trial) {
     std::string ty = rng() % 2 ? "*" : "";
     ty += dtypes[rng() % std::size(dtypes)];
@@ -387,7 +455,8 @@ TEST(SemaTest, RandomTypeStrings) {
 }
 
 TEST(SemaTest, AssignmentToConstexpr) {
-  EXPECT_TRUE(failsWith(kernel("x, B: tk.constexpr", "    B = 2\n"), "cannot assign to constexpr 'B'"));
+  EXPECT_TRUE(
+      failsWith(kernel("x, B: tk.constexpr", "    B = 2\n"), "cannot assign to constexpr 'B'"));
   EXPECT_TRUE(clean(kernel("x, B", "    B = 2\n")));
   EXPECT_TRUE(failsWith("import tk\nB = 1\n@tk.jit\ndef k(x):\n    B += 1\n",
                         "it is a module-level constant"));
@@ -399,8 +468,9 @@ TEST(SemaTest, AssignmentToConstexpr) {
 
 TEST(SemaTest, UnsupportedConstructs) {
   EXPECT_TRUE(failsWith(kernel("x", "    x[0] = 1\n"), "assignment to a subscript"));
-  EXPECT_TRUE(failsWith(kernel("x", "    for i in range(2):\n        pass\n    else:\n        pass\n"),
-                        "'else' on a 'for' loop"));
+  EXPECT_TRUE(
+      failsWith(kernel("x", "    for i in range(2):\n        pass\n    else:\n        pass\n"),
+                "'else' on a 'for' loop"));
   EXPECT_TRUE(failsWith(kernel("x", "    y = x is 1\n"), "'is' other than against None"));
   EXPECT_TRUE(clean(kernel("x", "    if x is None:\n        pass\n")));
   EXPECT_TRUE(failsWith(kernel("x", "    y = x not in (1, 2)\n"), "the 'not in' operator"));
@@ -432,9 +502,11 @@ TEST(SemaTest, MaybeUndefined) {
   EXPECT_TRUE(failsWith(kernel("x", "    if x > 0:\n        y = 1\n    z = y\n"),
                         "'y' may be undefined here: it is assigned only in the 'if' branch at "
                         "line 6"));
-  EXPECT_TRUE(clean(kernel("x", "    if x > 0:\n        y = 1\n    else:\n        y = 2\n    z = y\n")));
+  EXPECT_TRUE(
+      clean(kernel("x", "    if x > 0:\n        y = 1\n    else:\n        y = 2\n    z = y\n")));
   // A branch that returns does not reach the use.
-  EXPECT_TRUE(clean(kernel("x", "    if x > 0:\n        return\n    else:\n        y = 2\n    z = y\n")));
+  EXPECT_TRUE(
+      clean(kernel("x", "    if x > 0:\n        return\n    else:\n        y = 2\n    z = y\n")));
   // Compile-time conditions: only one branch survives specialisation.
   EXPECT_TRUE(clean(kernel("x, B: tk.constexpr", "    if B:\n        y = 1\n    z = y\n")));
   EXPECT_TRUE(clean(kernel("x", "    if x is not None:\n        y = 1\n    z = y\n")));
@@ -452,7 +524,8 @@ TEST(SemaTest, MaybeUndefined) {
 
 TEST(SemaTest, ControlFlowAndDefinitions) {
   EXPECT_TRUE(failsWith(kernel("x", "    break\n"), "'break' outside loop"));
-  EXPECT_TRUE(clean(kernel("x", "    while x > 0:\n        if x == 2:\n            break\n        x -= 1\n")));
+  EXPECT_TRUE(clean(
+      kernel("x", "    while x > 0:\n        if x == 2:\n            break\n        x -= 1\n")));
   EXPECT_TRUE(failsWith("import tk\nreturn 3\n", "'return' outside function"));
   EXPECT_TRUE(failsWith("import tk\n@tk.jit\ndef k(x):\n    pass\n@tk.jit\ndef k(y):\n    pass\n",
                         "redefinition of function 'k'"));
