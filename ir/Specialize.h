@@ -81,8 +81,8 @@ struct KernelSpec {
 struct ParamBinding {
   std::string name;
   SourceLoc loc;
-  /// A constexpr (or a value specialised to a constant): no IR argument when
-  /// `isArgument` is false; `value` holds it.
+  /// A constexpr, or an integer specialised to the constant 1: `value` holds
+  /// it. A constexpr has no IR argument; a specialised integer keeps one.
   bool isConstant = false;
   ConstValue value;
   /// Has an IR argument (of `dtype`, a pointer to `dtype` when isPointer).
@@ -99,6 +99,7 @@ struct SignatureEntry {
   Kind kind = Kind::Scalar;
   DType dtype = DType::I32;
   int64_t divisibility = 1; // after ':'; 1 when absent
+  bool equalsOne = false;   // an integer written "i32:1": its value is 1
   ConstValue constant;      // Kind::Constant
 };
 

@@ -1,0 +1,847 @@
+// AST -> IR: the entry point, statements, structured control flow and the
+// inlining of @tk.jit helpers. Expressions are in ASTToIRExpr.cpp, builtin
+// calls in ASTToIRBuiltins.cpp.
+//
+// Lowering stops at the first error of a kernel: later statements would
+// mostly report consequences of it (a variable left undefined, a type that
+// was never computed).
+#include "ir/ASTToIR.h"
+
+#include "ir/ASTToIRLowerer.h"
+#include "ir/Verifier.h"
+
+#include <fmt/format.h>
+
+#include <set>
+
+namespace tk {
+namespace astir {
+
+using namespace ast;
+
+namespace {
+
+// Inlining depth at which we give up; the checks reject recursion, so only
+// an absurdly deep chain of helpers reaches it.
+constexpr unsigned kMaxInlineDepth = 64;
+// Iterations of one tk.static_range past which unrolling is refused.
+constexpr int64_t kMaxUnroll = 4096;
+
+void collectTargets(const Expr *t, std::set<std::string> &out) {
+  if (auto *n = dyn_cast<Name>(t))
+    out.insert(n->id);
+  else if (auto *tu = dyn_cast<Tuple>(t))
+    for (const Expr *e : tu->elts)
+      collectTargets(e, out);
+  else if (auto *l = dyn_cast<List>(t))
+    for (const Expr *e : l->elts)
+      collectTargets(e, out);
+}
+
+void collectAssigned(const ast::Block &block, std::set<std::string> &out) {
+  for (const Stmt *s : block) {
+    if (auto *a = dyn_cast<Assign>(s))
+      for (const Expr *t : a->targets)
+        collectTargets(t, out);
+    else if (auto *a = dyn_cast<AugAssign>(s))
+      collectTargets(a->target, out);
+    else if (auto *a = dyn_cast<AnnAssign>(s))
+      collectTargets(a->target, out);
+    else if (auto *i = dyn_cast<If>(s)) {
+      collectAssigned(i->then, out);
+      collectAssigned(i->orelse, out);
+    } else if (auto *f = dyn_cast<For>(s)) {
+      collectTargets(f->target, out);
+      collectAssigned(f->body, out);
+    } else if (auto *w = dyn_cast<While>(s))
+      collectAssigned(w->body, out);
+  }
+}
+
+// Whether two lowered values are the same (so a branch or loop left it alone).
+bool sameVal(const Val &a, const Val &b) {
+  if (a.kind != b.kind)
+    return false;
+  if (a.kind == Val::Kind::Dyn)
+    return a.v == b.v;
+  if (a.i != b.i || a.s != b.s || a.type != b.type || a.fn != b.fn ||
+      a.elts.size() != b.elts.size())
+    return false;
+  if (a.kind == Val::Kind::Float && !(a.f == b.f || (a.f != a.f && b.f != b.f)))
+    return false;
+  for (size_t i = 0; i < a.elts.size(); ++i)
+    if (!sameVal(a.elts[i], b.elts[i]))
+      return false;
+  return true;
+}
+
+Val fromConst(const ConstValue &c, IRContext &ctx) {
+  switch (c.kind) {
+  case ConstValue::Kind::None:
+    return Val::none();
+  case ConstValue::Kind::Bool:
+    return Val::ofBool(c.boolValue);
+  case ConstValue::Kind::Int:
+    return Val::ofInt(c.intValue);
+  case ConstValue::Kind::Float:
+    return Val::ofFloat(c.floatValue);
+  case ConstValue::Kind::String:
+    return Val::ofStr(c.stringValue);
+  case ConstValue::Kind::DType:
+    return Val::ofType(ctx.scalar(c.dtype));
+  }
+  return Val::none();
+}
+
+bool isConstexprAnnotation(const Expr *e) {
+  if (auto *a = dyn_cast<ast::Attribute>(e))
+    return a->attr == "constexpr";
+  if (auto *n = dyn_cast<Name>(e))
+    return n->id == "constexpr";
+  return false;
+}
+
+// The builtin a call's callee names (tk.range, range, ...), or null.
+const BuiltinInfo *calleeBuiltin(const Expr *callee) {
+  if (auto *a = dyn_cast<ast::Attribute>(callee); a && a->builtin >= 0)
+    return &builtinInfo(a->builtin);
+  if (auto *n = dyn_cast<Name>(callee);
+      n && n->binding == NameBinding::Builtin && n->builtin >= 0)
+    return &builtinInfo(n->builtin);
+  return nullptr;
+}
+
+} // namespace
+
+std::vector<std::string> assignedNames(const ast::Block &block) {
+  std::set<std::string> names;
+  collectAssigned(block, names);
+  return {names.begin(), names.end()};
+}
+
+//===----------------------------------------------------------------------===//
+// Globals and the entry point
+//===----------------------------------------------------------------------===//
+
+Val Lowerer::global(const std::string &name, SourceLoc loc) {
+  if (auto it = spec_.constants.find(name); it != spec_.constants.end())
+    return fromConst(it->second, ctx_);
+  if (auto it = globals_.find(name); it != globals_.end())
+    return it->second;
+  for (const std::string &g : globalsInProgress_)
+    if (g == name)
+      return fail(loc, fmt::format("global '{}' is defined in terms of itself", name));
+  for (const Stmt *s : astModule_.body) {
+    const Expr *target = nullptr, *value = nullptr;
+    if (auto *a = dyn_cast<Assign>(s); a && a->targets.size() == 1) {
+      target = a->targets[0];
+      value = a->value;
+    } else if (auto *a = dyn_cast<AnnAssign>(s)) {
+      target = a->target;
+      value = a->value;
+    }
+    auto *n = target ? dyn_cast<Name>(target) : nullptr;
+    if (!n || n->id != name || !value)
+      continue;
+    // A global is folded once, with no locals in scope, and must be constant.
+    Env empty;
+    Env *saved = env;
+    env = &empty;
+    globalsInProgress_.push_back(name);
+    Val v = expr(value);
+    globalsInProgress_.pop_back();
+    env = saved;
+    if (!v.ok())
+      return v;
+    if (v.hasDyn())
+      return fail(value->loc, fmt::format("global '{}' must be a compile-time constant", name));
+    globals_[name] = v;
+    return v;
+  }
+  return fail(loc, fmt::format("the value of global '{}' is not known here: pass it with -D {}=VALUE",
+                               name, name));
+}
+
+Function *Lowerer::run() {
+  const FunctionDef *kernel = astModule_.findFunction(spec_.kernel);
+  if (!kernel) {
+    fail({}, fmt::format("no function named '{}' to lower", spec_.kernel));
+    return nullptr;
+  }
+  std::vector<ParamBinding> params;
+  if (!specializeParams(*kernel, spec_, diag_, params))
+    return nullptr;
+
+  std::vector<Type *> argTypes;
+  for (const ParamBinding &p : params)
+    if (p.isArgument)
+      argTypes.push_back(p.isPointer ? ctx_.pointer(ctx_.scalar(p.dtype)) : ctx_.scalar(p.dtype));
+  Function *fn = b_.createFunction(module_, kernel->name, argTypes, {}, kernel->loc);
+
+  Env kernelEnv;
+  unsigned arg = 0;
+  for (const ParamBinding &p : params) {
+    if (p.isArgument) {
+      if (p.divisibility > 1)
+        fn->argAttrs(arg).set("divisibility", p.divisibility);
+      if (p.isConstant)
+        fn->argAttrs(arg).set("constant", p.value.intValue);
+      kernelEnv[p.name] = p.isConstant ? fromConst(p.value, ctx_) : Val::dyn(fn->argument(arg));
+      ++arg;
+    } else {
+      kernelEnv[p.name] = fromConst(p.value, ctx_);
+    }
+  }
+
+  ReturnState rs;
+  env = &kernelEnv;
+  ret = &rs;
+  unsigned errorsBefore = diag_.numErrors();
+  bool ok = lowerBlock(kernel->body);
+  if (ok && rs.returned && rs.value.kind != Val::Kind::None)
+    ok = fail(kernel->nameLoc, fmt::format("kernel '{}' returns {}; kernels return nothing (store "
+                                           "results through a pointer)",
+                                           kernel->name, describe(rs.value)))
+             .ok();
+  if (ok) {
+    b_.setInsertionPointToEnd(&fn->body());
+    b_.ret(kernel->loc, {});
+  }
+  if (!ok || diag_.numErrors() != errorsBefore) {
+    module_.eraseFunction(fn);
+    return nullptr;
+  }
+
+  // Lowering builds only valid IR; anything the verifier finds is our bug.
+  DiagnosticEngine verifyDiag(diag_.sourceManager());
+  if (!verifyModule(module_, verifyDiag)) {
+    for (const Diagnostic &d : verifyDiag.diagnostics())
+      if (d.severity == Severity::Error)
+        diag_.error(d.loc.isValid() ? d.loc : kernel->loc,
+                    fmt::format("internal compiler error: the IR lowered for '{}' does not "
+                                "verify: {}",
+                                kernel->name, d.message));
+    module_.eraseFunction(fn);
+    return nullptr;
+  }
+  return fn;
+}
+
+//===----------------------------------------------------------------------===//
+// Statements
+//===----------------------------------------------------------------------===//
+
+bool Lowerer::lowerBlock(const ast::Block &block) {
+  for (const Stmt *s : block) {
+    if (ret->returned)
+      break; // the rest of the block is unreachable
+    if (!lowerStmt(s))
+      return false;
+  }
+  return true;
+}
+
+bool Lowerer::assign(const Expr *target, Val value, SourceLoc loc) {
+  if (!value.ok())
+    return false;
+  if (auto *n = dyn_cast<Name>(target)) {
+    (*env)[n->id] = std::move(value);
+    return true;
+  }
+  const std::vector<Expr *> *elts = nullptr;
+  if (auto *t = dyn_cast<Tuple>(target))
+    elts = &t->elts;
+  else if (auto *l = dyn_cast<List>(target))
+    elts = &l->elts;
+  if (!elts)
+    return fail(target->loc, "not supported in tk kernels: assigning to this target").ok();
+  if (value.kind != Val::Kind::Tuple)
+    return fail(loc, fmt::format("cannot unpack {} into {} names", describe(value), elts->size()))
+        .ok();
+  if (value.elts.size() != elts->size())
+    return fail(loc, fmt::format("cannot unpack a tuple of {} into {} names", value.elts.size(),
+                                 elts->size()))
+        .ok();
+  for (size_t i = 0; i < elts->size(); ++i)
+    if (!assign((*elts)[i], value.elts[i], loc))
+      return false;
+  return true;
+}
+
+bool Lowerer::lowerStmt(const Stmt *s) {
+  switch (s->kind) {
+  case NodeKind::ExprStmt:
+    return expr(cast<ExprStmt>(s)->value).ok();
+  case NodeKind::Assign: {
+    auto *a = cast<Assign>(s);
+    Val v = expr(a->value);
+    for (const Expr *t : a->targets)
+      if (!assign(t, v, a->loc))
+        return false;
+    return v.ok();
+  }
+  case NodeKind::AugAssign: {
+    auto *a = cast<AugAssign>(s);
+    Val cur = expr(a->target);
+    if (!cur.ok())
+      return false;
+    Val rhs = expr(a->value);
+    return assign(a->target, binary(a->op, cur, rhs, a->opLoc), a->loc);
+  }
+  case NodeKind::AnnAssign: {
+    auto *a = cast<AnnAssign>(s);
+    return !a->value || assign(a->target, expr(a->value), a->loc);
+  }
+  case NodeKind::If:
+    return lowerIf(cast<If>(s));
+  case NodeKind::For:
+    return lowerFor(cast<For>(s));
+  case NodeKind::While:
+    return lowerWhile(cast<While>(s));
+  case NodeKind::Return: {
+    auto *r = cast<Return>(s);
+    if (ret->dynamicDepth > 0)
+      return fail(s->loc, "not supported yet: 'return' inside a dynamic if, for or while; assign "
+                          "the value and return after it")
+          .ok();
+    Val v = r->value ? expr(r->value) : Val::none();
+    if (!v.ok())
+      return false;
+    ret->returned = true;
+    ret->value = v;
+    return true;
+  }
+  case NodeKind::Pass:
+    return true;
+  case NodeKind::Assert: {
+    auto *a = cast<Assert>(s);
+    Val cond = expr(a->test);
+    if (!cond.ok())
+      return false;
+    std::string msg;
+    if (a->msg) {
+      Val m = expr(a->msg);
+      if (!m.ok())
+        return false;
+      msg = m.kind == Val::Kind::Str ? m.s : describe(m);
+    }
+    if (std::optional<bool> t = constTruth(cond))
+      return *t || fail(a->loc, fmt::format("assertion is always false{}{}", msg.empty() ? "" : ": ",
+                                            msg))
+                       .ok();
+    b_.assertOp(a->loc, castTo(cond.v, ctx_.i1(), a->loc), msg);
+    return true;
+  }
+  case NodeKind::Break:
+  case NodeKind::Continue:
+    return fail(s->loc, fmt::format("not supported yet: '{}' in a kernel loop",
+                                    isa<Break>(s) ? "break" : "continue"))
+        .ok();
+  default:
+    return fail(s->loc, fmt::format("not supported in a kernel body: {} statement",
+                                    nodeKindName(s->kind)))
+        .ok();
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Control flow
+//===----------------------------------------------------------------------===//
+
+bool Lowerer::lowerIf(const If *s) {
+  Val cond = expr(s->cond);
+  if (!cond.ok())
+    return false;
+  // A compile-time condition picks its branch; the other is never lowered,
+  // so it may even be ill-typed for this specialisation.
+  if (std::optional<bool> t = constTruth(cond))
+    return lowerBlock(*t ? s->then : s->orelse);
+  if (!cond.isDyn() || cond.v->type()->isTensor())
+    return fail(s->cond->loc, fmt::format("the condition of 'if' must be a scalar, got {}",
+                                          describe(cond)))
+        .ok();
+  Value *c = castTo(cond.v, ctx_.i1(), s->cond->loc);
+
+  // Lower both branches into a result-less if first: which variables it must
+  // yield (and their types) is known only afterwards.
+  Operation *draft = b_.createIf(s->loc, c, {});
+  Env before = *env;
+  Env branchEnv[2];
+  ++ret->dynamicDepth;
+  for (unsigned r = 0; r < 2; ++r) {
+    *env = before;
+    b_.setInsertionPointToEnd(&draft->body(r));
+    if (!lowerBlock(r == 0 ? s->then : s->orelse)) {
+      --ret->dynamicDepth;
+      return false;
+    }
+    branchEnv[r] = *env;
+  }
+  --ret->dynamicDepth;
+
+  // Yield the variables both branches define and at least one changed.
+  std::vector<std::string> names;
+  std::vector<Value *> yields[2];
+  std::vector<Type *> types;
+  for (const auto &[name, thenVal] : branchEnv[0]) {
+    auto other = branchEnv[1].find(name);
+    if (other == branchEnv[1].end() || sameVal(thenVal, other->second))
+      continue;
+    Val vals[2] = {thenVal, other->second};
+    if (!(vals[0].isDyn() || vals[0].isScalarConst()) ||
+        !(vals[1].isDyn() || vals[1].isScalarConst()))
+      return fail(s->loc, fmt::format("not supported yet: variable '{}' is {} after the 'if' "
+                                      "branch and {} after the 'else' branch",
+                                      name, describe(vals[0]), describe(vals[1])))
+          .ok();
+    Value *v[2] = {nullptr, nullptr};
+    for (unsigned r = 0; r < 2; ++r) {
+      b_.setInsertionPointToEnd(&draft->body(r));
+      Type *like = vals[1 - r].isDyn() ? vals[1 - r].v->type() : nullptr;
+      v[r] = materialize(vals[r], s->loc, like);
+    }
+    if (!v[0] || !v[1])
+      return false;
+    if (v[0]->type() != v[1]->type())
+      return fail(s->loc, fmt::format("variable '{}' is {} after the 'if' branch but {} after the "
+                                      "'else' branch",
+                                      name, typeStr(v[0]), typeStr(v[1])))
+          .ok();
+    names.push_back(name);
+    yields[0].push_back(v[0]);
+    yields[1].push_back(v[1]);
+    types.push_back(v[0]->type());
+  }
+
+  // The real if, with the results; the drafted ops move into it.
+  b_.setInsertionPoint(draft);
+  Operation *op = b_.createIf(s->loc, c, types);
+  for (unsigned r = 0; r < 2; ++r) {
+    for (Operation *inner : draft->body(r).opsVector())
+      op->body(r).insert(nullptr, draft->body(r).remove(inner));
+    b_.setInsertionPointToEnd(&op->body(r));
+    b_.yield(s->loc, yields[r]);
+  }
+  draft->erase();
+  b_.setInsertionPointAfter(op);
+
+  *env = before;
+  for (const auto &[name, thenVal] : branchEnv[0]) {
+    auto other = branchEnv[1].find(name);
+    if (other != branchEnv[1].end() && sameVal(thenVal, other->second))
+      (*env)[name] = thenVal;
+  }
+  for (size_t i = 0; i < names.size(); ++i)
+    (*env)[names[i]] = Val::dyn(op->result(unsigned(i)));
+  return true;
+}
+
+bool Lowerer::lowerFor(const For *s) {
+  auto *iter = dyn_cast<Call>(s->iter);
+  const BuiltinInfo *info = iter ? calleeBuiltin(iter->callee) : nullptr;
+  if (!info || (info->id != BuiltinId::Range && info->id != BuiltinId::PyRange &&
+                info->id != BuiltinId::StaticRange))
+    return fail(s->iter->loc, "not supported yet: a 'for' loop over anything but range(), "
+                              "tk.range() or tk.static_range()")
+        .ok();
+  if (info->id == BuiltinId::StaticRange)
+    return lowerStaticRange(s, iter);
+  auto *target = dyn_cast<Name>(s->target);
+  if (!target)
+    return fail(s->target->loc, "the loop variable must be a single name").ok();
+
+  // range(end), range(start, end), range(start, end, step); tk.range's
+  // scheduling hints are accepted and not used yet.
+  std::vector<Val> bounds;
+  for (const Expr *a : iter->args) {
+    bounds.push_back(expr(a));
+    if (!bounds.back().ok())
+      return false;
+  }
+  for (const Keyword &k : iter->keywords)
+    if (k.name == "step" || k.name == "arg2") {
+      bounds.push_back(expr(k.value));
+      if (!bounds.back().ok())
+        return false;
+    }
+  if (bounds.empty() || bounds.size() > 3)
+    return fail(iter->loc, fmt::format("range() takes 1 to 3 bounds, got {}", bounds.size())).ok();
+  if (bounds.size() == 1)
+    bounds.insert(bounds.begin(), Val::ofInt(0));
+  if (bounds.size() == 2)
+    bounds.push_back(Val::ofInt(1));
+  if (bounds[2].kind == Val::Kind::Int && bounds[2].i == 0)
+    return fail(iter->loc, "range() step must not be zero").ok();
+
+  // The induction variable's type: the widest dynamic bound, i32 otherwise.
+  Type *ivType = ctx_.i32();
+  for (const Val &bv : bounds) {
+    if (bv.isDyn() && (!bv.v->type()->isScalar() || !bv.v->type()->isIntLike() ||
+                       bv.v->type() == ctx_.i1()))
+      return fail(iter->loc, fmt::format("range() bounds must be integer scalars, got {}",
+                                         describe(bv)))
+          .ok();
+    if (!bv.isDyn() && bv.kind != Val::Kind::Int)
+      return fail(iter->loc, fmt::format("range() bounds must be integers, got {}", describe(bv)))
+          .ok();
+    if (bv.isDyn())
+      ivType = promote(ivType, bv.v->type(), iter->loc, "range");
+    else if (bv.i > INT32_MAX || bv.i < INT32_MIN)
+      ivType = promote(ivType, ctx_.i64(), iter->loc, "range");
+  }
+  Value *lu[3];
+  for (int i = 0; i < 3; ++i)
+    lu[i] = castTo(materialize(bounds[i], iter->loc, ivType), ivType, iter->loc);
+
+  // Loop-carried: variables defined before the loop that the body assigns.
+  std::vector<std::string> carried;
+  std::vector<Value *> inits;
+  for (const std::string &name : assignedNames(s->body)) {
+    auto it = env->find(name);
+    if (name == target->id || it == env->end())
+      continue;
+    if (!it->second.isDyn() && !it->second.isScalarConst())
+      return fail(s->loc, fmt::format("not supported yet: variable '{}' ({}) is assigned in the "
+                                      "loop; only tensors and numbers can be loop-carried",
+                                      name, describe(it->second)))
+          .ok();
+    carried.push_back(name);
+    inits.push_back(materialize(it->second, s->loc));
+  }
+
+  Operation *loop = b_.createFor(s->loc, lu[0], lu[1], lu[2], inits);
+  Env before = *env;
+  b_.setInsertionPointToEnd(&loop->body());
+  (*env)[target->id] = Val::dyn(loop->body().argument(0));
+  for (size_t i = 0; i < carried.size(); ++i)
+    (*env)[carried[i]] = Val::dyn(loop->body().argument(unsigned(i + 1)));
+  ++ret->dynamicDepth;
+  bool ok = lowerBlock(s->body);
+  --ret->dynamicDepth;
+  if (!ok)
+    return false;
+  std::vector<Value *> next;
+  for (size_t i = 0; i < carried.size(); ++i) {
+    Value *v = materialize((*env)[carried[i]], s->loc, inits[i]->type());
+    if (!v)
+      return false;
+    if (v->type() != inits[i]->type())
+      return fail(s->loc, fmt::format("loop-carried variable '{}' changes type in the loop: {} "
+                                      "before it, {} at the end of the body",
+                                      carried[i], typeStr(inits[i]), typeStr(v)))
+          .ok();
+    next.push_back(v);
+  }
+  b_.yield(s->loc, next);
+  b_.setInsertionPointAfter(loop);
+  *env = before;
+  for (size_t i = 0; i < carried.size(); ++i)
+    (*env)[carried[i]] = Val::dyn(loop->result(unsigned(i)));
+  return true;
+}
+
+bool Lowerer::lowerStaticRange(const For *s, const Call *iter) {
+  std::vector<Val> bounds;
+  for (const Expr *a : iter->args) {
+    bounds.push_back(expr(a));
+    if (!bounds.back().ok())
+      return false;
+    if (bounds.back().kind != Val::Kind::Int)
+      return fail(a->loc, fmt::format("tk.static_range bounds must be compile-time integers, got "
+                                      "{}",
+                                      describe(bounds.back())))
+          .ok();
+  }
+  if (bounds.empty() || bounds.size() > 3)
+    return fail(iter->loc, "tk.static_range takes 1 to 3 bounds").ok();
+  int64_t lo = bounds.size() > 1 ? bounds[0].i : 0;
+  int64_t hi = bounds.size() > 1 ? bounds[1].i : bounds[0].i;
+  int64_t step = bounds.size() > 2 ? bounds[2].i : 1;
+  if (step == 0)
+    return fail(iter->loc, "tk.static_range step must not be zero").ok();
+  int64_t count = step > 0 ? (hi > lo ? (hi - lo + step - 1) / step : 0)
+                           : (lo > hi ? (lo - hi - step - 1) / -step : 0);
+  if (count > kMaxUnroll)
+    return fail(iter->loc, fmt::format("tk.static_range would unroll {} iterations (at most {}); "
+                                       "use tk.range",
+                                       count, kMaxUnroll))
+        .ok();
+  for (int64_t k = 0; k < count; ++k) {
+    if (!assign(s->target, Val::ofInt(lo + k * step), s->loc) || !lowerBlock(s->body))
+      return false;
+    if (ret->returned)
+      break;
+  }
+  return true;
+}
+
+bool Lowerer::lowerWhile(const While *s) {
+  std::vector<std::string> carried;
+  std::vector<Value *> inits;
+  std::vector<Type *> types;
+  for (const std::string &name : assignedNames(s->body)) {
+    auto it = env->find(name);
+    if (it == env->end())
+      continue;
+    if (!it->second.isDyn() && !it->second.isScalarConst())
+      return fail(s->loc, fmt::format("not supported yet: variable '{}' ({}) is assigned in the "
+                                      "loop; only tensors and numbers can be loop-carried",
+                                      name, describe(it->second)))
+          .ok();
+    carried.push_back(name);
+    inits.push_back(materialize(it->second, s->loc));
+    types.push_back(inits.back()->type());
+  }
+  Operation *loop = b_.createWhile(s->loc, inits, types);
+  Env before = *env;
+  ++ret->dynamicDepth;
+
+  // before: the condition over the carried values.
+  b_.setInsertionPointToEnd(&loop->body(0));
+  for (size_t i = 0; i < carried.size(); ++i)
+    (*env)[carried[i]] = Val::dyn(loop->body(0).argument(unsigned(i)));
+  Val cond = expr(s->cond);
+  if (!cond.ok()) {
+    --ret->dynamicDepth;
+    return false;
+  }
+  Value *c = materialize(cond, s->cond->loc);
+  if (!c || c->type()->isTensor()) {
+    --ret->dynamicDepth;
+    return fail(s->cond->loc, fmt::format("the condition of 'while' must be a scalar, got {}",
+                                          describe(cond)))
+        .ok();
+  }
+  b_.condition(s->cond->loc, castTo(c, ctx_.i1(), s->cond->loc), loop->body(0).arguments());
+
+  // after: the body, yielding the carried values back to `before`.
+  *env = before;
+  b_.setInsertionPointToEnd(&loop->body(1));
+  for (size_t i = 0; i < carried.size(); ++i)
+    (*env)[carried[i]] = Val::dyn(loop->body(1).argument(unsigned(i)));
+  bool ok = lowerBlock(s->body);
+  --ret->dynamicDepth;
+  if (!ok)
+    return false;
+  std::vector<Value *> next;
+  for (size_t i = 0; i < carried.size(); ++i) {
+    Value *v = materialize((*env)[carried[i]], s->loc, types[i]);
+    if (!v)
+      return false;
+    if (v->type() != types[i])
+      return fail(s->loc, fmt::format("loop-carried variable '{}' changes type in the loop: {} "
+                                      "before it, {} at the end of the body",
+                                      carried[i], types[i]->str(), typeStr(v)))
+          .ok();
+    next.push_back(v);
+  }
+  b_.yield(s->loc, next);
+  b_.setInsertionPointAfter(loop);
+  *env = before;
+  for (size_t i = 0; i < carried.size(); ++i)
+    (*env)[carried[i]] = Val::dyn(loop->result(unsigned(i)));
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// Inlining
+//===----------------------------------------------------------------------===//
+
+Val Lowerer::inlineCall(const FunctionDef *fn, std::vector<Val> args,
+                        std::vector<std::pair<std::string, Val>> kwargs, SourceLoc callLoc) {
+  if (inlineDepth >= kMaxInlineDepth)
+    return fail(callLoc, fmt::format("helpers nest more than {} deep at the call of '{}'",
+                                     kMaxInlineDepth, fn->name));
+  if (args.size() > fn->params.size())
+    return fail(callLoc, fmt::format("'{}' takes {} arguments, {} given", fn->name,
+                                     fn->params.size(), args.size()));
+  Env callee;
+  for (size_t i = 0; i < fn->params.size(); ++i) {
+    const Param &p = fn->params[i];
+    std::optional<Val> v;
+    if (i < args.size())
+      v = args[i];
+    for (auto &[name, kv] : kwargs)
+      if (name == p.name) {
+        if (v)
+          return fail(callLoc, fmt::format("'{}' got two values for argument '{}'", fn->name,
+                                           p.name));
+        v = kv;
+      }
+    if (!v && p.defaultValue) {
+      // Defaults are constants of the helper's module, not of the caller.
+      Env empty;
+      Env *saved = env;
+      env = &empty;
+      v = expr(p.defaultValue);
+      env = saved;
+    }
+    if (!v)
+      return fail(callLoc, fmt::format("missing argument '{}' in the call of '{}'", p.name,
+                                       fn->name));
+    if (!v->ok())
+      return Val::error();
+    if (isConstexprAnnotation(p.annotation) && v->hasDyn())
+      return fail(callLoc, fmt::format("argument '{}' of '{}' is tk.constexpr but the call passes "
+                                       "{}, which is not known at compile time",
+                                       p.name, fn->name, describe(*v)));
+    callee[p.name] = *v;
+  }
+  for (auto &[name, kv] : kwargs) {
+    bool known = false;
+    for (const Param &p : fn->params)
+      known = known || p.name == name;
+    if (!known)
+      return fail(callLoc, fmt::format("'{}' has no parameter named '{}'", fn->name, name));
+  }
+
+  Env *savedEnv = env;
+  ReturnState *savedRet = ret;
+  ReturnState rs;
+  env = &callee;
+  ret = &rs;
+  ++inlineDepth;
+  bool ok = lowerBlock(fn->body);
+  --inlineDepth;
+  env = savedEnv;
+  ret = savedRet;
+  if (!ok)
+    return Val::error();
+  return rs.returned ? rs.value : Val::none();
+}
+
+bool Lowerer::inlineCombiner(const FunctionDef *fn, const std::vector<Val> &args, SourceLoc loc,
+                             std::vector<Value *> &results) {
+  Val r = inlineCall(fn, args, {}, loc);
+  if (!r.ok())
+    return false;
+  std::vector<Val> flat = r.kind == Val::Kind::Tuple ? r.elts : std::vector<Val>{r};
+  size_t n = args.size() / 2;
+  if (flat.size() != n)
+    return fail(loc, fmt::format("combine function '{}' must return {} value{}, returns {}",
+                                 fn->name, n, n == 1 ? "" : "s", describe(r)))
+        .ok();
+  for (size_t i = 0; i < n; ++i) {
+    Type *want = args[i].v->type();
+    Value *v = materialize(flat[i], loc, want);
+    if (!v)
+      return false;
+    if (v->type() != want)
+      return fail(loc, fmt::format("combine function '{}' returns {} for an accumulator of type "
+                                   "{}",
+                                   fn->name, typeStr(v), want->str()))
+          .ok();
+    results.push_back(v);
+  }
+  return true;
+}
+
+} // namespace astir
+
+namespace {
+
+// Collects the functions named anywhere under `n` (calls and combine_fn=).
+void collectFunctionRefs(const ast::Node *n, std::set<std::string> &out, unsigned depth = 0) {
+  using namespace ast;
+  if (!n || depth > 512)
+    return;
+  auto sub = [&](const Node *c) { collectFunctionRefs(c, out, depth + 1); };
+  auto block = [&](const ast::Block &b) {
+    for (const Stmt *s : b)
+      sub(s);
+  };
+  switch (n->kind) {
+  case NodeKind::Name:
+    if (cast<Name>(n)->binding == NameBinding::Function)
+      out.insert(cast<Name>(n)->id);
+    return;
+  case NodeKind::Attribute:
+    return sub(cast<ast::Attribute>(n)->value);
+  case NodeKind::Call: {
+    auto *c = cast<Call>(n);
+    sub(c->callee);
+    for (const Expr *a : c->args)
+      sub(a);
+    for (const Keyword &k : c->keywords)
+      sub(k.value);
+    return;
+  }
+  case NodeKind::Subscript:
+    sub(cast<Subscript>(n)->value);
+    for (const Expr *i : cast<Subscript>(n)->indices)
+      sub(i);
+    return;
+  case NodeKind::Tuple:
+    for (const Expr *e : cast<Tuple>(n)->elts)
+      sub(e);
+    return;
+  case NodeKind::List:
+    for (const Expr *e : cast<List>(n)->elts)
+      sub(e);
+    return;
+  case NodeKind::Binary:
+    sub(cast<Binary>(n)->lhs);
+    return sub(cast<Binary>(n)->rhs);
+  case NodeKind::Unary:
+    return sub(cast<Unary>(n)->operand);
+  case NodeKind::Compare:
+    sub(cast<Compare>(n)->lhs);
+    for (const Expr *e : cast<Compare>(n)->comparators)
+      sub(e);
+    return;
+  case NodeKind::BoolOp:
+    for (const Expr *e : cast<BoolOp>(n)->values)
+      sub(e);
+    return;
+  case NodeKind::IfExp:
+    sub(cast<IfExp>(n)->cond);
+    sub(cast<IfExp>(n)->then);
+    return sub(cast<IfExp>(n)->orelse);
+  case NodeKind::ExprStmt:
+    return sub(cast<ExprStmt>(n)->value);
+  case NodeKind::Assign:
+    return sub(cast<Assign>(n)->value);
+  case NodeKind::AugAssign:
+    return sub(cast<AugAssign>(n)->value);
+  case NodeKind::AnnAssign:
+    return sub(cast<AnnAssign>(n)->value);
+  case NodeKind::Return:
+    return sub(cast<Return>(n)->value);
+  case NodeKind::Assert:
+    return sub(cast<Assert>(n)->test);
+  case NodeKind::If:
+    sub(cast<If>(n)->cond);
+    block(cast<If>(n)->then);
+    return block(cast<If>(n)->orelse);
+  case NodeKind::For:
+    sub(cast<For>(n)->iter);
+    return block(cast<For>(n)->body);
+  case NodeKind::While:
+    sub(cast<While>(n)->cond);
+    return block(cast<While>(n)->body);
+  default:
+    return;
+  }
+}
+
+} // namespace
+
+std::vector<const ast::FunctionDef *> kernelEntryPoints(const ast::Module &m) {
+  std::set<std::string> referenced;
+  for (const ast::FunctionDef *fn : m.functions())
+    for (const ast::Stmt *s : fn->body)
+      collectFunctionRefs(s, referenced);
+  std::vector<const ast::FunctionDef *> kernels;
+  for (const ast::FunctionDef *fn : m.functions())
+    if (!referenced.count(fn->name))
+      kernels.push_back(fn);
+  return kernels;
+}
+
+Function *lowerKernel(const ast::Module &m, const KernelSpec &spec, IRContext &ctx, Module &out,
+                      DiagnosticEngine &diag) {
+  astir::Lowerer lowerer(m, spec, ctx, out, diag);
+  return lowerer.run();
+}
+
+} // namespace tk

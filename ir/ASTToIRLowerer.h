@@ -1,0 +1,216 @@
+// The state shared by the three parts of AST -> IR lowering (internal to
+// ir/ASTToIR*.cpp; the entry point is ir/ASTToIR.h):
+//
+//   ASTToIR.cpp          statements, control flow, inlining, the entry point
+//   ASTToIRExpr.cpp      expressions, constant folding, promotion, broadcasting
+//   ASTToIRBuiltins.cpp  calls of tk.* builtins and tensor methods
+//
+// A lowered expression is a Val: an IR value, or a compile-time constant. For
+// `offs = pid * BLOCK + tk.arange(0, BLOCK)` with BLOCK = 128, `pid` is
+// Val::dyn(%0 : i32), `BLOCK` is Val::ofInt(128), `pid * BLOCK` materialises
+// 128 as an i32 constant (a Python int takes the type of its integer partner)
+// and multiplies, and the `+` splats that scalar to the arange's [128].
+#pragma once
+
+#include "ir/ASTToIR.h"
+#include "ir/Builder.h"
+#include "lang/Builtins.h"
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tk::astir {
+
+struct Val {
+  enum class Kind : uint8_t {
+    Error, // lowering failed here; already reported
+    Dyn,   // an IR value
+    None,
+    Bool,
+    Int,
+    Float,
+    Str,
+    DType, // a dtype: `type` is a scalar or pointer IR type
+    Tuple,
+    Func,   // a @tk.jit function
+    Module, // the tk module itself
+  };
+  Kind kind = Kind::Error;
+  Value *v = nullptr;
+  int64_t i = 0; // Int, and Bool (0/1)
+  double f = 0;
+  std::string s;
+  Type *type = nullptr;
+  std::vector<Val> elts;
+  const ast::FunctionDef *fn = nullptr;
+
+  static Val error() { return {}; }
+  static Val dyn(Value *value) {
+    Val r;
+    r.kind = Kind::Dyn;
+    r.v = value;
+    return r;
+  }
+  static Val none() {
+    Val r;
+    r.kind = Kind::None;
+    return r;
+  }
+  static Val ofBool(bool b) {
+    Val r;
+    r.kind = Kind::Bool;
+    r.i = b;
+    return r;
+  }
+  static Val ofInt(int64_t i) {
+    Val r;
+    r.kind = Kind::Int;
+    r.i = i;
+    return r;
+  }
+  static Val ofFloat(double f) {
+    Val r;
+    r.kind = Kind::Float;
+    r.f = f;
+    return r;
+  }
+  static Val ofStr(std::string s) {
+    Val r;
+    r.kind = Kind::Str;
+    r.s = std::move(s);
+    return r;
+  }
+  static Val ofType(Type *t) {
+    Val r;
+    r.kind = Kind::DType;
+    r.type = t;
+    return r;
+  }
+  static Val tuple(std::vector<Val> elts) {
+    Val r;
+    r.kind = Kind::Tuple;
+    r.elts = std::move(elts);
+    return r;
+  }
+
+  bool ok() const { return kind != Kind::Error; }
+  bool isDyn() const { return kind == Kind::Dyn; }
+  /// A number or bool known at compile time (what a tensor op can materialise).
+  bool isScalarConst() const {
+    return kind == Kind::Bool || kind == Kind::Int || kind == Kind::Float;
+  }
+  bool isConst() const { return kind != Kind::Error && kind != Kind::Dyn && !hasDyn(); }
+  bool hasDyn() const;
+};
+
+/// Describes a value for messages: "tensor<128xfp32>", "constexpr int 3", "tuple".
+std::string describe(const Val &v);
+
+/// The local variables of one function being lowered (a helper inlined at a
+/// call gets its own).
+using Env = std::map<std::string, Val>;
+
+class Lowerer {
+public:
+  Lowerer(const ast::Module &m, const KernelSpec &spec, IRContext &ctx, Module &out,
+          DiagnosticEngine &diag)
+      : astModule_(m), spec_(spec), ctx_(ctx), module_(out), diag_(diag), b_(ctx) {}
+
+  Function *run();
+
+  // --- shared by the three files ---------------------------------------
+
+  IRContext &ctx() { return ctx_; }
+  Builder &builder() { return b_; }
+  DiagnosticEngine &diag() { return diag_; }
+  /// Reports an error and returns Val::error().
+  Val fail(SourceLoc loc, std::string message);
+
+  // Statements (ASTToIR.cpp).
+  bool lowerBlock(const ast::Block &block);
+  bool lowerStmt(const ast::Stmt *s);
+  /// Inlines `fn` called with `args` (positional) and `kwargs`; the value its
+  /// `return` gives (None without one).
+  Val inlineCall(const ast::FunctionDef *fn, std::vector<Val> args,
+                 std::vector<std::pair<std::string, Val>> kwargs, SourceLoc callLoc);
+  /// Inlines a combine function into the current block with `args` bound; the
+  /// values it returns, flattened.
+  bool inlineCombiner(const ast::FunctionDef *fn, const std::vector<Val> &args, SourceLoc loc,
+                      std::vector<Value *> &results);
+
+  // Expressions (ASTToIRExpr.cpp).
+  Val expr(const ast::Expr *e);
+  Val binary(ast::BinaryOp op, Val a, Val b, SourceLoc loc);
+  Val compare(ast::CmpOp op, Val a, Val b, SourceLoc loc);
+  Val unary(ast::UnaryOp op, Val a, SourceLoc loc);
+  /// Python truthiness of a constant (nullopt for a dynamic value).
+  std::optional<bool> constTruth(const Val &v);
+  /// An IR value for `v`: a dynamic value as is, a constant materialised in
+  /// its default type (int: i32, or i64 when it does not fit; float: fp32;
+  /// bool: i1), or in the element type `like` when given (Python scalars take
+  /// the type of a tensor of the same kind).
+  Value *materialize(const Val &v, SourceLoc loc, Type *like = nullptr);
+  /// Converts `v` to element type `elem` (keeping its shape).
+  Value *castTo(Value *v, Type *elem, SourceLoc loc, bool bitcast = false);
+  /// Triton's promotion of two element types for arithmetic; null (after
+  /// reporting) when there is none.
+  Type *promote(Type *a, Type *b, SourceLoc loc, const char *what);
+  /// NumPy broadcasting of two shapes; nullopt (after reporting) when they
+  /// do not broadcast.
+  std::optional<std::vector<int64_t>> broadcastShapes(const std::vector<int64_t> &a,
+                                                      const std::vector<int64_t> &b,
+                                                      SourceLoc loc);
+  /// `v` (scalar or tensor) stretched to `shape` (splat, expand, broadcast).
+  Value *broadcastTo(Value *v, const std::vector<int64_t> &shape, SourceLoc loc);
+  /// Materialises and broadcasts two operands of an elementwise op to one
+  /// shape and (when `elem` is given) to one element type.
+  bool unify(Val a, Val b, SourceLoc loc, Value *&x, Value *&y, const char *what,
+             bool promoteTypes = true);
+
+  // Builtins (ASTToIRBuiltins.cpp).
+  Val callBuiltin(const BuiltinInfo &info, const ast::Call *call);
+  Val callMethod(const Val &self, const ast::Attribute *callee, const ast::Call *call);
+  Val member(const Val &self, const ast::Attribute *a);
+
+  // --- state ------------------------------------------------------------
+
+  /// The variables of the function being lowered.
+  Env *env = nullptr;
+  /// Set by `return` in the function being inlined.
+  struct ReturnState {
+    bool returned = false;
+    Val value = Val::none();
+    unsigned dynamicDepth = 0; // inside a dynamic if/for/while of this function
+  };
+  ReturnState *ret = nullptr;
+  unsigned inlineDepth = 0;
+
+  /// A module-level name: -D, then a module constant (folded on first use).
+  Val global(const std::string &name, SourceLoc loc);
+
+private:
+  const ast::Module &astModule_;
+  const KernelSpec &spec_;
+  IRContext &ctx_;
+  Module &module_;
+  DiagnosticEngine &diag_;
+  Builder b_;
+  std::map<std::string, Val> globals_;
+  std::vector<std::string> globalsInProgress_;
+
+  bool lowerIf(const ast::If *s);
+  bool lowerFor(const ast::For *s);
+  bool lowerStaticRange(const ast::For *s, const ast::Call *iter);
+  bool lowerWhile(const ast::While *s);
+  bool assign(const ast::Expr *target, Val value, SourceLoc loc);
+};
+
+/// Names assigned anywhere in `block` (nested statements included), sorted.
+std::vector<std::string> assignedNames(const ast::Block &block);
+
+/// "tensor<128xfp32>" or "i32" for an IR value.
+inline std::string typeStr(Value *v) { return v->type()->str(); }
+
+} // namespace tk::astir
