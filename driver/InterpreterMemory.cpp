@@ -79,9 +79,9 @@ private:
     } else {
       std::string rel;
       if (addr < n->begin)
-        rel = fmt::format("{} bytes before its start", n->begin - addr);
+        rel = fmt::format("starts {} bytes before its start", n->begin - addr);
       else if (addr >= n->end)
-        rel = fmt::format("{} bytes past its end", addr - n->end);
+        rel = fmt::format("starts {} bytes past its end", addr - n->end);
       else
         rel = fmt::format("at byte {}, but {} bytes run past its end", addr - n->begin,
                           addr + size_ - n->end);
