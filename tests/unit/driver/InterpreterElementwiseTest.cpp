@@ -348,9 +348,12 @@ TEST_F(ElementwiseTest, CastsBetweenAllDTypes) {
             v = -v;
           int bits = dtypeBits(to);
           uint64_t u = bits == 64 ? uint64_t(v) : uint64_t(v) & ((uint64_t(1) << bits) - 1);
-          want = isSigned(to) && bits < 64 && (u >> (bits - 1))
-                     ? double(int64_t(u) - (int64_t(1) << bits))
-                     : double(u);
+          if (!isSigned(to))
+            want = double(u);
+          else if (bits == 64)
+            want = double(int64_t(u));
+          else
+            want = (u >> (bits - 1)) ? double(int64_t(u) - (int64_t(1) << bits)) : double(u);
         } else if (!ti) {
           HostBuffer tmp = HostBuffer::allocate("t", to, 1);
           tmp.set(0, x); // the dtype's rounding
