@@ -8,9 +8,12 @@
 // Exit status: 0 success, 1 an input has errors (diagnostics on stderr) or
 // cannot be read, 2 bad usage. Usage is documented in docs/tkc.md; this file
 // is the only place in tk that prints.
+#include "ir/ASTToIR.h"
+#include "ir/IRPrinter.h"
 #include "lang/ASTPrinter.h"
 #include "lang/DiagnosticVerifier.h"
 #include "lowering/LLVMTarget.h"
+#include "lowering/Pipeline.h"
 #include "parser/Frontend.h"
 #include "parser/Lexer.h"
 #include "tk/Version.h"
@@ -45,7 +48,7 @@ struct Options;
 // the input has errors (already reported to `diag`).
 struct Compilation {
   const Options &options;
-  const SourceManager &sm;
+  SourceManager &sm; // mutable: the IR context registers buffers in it
   BufferId buffer;
   DiagnosticEngine &diag;
   ast::Context ctx;
@@ -58,6 +61,8 @@ using EmitFn = bool (*)(Compilation &c, std::string &out);
 bool emitTokens(Compilation &c, std::string &out);
 bool emitAST(Compilation &c, std::string &out);
 bool emitSummary(Compilation &c, std::string &out);
+bool emitIR(Compilation &c, std::string &out);
+bool emitIROpt(Compilation &c, std::string &out);
 
 struct EmitKind {
   std::string_view name;
@@ -71,6 +76,8 @@ constexpr EmitKind kEmitKinds[] = {
     {"tokens", emitTokens, "the lexer's tokens, one per line"},
     {"ast", emitAST, "the AST after the semantic checks"},
     {"summary", emitSummary, "per kernel: parameters, decorators, stage reached (default)"},
+    {"ir", emitIR, "block IR after AST lowering (verified)"},
+    {"ir-opt", emitIROpt, "block IR after the optimisation pipeline"},
 };
 
 constexpr const EmitKind *findEmitKind(std::string_view name) {
@@ -87,7 +94,6 @@ struct Options {
   std::string output;                                   // -o: empty = stdout
   ColorMode color = ColorMode::Auto;
   bool verifyDiagnostics = false;
-  // Kept for the stages that come after the front end; nothing reads them yet.
   std::string signature;                                // --signature "..."
   std::vector<std::pair<std::string, std::string>> defines; // -D NAME=VALUE, in order
   std::string arch = "sm_90";                           // --arch
@@ -106,14 +112,17 @@ options:
   --verify-diagnostics   check the diagnostics against the file's
                          `# expected-error {{...}}` annotations instead of
                          printing them; exit 0 when they match
+  --signature "SIG"      parameter types for --emit=ir and later, Triton-style:
+                         "*fp32:16, *fp32:16, i32, 1024" (":16" divisible by
+                         16, ":1" equal to 1, a bare value a constexpr)
+  -D NAME=VALUE          the value of the constexpr NAME (int, float,
+                         True/False, a dtype such as fp16, or a string)
   --color=WHEN           colour diagnostics: auto (stderr is a terminal and
                          NO_COLOR is unset), always, never
   --help                 this text
   --version              tk's version, LLVM's version, NVPTX availability
 
 options kept for later stages (accepted and checked, not used yet):
-  --signature "SIG"      parameter types, e.g. "*fp32:16, *fp32:16, i32, 1024"
-  -D NAME=VALUE          the value of the constexpr parameter NAME
   --arch=sm_NN           target GPU, sm_80 or newer (default: sm_90)
   --num-warps=N          warps per program, a power of two 1..32 (default: 4)
 
@@ -396,6 +405,56 @@ bool emitSummary(Compilation &c, std::string &out) {
   if (selected.empty())
     out += "  (no kernels)\n";
   out += summarizeFunctions(*c.module, {selected.begin(), selected.end()}, {{"front end", "ok"}});
+  return true;
+}
+
+// --emit=ir and --emit=ir-opt: lowers each kernel (the --kernel one, or
+// every function no other function calls) for --signature and -D.
+bool lowerToIR(Compilation &c, Module &module) {
+  if (!runFrontEnd(c))
+    return false;
+  std::vector<const ast::FunctionDef *> kernels;
+  if (c.options.kernel.empty()) {
+    kernels = kernelEntryPoints(*c.module);
+  } else {
+    std::vector<ast::FunctionDef *> selected;
+    if (!selectFunctions(c, selected))
+      return false;
+    kernels.assign(selected.begin(), selected.end());
+  }
+  bool ok = true;
+  for (const ast::FunctionDef *fn : kernels) {
+    KernelSpec spec;
+    spec.kernel = fn->name;
+    spec.signature = c.options.signature;
+    for (const auto &[name, value] : c.options.defines)
+      spec.constants[name] = parseConstValue(value);
+    ok = lowerKernel(*c.module, spec, module.context(), module, c.diag) && ok;
+  }
+  return ok;
+}
+
+bool emitIR(Compilation &c, std::string &out) {
+  IRContext ctx(c.sm);
+  Module module(ctx);
+  if (!lowerToIR(c, module))
+    return false;
+  out += printModule(module);
+  return true;
+}
+
+bool emitIROpt(Compilation &c, std::string &out) {
+  IRContext ctx(c.sm);
+  Module module(ctx);
+  if (!lowerToIR(c, module))
+    return false;
+  PassManager pm(c.diag);
+  pm.configureFromEnvironment();
+  pm.setSink([](std::string_view text) { printErr(text); }); // TK_DUMP_IR, TK_TIME_PASSES
+  buildPipeline(pm);
+  if (!pm.run(module))
+    return false;
+  out += printModule(module);
   return true;
 }
 
