@@ -1,5 +1,7 @@
 #include "ir/IRParser.h"
 
+#include "ir/Layout.h"
+
 #include <cctype>
 #include <charconv>
 #include <cmath>
@@ -435,17 +437,91 @@ private:
         failed_ = true;
         return nullptr;
       }
+      const LayoutAttr *layout = nullptr;
       if (isPunct(",")) {
         consume();
-        fail("layout attributes cannot be parsed yet");
-        return nullptr;
+        SourceLoc layoutLoc = tok_.loc;
+        if (!(layout = parseLayout()))
+          return nullptr;
+        if (layoutRank(layout) != shape.size()) {
+          diag_.error(layoutLoc, fmt::format("layout of rank {} on a tensor of rank {} ({})",
+                                             layoutRank(layout), shape.size(), shapeStr(shape)));
+          failed_ = true;
+          return nullptr;
+        }
       }
       if (!expectPunct(">", "to close the tensor type"))
         return nullptr;
-      return ctx_.tensor(shape, elem);
+      return ctx_.tensor(shape, elem, layout);
     }
     fail(fmt::format("unknown type '{}'", tok_.text));
     return nullptr;
+  }
+
+  // layout ::= name '<' [param (',' param)*] '>'
+  // param  ::= key '=' (int | '[' [int (',' int)*] ']' | layout)
+  // The kinds and their parameters are checked by buildLayout (ir/Layout.h).
+  const LayoutAttr *parseLayout() {
+    if (++depth_ > kMaxDepth) {
+      fail("layout nested too deeply");
+      return nullptr;
+    }
+    const LayoutAttr *l = parseLayoutInner();
+    --depth_;
+    return l;
+  }
+
+  const LayoutAttr *parseLayoutInner() {
+    if (tok_.kind != Tok::Ident) {
+      fail(fmt::format("expected a layout such as blocked<...>, found {}", describeTok()));
+      return nullptr;
+    }
+    std::string kind = tok_.text;
+    SourceLoc loc = tok_.loc;
+    consume();
+    if (!expectPunct("<", "after the layout name"))
+      return nullptr;
+    std::vector<LayoutParam> params;
+    while (!isPunct(">")) {
+      if (!params.empty() && !expectPunct(",", "between layout parameters"))
+        return nullptr;
+      if (tok_.kind != Tok::Ident) {
+        fail(fmt::format("expected a layout parameter name, found {}", describeTok()));
+        return nullptr;
+      }
+      LayoutParam p;
+      p.key = tok_.text;
+      consume();
+      if (!expectPunct("=", "after the layout parameter name"))
+        return nullptr;
+      if (tok_.kind == Tok::Int) {
+        p.value = tok_.intValue;
+        consume();
+      } else if (tok_.kind == Tok::Ident) {
+        const LayoutAttr *nested = parseLayout();
+        if (!nested)
+          return nullptr;
+        p.value = nested;
+      } else {
+        std::optional<Attribute> a =
+            isPunct("[") ? parseAttrValue() : std::optional<Attribute>();
+        if (!a || !a->isIntArray()) {
+          fail(fmt::format("expected an integer, an integer array or a layout, found {}",
+                           describeTok()));
+          return nullptr;
+        }
+        p.value = a->getIntArray();
+      }
+      params.push_back(std::move(p));
+    }
+    consume();
+    std::string error;
+    const LayoutAttr *layout = buildLayout(ctx_, kind, params, error);
+    if (!layout) {
+      diag_.error(loc, error);
+      failed_ = true;
+    }
+    return layout;
   }
 
   bool parseTypeList(std::vector<Type *> &out) {
@@ -564,7 +640,8 @@ private:
   }
 
   // --- functions
-  // func ::= 'func' '@' name '(' [arg (',' arg)*] ')' ['->' type-list] [loc] '{' op* '}'
+  // func ::= 'func' '@' name '(' [arg (',' arg)*] ')' ['->' type-list]
+  //          ['attributes' attr-dict] [loc] '{' op* '}'
   // arg  ::= value-name ':' type [attr-dict]
   bool parseFunction(Module &module) {
     if (!isIdent("func"))
@@ -608,6 +685,14 @@ private:
       if (!parseTypeList(results))
         return false;
     }
+    AttrDict fnAttrs;
+    if (isIdent("attributes")) {
+      consume();
+      if (!isPunct("{"))
+        return fail(fmt::format("expected '{{' after 'attributes', found {}", describeTok()));
+      if (!parseAttrDict(fnAttrs))
+        return false;
+    }
     if (!parseOptionalLoc(loc))
       return false;
     if (!expectPunct("{", "to open the function body"))
@@ -616,6 +701,7 @@ private:
     Function *fn = module.addFunction(std::make_unique<Function>(name, argTypes, results, loc));
     for (unsigned i = 0; i < argAttrs.size(); ++i)
       fn->argAttrs(i) = std::move(argAttrs[i]);
+    fn->attrs() = std::move(fnAttrs);
     scopes_.assign(1, {});
     for (unsigned i = 0; i < argNames.size(); ++i)
       if (!define(argNames[i], fn->argument(i)))

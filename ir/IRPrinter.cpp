@@ -20,12 +20,19 @@ public:
       Value *arg = fn.argument(i);
       names_[arg] = fmt::format("%arg{}", i);
       out_ += fmt::format("{}{}: {}", i ? ", " : "", names_[arg], arg->type()->str());
-      if (!fn.argAttrs(i).empty())
-        out_ += " " + fn.argAttrs(i).str();
+      // Appended in two steps: `" " + str()` trips GCC 12's -Wrestrict.
+      if (!fn.argAttrs(i).empty()) {
+        out_ += ' ';
+        out_ += fn.argAttrs(i).str();
+      }
     }
     out_ += ")";
     if (!fn.resultTypes().empty())
       out_ += " -> " + typeList(fn.resultTypes());
+    if (!fn.attrs().empty()) {
+      out_ += " attributes ";
+      out_ += fn.attrs().str();
+    }
     printLoc(fn.loc());
     out_ += " {\n";
     for (Operation &op : fn.body())

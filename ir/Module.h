@@ -38,6 +38,9 @@ public:
   Value *argument(unsigned i) { return body().argument(i); }
   AttrDict &argAttrs(unsigned i) { return argAttrs_[i]; }
   const std::vector<Type *> &resultTypes() const { return resultTypes_; }
+  /// Attributes of the function itself, printed `attributes {num_warps = 4}`
+  /// after the signature: compilation options such as the warps per program.
+  AttrDict &attrs() { return attrs_; }
 
   /// Calls `fn` on every op of the body, parents first, in text order.
   void walk(const std::function<void(Operation *)> &fn);
@@ -46,6 +49,7 @@ private:
   std::string name_;
   std::vector<AttrDict> argAttrs_;
   std::vector<Type *> resultTypes_;
+  AttrDict attrs_;
   SourceLoc loc_;
   std::unique_ptr<Region> body_;
 };

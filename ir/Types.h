@@ -30,8 +30,18 @@ namespace tk {
 /// the same when their pointers are equal.
 class LayoutAttr {
 public:
+  /// The layout kinds (ir/Layout.h defines the classes).
+  enum class Kind : uint8_t { Blocked, Slice };
+
   virtual ~LayoutAttr() = default;
+  Kind layoutKind() const { return kind_; }
   virtual std::string str() const = 0;
+
+protected:
+  explicit LayoutAttr(Kind k) : kind_(k) {}
+
+private:
+  Kind kind_;
 };
 
 class Type {

@@ -189,6 +189,13 @@ private:
 
   bool isI1Like(Type *t) { return t->elementType() == ctx_.i1(); }
 
+  // Result types that an op's rule computes from shapes alone (make_range,
+  // reduce) are compared without the layout, which the layout passes choose.
+  Type *withoutLayout(Type *t) {
+    auto *tt = dyn_cast<TensorType>(t);
+    return tt && tt->layout() ? ctx_.tensor(tt->dims(), tt->element()) : t;
+  }
+
   /// The type a load through `ptr` gives: the pointee in the pointer's shape.
   Type *pointeeLike(Type *ptr) {
     auto *p = dyn_cast<PointerType>(ptr->elementType());
@@ -321,6 +328,12 @@ private:
         error(op, fmt::format("condition must be i1, got {}", ops[0]->type()->str()));
       return;
     case Opcode::Print:
+      return;
+    case Opcode::ConvertLayout:
+      if (!ops[0]->type()->isTensor() ||
+          withoutLayout(ops[0]->type()) != withoutLayout(op.result()->type()))
+        error(op, fmt::format("must keep the shape and element type: {} -> {}",
+                              ops[0]->type()->str(), op.result()->type()->str()));
       return;
     case Opcode::Call:
       return verifyCall(op);
@@ -460,7 +473,8 @@ private:
     if (!isPowerOfTwo(end - start))
       return (void)error(op,
                          fmt::format("size {} (end - start) is not a power of two", end - start));
-    expectType(op, op.result()->type(), ctx_.tensor({end - start}, ctx_.i32()), "result type");
+    expectType(op, withoutLayout(op.result()->type()), ctx_.tensor({end - start}, ctx_.i32()),
+               "result type");
   }
 
   void verifyShapeOp(Operation &op) {
@@ -601,7 +615,8 @@ private:
       if (kind->starts_with("arg"))
         elem = ctx_.i32();
       Type *want = isReduce ? ctx_.withShape(ctx_.withElement(in, elem), reduced) : in;
-      expectType(op, op.result()->type(), want, "result type");
+      expectType(op, isReduce ? withoutLayout(op.result()->type()) : op.result()->type(), want,
+                 "result type");
       return;
     }
     if (op.numRegions() != 1)
@@ -612,7 +627,8 @@ private:
     for (unsigned i = 0; i < op.numOperands(); ++i) {
       Type *t = op.operand(i)->type();
       Type *want = isReduce ? ctx_.withShape(t, reduced) : t;
-      if (!expectType(op, op.result(i)->type(), want, fmt::format("result #{}", i)))
+      Type *got = isReduce ? withoutLayout(op.result(i)->type()) : op.result(i)->type();
+      if (!expectType(op, got, want, fmt::format("result #{}", i)))
         return;
     }
     std::vector<Type *> elems;

@@ -1,0 +1,322 @@
+#include "ir/Layout.h"
+
+#include "ir/IRContext.h"
+
+#include <algorithm>
+#include <cassert>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <memory>
+
+namespace tk {
+namespace {
+
+bool isPowerOfTwo(int64_t n) { return n > 0 && (n & (n - 1)) == 0; }
+
+int64_t product(const std::vector<int64_t> &v) {
+  int64_t p = 1;
+  for (int64_t x : v)
+    p *= x;
+  return p;
+}
+
+std::string arrayStr(const std::vector<int64_t> &v) { return fmt::format("[{}]", fmt::join(v, ", ")); }
+
+// The per-dimension distribution of a layout, without the tensor's extents.
+// A slice is its parent with one dimension dropped: the lane and warp strides
+// of the kept dimensions stay those of the parent, which is what makes threads
+// that differ only along the dropped dimension hold the same elements.
+void distribute(const LayoutAttr *layout, std::vector<ThreadMap::Dim> &dims,
+                std::vector<unsigned> &order, int64_t &numWarps) {
+  if (auto *b = dyn_cast<BlockedLayout>(layout)) {
+    unsigned rank = b->rank();
+    dims.assign(rank, {});
+    order.clear();
+    int64_t laneStride = 1, warpStride = 1;
+    for (int64_t o : b->order()) {
+      unsigned d = static_cast<unsigned>(o);
+      order.push_back(d);
+      dims[d].size = b->sizePerThread()[d];
+      dims[d].threads = b->threadsPerWarp()[d];
+      dims[d].warps = b->warpsPerCTA()[d];
+      dims[d].laneStride = laneStride;
+      dims[d].warpStride = warpStride;
+      laneStride *= dims[d].threads;
+      warpStride *= dims[d].warps;
+    }
+    numWarps = product(b->warpsPerCTA());
+    return;
+  }
+  auto *s = cast<SliceLayout>(layout);
+  distribute(s->parent(), dims, order, numWarps);
+  dims.erase(dims.begin() + s->dim());
+  std::vector<unsigned> kept;
+  for (unsigned d : order)
+    if (d != s->dim())
+      kept.push_back(d > s->dim() ? d - 1 : d);
+  order = std::move(kept);
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// The layout attributes
+//===----------------------------------------------------------------------===//
+
+const BlockedLayout *BlockedLayout::get(IRContext &ctx, std::vector<int64_t> sizePerThread,
+                                        std::vector<int64_t> threadsPerWarp,
+                                        std::vector<int64_t> warpsPerCTA,
+                                        std::vector<int64_t> order) {
+  assert(validateBlocked(sizePerThread, threadsPerWarp, warpsPerCTA, order).empty());
+  std::unique_ptr<LayoutAttr> l(
+      new BlockedLayout(std::move(sizePerThread), std::move(threadsPerWarp),
+                        std::move(warpsPerCTA), std::move(order)));
+  return cast<BlockedLayout>(ctx.layout(std::move(l)));
+}
+
+std::string BlockedLayout::str() const {
+  return fmt::format("blocked<size = {}, threads = {}, warps = {}, order = {}>",
+                     arrayStr(sizePerThread_), arrayStr(threadsPerWarp_), arrayStr(warpsPerCTA_),
+                     arrayStr(order_));
+}
+
+const SliceLayout *SliceLayout::get(IRContext &ctx, unsigned dim, const LayoutAttr *parent) {
+  assert(layoutRank(parent) >= 2 && dim < layoutRank(parent));
+  std::unique_ptr<LayoutAttr> l(new SliceLayout(dim, parent));
+  return cast<SliceLayout>(ctx.layout(std::move(l)));
+}
+
+std::string SliceLayout::str() const {
+  return fmt::format("slice<dim = {}, parent = {}>", dim_, parent_->str());
+}
+
+unsigned layoutRank(const LayoutAttr *layout) {
+  if (auto *b = dyn_cast<BlockedLayout>(layout))
+    return b->rank();
+  return layoutRank(cast<SliceLayout>(layout)->parent()) - 1;
+}
+
+int64_t layoutNumWarps(const LayoutAttr *layout) {
+  if (auto *b = dyn_cast<BlockedLayout>(layout))
+    return product(b->warpsPerCTA());
+  return layoutNumWarps(cast<SliceLayout>(layout)->parent());
+}
+
+std::string validateBlocked(const std::vector<int64_t> &spt, const std::vector<int64_t> &tpw,
+                            const std::vector<int64_t> &wpc, const std::vector<int64_t> &order) {
+  size_t rank = spt.size();
+  if (rank == 0)
+    return "a blocked layout needs at least one dimension";
+  if (tpw.size() != rank || wpc.size() != rank || order.size() != rank)
+    return fmt::format("size, threads, warps and order must have one length, got {}, {}, {}, {}",
+                       rank, tpw.size(), wpc.size(), order.size());
+  for (const auto *v : {&spt, &tpw, &wpc})
+    for (int64_t x : *v)
+      if (!isPowerOfTwo(x))
+        return fmt::format("{} has {}, not a positive power of two", arrayStr(*v), x);
+  if (product(tpw) != kWarpSize)
+    return fmt::format("threads {} multiply to {}, not the warp size {}", arrayStr(tpw),
+                       product(tpw), kWarpSize);
+  if (product(wpc) > 32)
+    return fmt::format("warps {} multiply to {}, more than 32", arrayStr(wpc), product(wpc));
+  std::vector<int64_t> sorted = order;
+  std::sort(sorted.begin(), sorted.end());
+  for (size_t i = 0; i < rank; ++i)
+    if (sorted[i] != int64_t(i))
+      return fmt::format("order {} is not a permutation of the {} dimensions", arrayStr(order),
+                         rank);
+  return {};
+}
+
+const BlockedLayout *makeBlockedLayout(IRContext &ctx, const std::vector<int64_t> &shape,
+                                       const std::vector<int64_t> &order, int64_t vec,
+                                       int64_t numWarps) {
+  size_t rank = shape.size();
+  assert(rank > 0 && order.size() == rank && "order must list every dimension");
+  size_t fast = static_cast<size_t>(order.front());
+  std::vector<int64_t> spt, tpw, wpc;
+  for (size_t d = 0; d < rank; ++d) {
+    spt.push_back(d == fast ? std::max<int64_t>(1, std::min(vec, shape[d])) : 1);
+    tpw.push_back(1);
+    wpc.push_back(1);
+  }
+  // Lanes first along the fastest dimension, as many as the shape has room
+  // for; then the warps over what the lanes leave. Leftovers wrap on order[0].
+  int64_t lanes = kWarpSize, warps = numWarps;
+  for (int64_t d : order) {
+    int64_t room = std::max<int64_t>(1, shape[d] / spt[d]);
+    tpw[d] = std::min(lanes, room);
+    lanes /= tpw[d];
+  }
+  tpw[fast] *= lanes;
+  for (int64_t d : order) {
+    int64_t room = std::max<int64_t>(1, shape[d] / (spt[d] * tpw[d]));
+    wpc[d] = std::min(warps, room);
+    warps /= wpc[d];
+  }
+  wpc[fast] *= warps;
+  return BlockedLayout::get(ctx, spt, tpw, wpc, order);
+}
+
+const BlockedLayout *defaultBlockedLayout(IRContext &ctx, const std::vector<int64_t> &shape,
+                                          int64_t numWarps) {
+  std::vector<int64_t> order;
+  for (size_t d = shape.size(); d-- > 0;)
+    order.push_back(static_cast<int64_t>(d));
+  return makeBlockedLayout(ctx, shape, order, 1, numWarps);
+}
+
+const LayoutAttr *expandLayout(IRContext &ctx, const LayoutAttr *layout, unsigned axis) {
+  if (auto *s = dyn_cast<SliceLayout>(layout); s && s->dim() == axis)
+    return s->parent();
+  std::vector<ThreadMap::Dim> dims;
+  std::vector<unsigned> order;
+  int64_t numWarps = 1;
+  distribute(layout, dims, order, numWarps);
+  // A slice of another dimension has no blocked form that keeps its exact
+  // lanes; the result then is the default layout of the new rank, and the
+  // lowering converts.
+  if (!isa<BlockedLayout>(layout)) {
+    std::vector<int64_t> shape(dims.size() + 1, 1);
+    return defaultBlockedLayout(ctx, shape, numWarps);
+  }
+  auto *b = cast<BlockedLayout>(layout);
+  std::vector<int64_t> spt = b->sizePerThread(), tpw = b->threadsPerWarp(),
+                       wpc = b->warpsPerCTA(), order2;
+  spt.insert(spt.begin() + axis, 1);
+  tpw.insert(tpw.begin() + axis, 1);
+  wpc.insert(wpc.begin() + axis, 1);
+  for (int64_t o : b->order())
+    order2.push_back(o >= int64_t(axis) ? o + 1 : o);
+  // The new dimension has one element, so its place in the order does not
+  // matter; it goes last.
+  order2.push_back(axis);
+  return BlockedLayout::get(ctx, spt, tpw, wpc, order2);
+}
+
+const LayoutAttr *buildLayout(IRContext &ctx, std::string_view kind,
+                              const std::vector<LayoutParam> &params, std::string &error) {
+  auto find = [&](std::string_view key) -> const LayoutParam * {
+    for (const LayoutParam &p : params)
+      if (p.key == key)
+        return &p;
+    return nullptr;
+  };
+  auto checkKeys = [&](std::initializer_list<std::string_view> keys) {
+    for (const LayoutParam &p : params)
+      if (std::find(keys.begin(), keys.end(), p.key) == keys.end()) {
+        error = fmt::format("unknown parameter '{}' of a {} layout", p.key, kind);
+        return false;
+      }
+    for (std::string_view k : keys)
+      if (!find(k)) {
+        error = fmt::format("{} layout needs '{}'", kind, k);
+        return false;
+      }
+    return true;
+  };
+  if (kind == "blocked") {
+    if (!checkKeys({"size", "threads", "warps", "order"}))
+      return nullptr;
+    std::vector<int64_t> arrays[4];
+    const char *keys[4] = {"size", "threads", "warps", "order"};
+    for (int i = 0; i < 4; ++i) {
+      const auto *a = std::get_if<std::vector<int64_t>>(&find(keys[i])->value);
+      if (!a) {
+        error = fmt::format("'{}' of a blocked layout must be an integer array", keys[i]);
+        return nullptr;
+      }
+      arrays[i] = *a;
+    }
+    error = validateBlocked(arrays[0], arrays[1], arrays[2], arrays[3]);
+    if (!error.empty())
+      return nullptr;
+    return BlockedLayout::get(ctx, arrays[0], arrays[1], arrays[2], arrays[3]);
+  }
+  if (kind == "slice") {
+    if (!checkKeys({"dim", "parent"}))
+      return nullptr;
+    const auto *dim = std::get_if<int64_t>(&find("dim")->value);
+    const auto *parent = std::get_if<const LayoutAttr *>(&find("parent")->value);
+    if (!dim || !parent) {
+      error = "a slice layout needs an integer 'dim' and a layout 'parent'";
+      return nullptr;
+    }
+    unsigned rank = layoutRank(*parent);
+    if (rank < 2 || *dim < 0 || *dim >= int64_t(rank)) {
+      error = fmt::format("slice dim {} is out of range for a parent of rank {} (a slice needs a "
+                          "parent of rank 2 or more)",
+                          *dim, rank);
+      return nullptr;
+    }
+    return SliceLayout::get(ctx, static_cast<unsigned>(*dim), *parent);
+  }
+  error = fmt::format("unknown layout '{}' (blocked, slice)", kind);
+  return nullptr;
+}
+
+//===----------------------------------------------------------------------===//
+// ThreadMap
+//===----------------------------------------------------------------------===//
+
+ThreadMap::ThreadMap(const LayoutAttr *layout, const std::vector<int64_t> &shape) {
+  distribute(layout, dims_, order_, numWarps_);
+  assert(dims_.size() == shape.size() && "layout rank differs from the tensor rank");
+  for (unsigned d = 0; d < rank(); ++d) {
+    Dim &dim = dims_[d];
+    dim.extent = shape[d];
+    dim.perThread = dim.size * std::max<int64_t>(1, dim.extent / dim.tile());
+    numRegisters_ *= dim.perThread;
+  }
+}
+
+std::vector<int64_t> ThreadMap::registerIndex(int64_t reg) const {
+  std::vector<int64_t> k(rank(), 0);
+  for (unsigned d : order_) {
+    k[d] = reg % dims_[d].perThread;
+    reg /= dims_[d].perThread;
+  }
+  return k;
+}
+
+int64_t ThreadMap::registerOf(const std::vector<int64_t> &k) const {
+  int64_t reg = 0;
+  for (auto it = order_.rbegin(); it != order_.rend(); ++it)
+    reg = reg * dims_[*it].perThread + k[*it];
+  return reg;
+}
+
+int64_t ThreadMap::registerOffset(int64_t reg, unsigned d) const {
+  int64_t k = registerIndex(reg)[d];
+  const Dim &dim = dims_[d];
+  return (k / dim.size) * dim.tile() + k % dim.size;
+}
+
+int64_t ThreadMap::threadOffset(unsigned d, int64_t lane, int64_t warp) const {
+  const Dim &dim = dims_[d];
+  int64_t l = (lane / dim.laneStride) % dim.threads;
+  int64_t w = (warp / dim.warpStride) % dim.warps;
+  return (w * dim.threads + l) * dim.size;
+}
+
+std::vector<int64_t> ThreadMap::coords(int64_t reg, int64_t lane, int64_t warp) const {
+  std::vector<int64_t> c(rank());
+  for (unsigned d = 0; d < rank(); ++d)
+    c[d] = (registerOffset(reg, d) + threadOffset(d, lane, warp)) % dims_[d].extent;
+  return c;
+}
+
+std::vector<std::vector<int64_t>> ThreadMap::elementsPerThread() const {
+  std::vector<std::vector<int64_t>> out(static_cast<size_t>(numThreads()));
+  for (int64_t t = 0; t < numThreads(); ++t)
+    for (int64_t r = 0; r < numRegisters_; ++r) {
+      std::vector<int64_t> c = coords(r, t % kWarpSize, t / kWarpSize);
+      int64_t linear = 0;
+      for (unsigned d = 0; d < rank(); ++d)
+        linear = linear * dims_[d].extent + c[d];
+      out[t].push_back(linear);
+    }
+  return out;
+}
+
+} // namespace tk

@@ -1,0 +1,199 @@
+// Layouts: how the elements of a block tensor are spread over the threads of
+// a program. A layout is an attribute of a tensor type (ir/Types.h), assigned
+// by the coalescing pass and read by every GPU lowering.
+//
+// A *blocked* layout tiles the tensor: each thread owns a contiguous
+// `size` sub-tile, the 32 threads of a warp are arranged `threads`, the warps
+// of the program `warps`, and `order` lists the dimensions fastest first (the
+// one along which a thread's elements, lanes and warps are consecutive). The
+// tile covers size * threads * warps elements per dimension and repeats over
+// the tensor; a dimension smaller than the tile wraps, so several threads then
+// hold copies of one element.
+//
+//   tensor<1024xfp32, blocked<size = [4], threads = [32], warps = [4], order = [0]>>
+//
+//   tile = 4 * 32 * 4 = 512, repeated twice. Thread t = lane + 32 * warp owns
+//   elements 4t..4t+3 and 512+4t..512+4t+3: 8 registers, two 16-byte vectors.
+//
+//   tensor<64x128xfp16, blocked<size = [1, 8], threads = [2, 16], warps = [4, 1],
+//                               order = [1, 0]>>
+//
+//   a warp covers 2 rows x 128 columns (each lane 8 fp16 = 16 bytes), the 4
+//   warps 8 rows; the tile repeats 8 times down the rows.
+//
+// A *slice* layout is the layout of a tensor with one dimension of a parent
+// layout removed: the result of a reduction along `dim`, and the operand that
+// expand_dims turns back into the parent. Its elements are distributed as the
+// parent's with that dimension dropped; threads that differ only along it hold
+// the same elements.
+//
+//   tensor<64xfp32, slice<dim = 1, parent = blocked<size = [1, 8], ...>>>
+//
+// ThreadMap answers "which elements does each thread hold, in which
+// registers" for a (layout, shape) pair; the lowering uses its per-dimension
+// formulas with the thread id as a runtime value. The scheme leaves room for
+// the tensor-core layouts (mma accumulators, dot operands) and the shared
+// memory layout with a swizzle: each is one more LayoutAttr kind with its own
+// text form `name<key = value, ...>` and a ThreadMap (or address) rule.
+#pragma once
+
+#include "ir/Types.h"
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+namespace tk {
+
+class IRContext;
+
+/// Threads per warp on every NVIDIA GPU tk targets.
+constexpr int64_t kWarpSize = 32;
+
+class BlockedLayout : public LayoutAttr {
+public:
+  /// The uniqued layout; the arguments must be valid (see validateBlocked).
+  static const BlockedLayout *get(IRContext &ctx, std::vector<int64_t> sizePerThread,
+                                  std::vector<int64_t> threadsPerWarp,
+                                  std::vector<int64_t> warpsPerCTA, std::vector<int64_t> order);
+
+  unsigned rank() const { return static_cast<unsigned>(sizePerThread_.size()); }
+  const std::vector<int64_t> &sizePerThread() const { return sizePerThread_; }
+  const std::vector<int64_t> &threadsPerWarp() const { return threadsPerWarp_; }
+  const std::vector<int64_t> &warpsPerCTA() const { return warpsPerCTA_; }
+  const std::vector<int64_t> &order() const { return order_; }
+
+  std::string str() const override;
+  static bool classof(const LayoutAttr *l) { return l->layoutKind() == Kind::Blocked; }
+
+private:
+  BlockedLayout(std::vector<int64_t> spt, std::vector<int64_t> tpw, std::vector<int64_t> wpc,
+                std::vector<int64_t> order)
+      : LayoutAttr(Kind::Blocked), sizePerThread_(std::move(spt)), threadsPerWarp_(std::move(tpw)),
+        warpsPerCTA_(std::move(wpc)), order_(std::move(order)) {}
+  std::vector<int64_t> sizePerThread_, threadsPerWarp_, warpsPerCTA_, order_;
+};
+
+class SliceLayout : public LayoutAttr {
+public:
+  /// `parent` has rank >= 2 and `dim` < its rank.
+  static const SliceLayout *get(IRContext &ctx, unsigned dim, const LayoutAttr *parent);
+
+  unsigned dim() const { return dim_; }
+  const LayoutAttr *parent() const { return parent_; }
+
+  std::string str() const override;
+  static bool classof(const LayoutAttr *l) { return l->layoutKind() == Kind::Slice; }
+
+private:
+  SliceLayout(unsigned dim, const LayoutAttr *parent)
+      : LayoutAttr(Kind::Slice), dim_(dim), parent_(parent) {}
+  unsigned dim_;
+  const LayoutAttr *parent_;
+};
+
+/// LLVM-style casts on the layout kind.
+template <typename T> bool isa(const LayoutAttr *l) { return l && T::classof(l); }
+template <typename T> const T *cast(const LayoutAttr *l) { return static_cast<const T *>(l); }
+template <typename T> const T *dyn_cast(const LayoutAttr *l) {
+  return l && T::classof(l) ? static_cast<const T *>(l) : nullptr;
+}
+
+/// The rank of the tensors a layout describes.
+unsigned layoutRank(const LayoutAttr *layout);
+/// Warps of the program the layout spreads over (the product of `warps`).
+int64_t layoutNumWarps(const LayoutAttr *layout);
+
+/// Empty when the blocked parameters are consistent, else why not: all four of
+/// one rank >= 1, powers of two, threads multiplying to 32, order a
+/// permutation.
+std::string validateBlocked(const std::vector<int64_t> &sizePerThread,
+                            const std::vector<int64_t> &threadsPerWarp,
+                            const std::vector<int64_t> &warpsPerCTA,
+                            const std::vector<int64_t> &order);
+
+/// The blocked layout the coalescing pass starts from for a tensor of `shape`:
+/// `vec` consecutive elements per thread along order[0], then the 32 lanes and
+/// `numWarps` warps filled greedily along `order` (fastest first); lanes or
+/// warps left over once the shape is covered go to order[0], where they hold
+/// copies. `vec` and `numWarps` are powers of two.
+const BlockedLayout *makeBlockedLayout(IRContext &ctx, const std::vector<int64_t> &shape,
+                                       const std::vector<int64_t> &order, int64_t vec,
+                                       int64_t numWarps);
+/// order = the dimensions from last to first (row-major), vec = 1.
+const BlockedLayout *defaultBlockedLayout(IRContext &ctx, const std::vector<int64_t> &shape,
+                                          int64_t numWarps);
+/// `layout` (rank r) as a layout of rank r + 1 with a new size-1 dimension at
+/// `axis`: the parent when `layout` is slice(axis, parent), else a blocked
+/// layout with one thread and one warp along the new dimension.
+const LayoutAttr *expandLayout(IRContext &ctx, const LayoutAttr *layout, unsigned axis);
+
+/// The text form after `name<`: `key = value` pairs, each value an integer,
+/// an integer array or a nested layout. The IR parser reads these and calls
+/// buildLayout, so a new kind of layout needs no parser change.
+struct LayoutParam {
+  std::string key;
+  std::variant<int64_t, std::vector<int64_t>, const LayoutAttr *> value;
+};
+/// The layout named `kind` with `params`, or null with `error` set.
+const LayoutAttr *buildLayout(IRContext &ctx, std::string_view kind,
+                              const std::vector<LayoutParam> &params, std::string &error);
+
+/// Where the elements of a tensor of `shape` live under a distributed layout.
+///
+/// Per dimension d, with tile T = size * threads * warps: thread (lane, warp)
+/// has lane coordinate l_d = (lane / laneStride_d) % threads_d and warp
+/// coordinate w_d = (warp / warpStride_d) % warps_d; its k-th element along d
+/// (k < size_d * max(1, S_d / T)) sits at
+///
+///   ((k / size_d) * T + (w_d * threads_d + l_d) * size_d + k % size_d) mod S_d.
+///
+/// Registers enumerate the per-dimension k's with order[0] fastest, so runs of
+/// size[order[0]] registers are consecutive along that dimension.
+class ThreadMap {
+public:
+  struct Dim {
+    int64_t size = 1, threads = 1, warps = 1; // per thread, per warp, per program
+    int64_t laneStride = 1, warpStride = 1;   // lane/warp id -> coordinate along d
+    int64_t extent = 1;                       // the tensor's size along d
+    int64_t perThread = 1;                    // elements per thread along d
+    int64_t tile() const { return size * threads * warps; }
+  };
+
+  ThreadMap(const LayoutAttr *layout, const std::vector<int64_t> &shape);
+
+  unsigned rank() const { return static_cast<unsigned>(dims_.size()); }
+  const Dim &dim(unsigned d) const { return dims_[d]; }
+  /// Dimensions fastest first.
+  const std::vector<unsigned> &order() const { return order_; }
+  int64_t numWarps() const { return numWarps_; }
+  int64_t numThreads() const { return numWarps_ * kWarpSize; }
+  /// Elements (registers) each thread holds.
+  int64_t numRegisters() const { return numRegisters_; }
+
+  /// Register `reg`'s index k along each dimension.
+  std::vector<int64_t> registerIndex(int64_t reg) const;
+  /// The register with index `k` along each dimension (registerIndex's
+  /// inverse).
+  int64_t registerOf(const std::vector<int64_t> &k) const;
+  /// The part of register `reg`'s coordinate along `d` that does not depend
+  /// on the thread: (k / size) * T + k % size.
+  int64_t registerOffset(int64_t reg, unsigned d) const;
+  /// The part that does: (w_d * threads + l_d) * size.
+  int64_t threadOffset(unsigned d, int64_t lane, int64_t warp) const;
+  /// The element register `reg` of thread (lane, warp) holds.
+  std::vector<int64_t> coords(int64_t reg, int64_t lane, int64_t warp) const;
+  /// For each thread (lane + 32 * warp), the row-major linear indices of the
+  /// elements it holds, in register order.
+  std::vector<std::vector<int64_t>> elementsPerThread() const;
+
+private:
+  std::vector<Dim> dims_;
+  std::vector<unsigned> order_;
+  int64_t numWarps_ = 1;
+  int64_t numRegisters_ = 1;
+};
+
+} // namespace tk
