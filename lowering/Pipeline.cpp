@@ -8,4 +8,10 @@ void buildPipeline(PassManager &pm) {
   pm.add(createDCEPass());
 }
 
+void buildGPUPipeline(PassManager &pm) {
+  pm.add(createCoalescePass());
+  pm.add(createCSEPass());
+  pm.add(createDCEPass());
+}
+
 } // namespace tk

@@ -14,4 +14,8 @@ namespace tk {
 
 void buildPipeline(PassManager &pm);
 
+/// The GPU passes that follow buildPipeline before code generation: layout
+/// assignment, then clean-up of what it leaves.
+void buildGPUPipeline(PassManager &pm);
+
 } // namespace tk

@@ -13,6 +13,7 @@
 #include "lang/ASTPrinter.h"
 #include "lang/DiagnosticVerifier.h"
 #include "lowering/LLVMTarget.h"
+#include "lowering/PTXEmitter.h"
 #include "lowering/Pipeline.h"
 #include "parser/Frontend.h"
 #include "parser/Lexer.h"
@@ -63,6 +64,9 @@ bool emitAST(Compilation &c, std::string &out);
 bool emitSummary(Compilation &c, std::string &out);
 bool emitIR(Compilation &c, std::string &out);
 bool emitIROpt(Compilation &c, std::string &out);
+bool emitIRGPU(Compilation &c, std::string &out);
+bool emitLLVM(Compilation &c, std::string &out);
+bool emitPTXText(Compilation &c, std::string &out);
 
 struct EmitKind {
   std::string_view name;
@@ -78,6 +82,9 @@ constexpr EmitKind kEmitKinds[] = {
     {"summary", emitSummary, "per kernel: parameters, decorators, stage reached (default)"},
     {"ir", emitIR, "block IR after AST lowering (verified)"},
     {"ir-opt", emitIROpt, "block IR after the optimisation pipeline"},
+    {"ir-gpu", emitIRGPU, "block IR after the GPU passes (with layouts)"},
+    {"llvm", emitLLVM, "LLVM IR for the GPU after LLVM's O3 (--arch, --num-warps)"},
+    {"ptx", emitPTXText, "PTX from LLVM's NVPTX back end (--arch, --num-warps)"},
 };
 
 constexpr const EmitKind *findEmitKind(std::string_view name) {
@@ -122,7 +129,7 @@ options:
   --help                 this text
   --version              tk's version, LLVM's version, NVPTX availability
 
-options kept for later stages (accepted and checked, not used yet):
+code generation (--emit=ir-gpu, llvm, ptx):
   --arch=sm_NN           target GPU, sm_80 or newer (default: sm_90)
   --num-warps=N          warps per program, a power of two 1..32 (default: 4)
 
@@ -456,6 +463,56 @@ bool emitIROpt(Compilation &c, std::string &out) {
     return false;
   out += printModule(module);
   return true;
+}
+
+// --emit=ir-gpu, llvm, ptx: the optimisation pipeline, then the GPU passes
+// with --num-warps recorded on each kernel.
+bool lowerToGPU(Compilation &c, Module &module) {
+  if (!lowerToIR(c, module))
+    return false;
+  for (auto &fn : module.functions())
+    if (!fn->attrs().has("num_warps"))
+      fn->attrs().set("num_warps", c.options.numWarps);
+  PassManager pm(c.diag);
+  pm.configureFromEnvironment();
+  pm.setSink([](std::string_view text) { printErr(text); });
+  buildPipeline(pm);
+  buildGPUPipeline(pm);
+  return pm.run(module);
+}
+
+TargetOptions targetOptions(const Options &o) {
+  TargetOptions t;
+  t.arch = o.arch;
+  t.numWarps = o.numWarps;
+  return t;
+}
+
+bool emitIRGPU(Compilation &c, std::string &out) {
+  IRContext ctx(c.sm);
+  Module module(ctx);
+  if (!lowerToGPU(c, module))
+    return false;
+  out += printModule(module);
+  return true;
+}
+
+bool emitLLVM(Compilation &c, std::string &out) {
+  IRContext ctx(c.sm);
+  Module module(ctx);
+  if (!lowerToGPU(c, module))
+    return false;
+  c.stage = "code generation";
+  return emitLLVMIR(module, targetOptions(c.options), out, c.diag);
+}
+
+bool emitPTXText(Compilation &c, std::string &out) {
+  IRContext ctx(c.sm);
+  Module module(ctx);
+  if (!lowerToGPU(c, module))
+    return false;
+  c.stage = "code generation";
+  return emitPTX(module, targetOptions(c.options), out, c.diag);
 }
 
 //===----------------------------------------------------------------------===//

@@ -1,0 +1,30 @@
+// PTXEmitter: the last stage of GPU code generation. Block IR with layouts
+// (after the GPU pipeline) -> LLVM IR (lowering/codegen) -> LLVM's O3
+// pipeline -> PTX text from the NVPTX back end.
+//
+//   TargetOptions opts;  opts.arch = "sm_90a";
+//   std::string ptx;
+//   if (emitPTX(module, opts, ptx, diag))
+//     ... ptx holds ".version 8.0 / .target sm_90a / .entry softmax_kernel(...)"
+//
+// The PTX ISA version is 8.0 for every supported arch (sm_80..sm_90a need at
+// most that; LLVM 19 emits up to 8.5). No LLVM header is included here, so
+// tkc and the driver use this without LLVM's compile cost.
+#pragma once
+
+#include "ir/Module.h"
+#include "lang/Diagnostics.h"
+#include "lowering/codegen/TargetOptions.h"
+
+#include <string>
+
+namespace tk {
+
+/// The optimised LLVM IR of every kernel of `module`, as text.
+bool emitLLVMIR(Module &module, const TargetOptions &options, std::string &out,
+                DiagnosticEngine &diag);
+/// The PTX of every kernel of `module`.
+bool emitPTX(Module &module, const TargetOptions &options, std::string &out,
+             DiagnosticEngine &diag);
+
+} // namespace tk

@@ -1,0 +1,359 @@
+// Elementwise ops, constants, ids and the shape ops (make_range, splat,
+// broadcast, expand_dims) -> LLVM IR. An elementwise op on tensors is the
+// scalar op on each register: operands share the result's layout (the
+// coalescing pass made them), so register i of every operand is the same
+// element.
+//
+// Math (docs/codegen.md): fp32 exp, exp2, log, log2, sin, cos and rsqrt use
+// the PTX approximate instructions (exp(x) = ex2.approx(x * log2(e)), about 2
+// ulp, as Triton does); sqrt and division are IEEE (sqrt.rn, div.rn); fp16 and
+// bf16 compute in fp32 and round once; erf is a rational approximation
+// (Abramowitz & Stegun 7.1.26, |error| < 1.5e-7). fp64 transcendentals need
+// libdevice and are reported as not supported yet.
+#include "lowering/codegen/FunctionLowering.h"
+
+#include <llvm/IR/IntrinsicsNVPTX.h>
+#include <llvm/IR/Module.h>
+
+#include <cmath>
+
+namespace tk {
+namespace {
+
+bool isSigned(Type *t) {
+  Type *e = t->elementType();
+  return e->isScalar() && tk::isSigned(e->dtype());
+}
+
+llvm::CmpInst::Predicate intPredicate(std::string_view p) {
+  using P = llvm::CmpInst::Predicate;
+  if (p == "eq")
+    return P::ICMP_EQ;
+  if (p == "ne")
+    return P::ICMP_NE;
+  if (p == "slt")
+    return P::ICMP_SLT;
+  if (p == "sle")
+    return P::ICMP_SLE;
+  if (p == "sgt")
+    return P::ICMP_SGT;
+  if (p == "sge")
+    return P::ICMP_SGE;
+  if (p == "ult")
+    return P::ICMP_ULT;
+  if (p == "ule")
+    return P::ICMP_ULE;
+  if (p == "ugt")
+    return P::ICMP_UGT;
+  return P::ICMP_UGE;
+}
+
+llvm::CmpInst::Predicate floatPredicate(std::string_view p) {
+  using P = llvm::CmpInst::Predicate;
+  static const std::pair<std::string_view, P> table[] = {
+      {"oeq", P::FCMP_OEQ}, {"one", P::FCMP_ONE}, {"olt", P::FCMP_OLT}, {"ole", P::FCMP_OLE},
+      {"ogt", P::FCMP_OGT}, {"oge", P::FCMP_OGE}, {"ord", P::FCMP_ORD}, {"ueq", P::FCMP_UEQ},
+      {"une", P::FCMP_UNE}, {"ult", P::FCMP_ULT}, {"ule", P::FCMP_ULE}, {"ugt", P::FCMP_UGT},
+      {"uge", P::FCMP_UGE}, {"uno", P::FCMP_UNO}};
+  for (const auto &[name, pred] : table)
+    if (name == p)
+      return pred;
+  return P::FCMP_UNO;
+}
+
+// erf(x) for fp32 with |error| < 1.5e-7 (Abramowitz & Stegun 7.1.26):
+// erf(|x|) = 1 - poly(t) * exp(-x^2), t = 1 / (1 + p|x|), odd in x.
+llvm::Value *erfApprox(llvm::IRBuilderBase &b, llvm::Value *x) {
+  llvm::Type *f = x->getType();
+  auto c = [&](double v) { return llvm::ConstantFP::get(f, v); };
+  llvm::Value *ax = b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x);
+  llvm::Value *t = b.CreateFDiv(c(1.0), b.CreateFAdd(c(1.0), b.CreateFMul(c(0.3275911), ax)));
+  const double a[] = {1.061405429, -1.453152027, 1.421413741, -0.284496736, 0.254829592};
+  llvm::Value *poly = c(a[0]);
+  for (int i = 1; i < 5; ++i)
+    poly = b.CreateFAdd(b.CreateFMul(poly, t), c(a[i]));
+  poly = b.CreateFMul(poly, t);
+  llvm::Value *e = b.CreateIntrinsic(
+      llvm::Intrinsic::nvvm_ex2_approx_f, {},
+      {b.CreateFMul(b.CreateFNeg(b.CreateFMul(ax, ax)), c(M_LOG2E))});
+  llvm::Value *r = b.CreateFSub(c(1.0), b.CreateFMul(poly, e));
+  return b.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, r, x);
+}
+
+} // namespace
+
+llvm::Value *FunctionLowering::scalarOp(Opcode opc, const AttrDict &attrs, Type *operandType,
+                                        Type *resultType, const Regs &ops) {
+  llvm::IRBuilderBase &b = b_;
+  bool isFloat = operandType->isFloatLike();
+  bool sign = isSigned(operandType);
+  llvm::Type *resTy = elementType(resultType);
+  auto a = [&]() { return ops[0]; };
+  switch (opc) {
+  case Opcode::Add:
+    return isFloat ? b.CreateFAdd(ops[0], ops[1]) : b.CreateAdd(ops[0], ops[1]);
+  case Opcode::Sub:
+    return isFloat ? b.CreateFSub(ops[0], ops[1]) : b.CreateSub(ops[0], ops[1]);
+  case Opcode::Mul:
+    return isFloat ? b.CreateFMul(ops[0], ops[1]) : b.CreateMul(ops[0], ops[1]);
+  case Opcode::Div:
+    return isFloat ? b.CreateFDiv(ops[0], ops[1])
+           : sign  ? b.CreateSDiv(ops[0], ops[1])
+                   : b.CreateUDiv(ops[0], ops[1]);
+  case Opcode::Rem:
+    return isFloat ? b.CreateFRem(ops[0], ops[1])
+           : sign  ? b.CreateSRem(ops[0], ops[1])
+                   : b.CreateURem(ops[0], ops[1]);
+  case Opcode::FloorDiv: {
+    if (isFloat)
+      return b.CreateUnaryIntrinsic(llvm::Intrinsic::floor, b.CreateFDiv(ops[0], ops[1]));
+    if (!sign)
+      return b.CreateUDiv(ops[0], ops[1]);
+    // Truncating quotient, minus one when the remainder is non-zero and has
+    // the other sign than the divisor.
+    llvm::Value *q = b.CreateSDiv(ops[0], ops[1]);
+    llvm::Value *r = b.CreateSRem(ops[0], ops[1]);
+    llvm::Value *zero = llvm::ConstantInt::get(r->getType(), 0);
+    llvm::Value *adjust = b.CreateAnd(b.CreateICmpNE(r, zero),
+                                      b.CreateICmpSLT(b.CreateXor(r, ops[1]), zero));
+    return b.CreateSub(q, b.CreateZExt(adjust, q->getType()));
+  }
+  case Opcode::Neg:
+    return isFloat ? b.CreateFNeg(a()) : b.CreateNeg(a());
+  case Opcode::And:
+    return b.CreateAnd(ops[0], ops[1]);
+  case Opcode::Or:
+    return b.CreateOr(ops[0], ops[1]);
+  case Opcode::Xor:
+    return b.CreateXor(ops[0], ops[1]);
+  case Opcode::Shl:
+    return b.CreateShl(ops[0], ops[1]);
+  case Opcode::AShr:
+    return b.CreateAShr(ops[0], ops[1]);
+  case Opcode::LShr:
+    return b.CreateLShr(ops[0], ops[1]);
+  case Opcode::CmpI:
+    return b.CreateICmp(intPredicate(*attrs.getString("predicate")), ops[0], ops[1]);
+  case Opcode::CmpF:
+    return b.CreateFCmp(floatPredicate(*attrs.getString("predicate")), ops[0], ops[1]);
+  case Opcode::SExt:
+    return b.CreateSExt(a(), resTy);
+  case Opcode::ZExt:
+    return b.CreateZExt(a(), resTy);
+  case Opcode::Trunc:
+    return b.CreateTrunc(a(), resTy);
+  case Opcode::FPExt:
+    return b.CreateFPExt(a(), resTy);
+  case Opcode::FPTrunc:
+    // fp16 <-> bf16 rounds through fp32 (exact widening, one rounding).
+    if (a()->getType()->getPrimitiveSizeInBits() == resTy->getPrimitiveSizeInBits())
+      return b.CreateFPTrunc(b.CreateFPExt(a(), b.getFloatTy()), resTy);
+    return b.CreateFPTrunc(a(), resTy);
+  case Opcode::SIToFP:
+    return b.CreateSIToFP(a(), resTy);
+  case Opcode::UIToFP:
+    return b.CreateUIToFP(a(), resTy);
+  case Opcode::FPToSI:
+    return b.CreateFPToSI(a(), resTy);
+  case Opcode::FPToUI:
+    return b.CreateFPToUI(a(), resTy);
+  case Opcode::Bitcast:
+    if (a()->getType()->isPointerTy())
+      return b.CreateAddrSpaceCast(a(), resTy);
+    return b.CreateBitCast(a(), resTy);
+  case Opcode::PtrToInt:
+    return b.CreatePtrToInt(a(), resTy);
+  case Opcode::IntToPtr:
+    return b.CreateIntToPtr(a(), resTy);
+  case Opcode::Select:
+    return b.CreateSelect(ops[0], ops[1], ops[2]);
+  case Opcode::AddPtr: {
+    Type *pointee = cast<PointerType>(operandType->elementType())->pointee();
+    llvm::Value *offset = ops[1];
+    llvm::Type *i64 = b.getInt64Ty();
+    // The offset's own signedness decides how it widens (lowerElementwise
+    // marks unsigned offsets).
+    offset = offset->getType() == i64 ? offset
+             : attrs.has("tk.unsigned_offset") ? b.CreateZExt(offset, i64)
+                                                : b.CreateSExt(offset, i64);
+    return b.CreateGEP(llvmElementType(b.getContext(), pointee), ops[0], offset);
+  }
+  case Opcode::Max:
+  case Opcode::Min: {
+    bool isMax = opc == Opcode::Max;
+    if (!isFloat)
+      return b.CreateBinaryIntrinsic(isMax ? (sign ? llvm::Intrinsic::smax : llvm::Intrinsic::umax)
+                                           : (sign ? llvm::Intrinsic::smin : llvm::Intrinsic::umin),
+                                     ops[0], ops[1]);
+    bool propagate = attrs.getString("nan").value_or("propagate") == "propagate";
+    return b.CreateBinaryIntrinsic(
+        isMax ? (propagate ? llvm::Intrinsic::maximum : llvm::Intrinsic::maxnum)
+              : (propagate ? llvm::Intrinsic::minimum : llvm::Intrinsic::minnum),
+        ops[0], ops[1]);
+  }
+  case Opcode::Abs:
+    if (!isFloat)
+      return b.CreateBinaryIntrinsic(llvm::Intrinsic::abs, a(), b.getFalse());
+    return b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, a());
+  case Opcode::Floor:
+    return b.CreateUnaryIntrinsic(llvm::Intrinsic::floor, a());
+  case Opcode::Ceil:
+    return b.CreateUnaryIntrinsic(llvm::Intrinsic::ceil, a());
+  case Opcode::Sqrt:
+    return b.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, a());
+  case Opcode::Fma:
+    return b.CreateIntrinsic(llvm::Intrinsic::fma, {a()->getType()}, {ops[0], ops[1], ops[2]});
+  case Opcode::Exp:
+  case Opcode::Exp2:
+  case Opcode::Log:
+  case Opcode::Log2:
+  case Opcode::Sin:
+  case Opcode::Cos:
+  case Opcode::Rsqrt:
+  case Opcode::Erf: {
+    llvm::Type *t = a()->getType();
+    if (t->isDoubleTy())
+      return nullptr;
+    // 16-bit floats: compute in fp32, round once.
+    llvm::Value *x = t->isFloatTy() ? a() : b.CreateFPExt(a(), b.getFloatTy());
+    llvm::Value *r = nullptr;
+    auto approx = [&](llvm::Intrinsic::ID id, llvm::Value *v) {
+      return b.CreateIntrinsic(id, {}, {v});
+    };
+    auto f32 = [&](double v) { return llvm::ConstantFP::get(b.getFloatTy(), v); };
+    switch (opc) {
+    case Opcode::Exp:
+      r = approx(llvm::Intrinsic::nvvm_ex2_approx_f, b.CreateFMul(x, f32(M_LOG2E)));
+      break;
+    case Opcode::Exp2:
+      r = approx(llvm::Intrinsic::nvvm_ex2_approx_f, x);
+      break;
+    case Opcode::Log:
+      r = b.CreateFMul(approx(llvm::Intrinsic::nvvm_lg2_approx_f, x), f32(M_LN2));
+      break;
+    case Opcode::Log2:
+      r = approx(llvm::Intrinsic::nvvm_lg2_approx_f, x);
+      break;
+    case Opcode::Sin:
+      r = approx(llvm::Intrinsic::nvvm_sin_approx_f, x);
+      break;
+    case Opcode::Cos:
+      r = approx(llvm::Intrinsic::nvvm_cos_approx_f, x);
+      break;
+    case Opcode::Rsqrt:
+      r = approx(llvm::Intrinsic::nvvm_rsqrt_approx_f, x);
+      break;
+    default:
+      r = erfApprox(b, x);
+      break;
+    }
+    return t->isFloatTy() ? r : b.CreateFPTrunc(r, t);
+  }
+  default:
+    return nullptr;
+  }
+}
+
+bool FunctionLowering::lowerElementwise(Operation &op) {
+  switch (op.opcode()) {
+  case Opcode::Constant: {
+    Type *t = op.result()->type();
+    llvm::Type *et = elementType(t);
+    const Attribute *v = op.attrs().get("value");
+    llvm::Value *c = v->isFloat() ? llvm::ConstantFP::get(et, v->getFloat())
+                     : et->isFloatingPointTy()
+                         ? llvm::ConstantFP::get(et, static_cast<double>(v->getInt()))
+                         : llvm::ConstantInt::get(et, static_cast<uint64_t>(v->getInt()), true);
+    int64_t n = t->isTensor() ? threadMap(op.result()).numRegisters() : 1;
+    set(op.result(), Regs(static_cast<size_t>(n), c));
+    return true;
+  }
+  case Opcode::ProgramId:
+  case Opcode::NumPrograms: {
+    int axis = static_cast<int>(*op.attrs().getInt("axis"));
+    set(op.result(), {op.is(Opcode::ProgramId) ? target_.programId(b_, axis)
+                                               : target_.numPrograms(b_, axis)});
+    return true;
+  }
+  default:
+    break;
+  }
+  if (!op.hasTrait(OpTrait::Elementwise) || op.numResults() != 1)
+    return unsupported(op, "");
+  // addptr widens its offset by the offset's signedness.
+  AttrDict attrs = op.attrs();
+  if (op.is(Opcode::AddPtr) && !isSigned(op.operand(1)->type()))
+    attrs.set("tk.unsigned_offset", true);
+  Type *operandType = op.operand(op.is(Opcode::Select) ? 1 : 0)->type();
+  Type *resultType = op.result()->type();
+  size_t n = get(op.operand(0)).size();
+  Regs out;
+  for (size_t r = 0; r < n; ++r) {
+    Regs args;
+    for (Value *v : op.operands()) {
+      const Regs &regs = get(v);
+      assert(regs.size() == n && "elementwise operands in different layouts");
+      args.push_back(regs[r]);
+    }
+    llvm::Value *res = scalarOp(op.opcode(), attrs, operandType, resultType, args);
+    if (!res)
+      return unsupported(op, "on " + operandType->elementType()->str());
+    out.push_back(res);
+  }
+  set(op.result(), std::move(out));
+  return true;
+}
+
+bool FunctionLowering::lowerShape(Operation &op) {
+  Value *res = op.result();
+  switch (op.opcode()) {
+  case Opcode::MakeRange: {
+    int64_t start = *op.attrs().getInt("start");
+    Regs out;
+    for (const auto &c : coordinates(res))
+      out.push_back(b_.CreateAdd(c[0], b_.getInt32(static_cast<uint32_t>(start))));
+    set(res, std::move(out));
+    return true;
+  }
+  case Opcode::Splat: {
+    int64_t n = threadMap(res).numRegisters();
+    set(res, Regs(static_cast<size_t>(n), get(op.operand(0))[0]));
+    return true;
+  }
+  case Opcode::Broadcast:
+  case Opcode::ExpandDims: {
+    Value *in = op.operand(0);
+    ThreadMap outMap = threadMap(res), inMap = threadMap(in);
+    bool expand = op.is(Opcode::ExpandDims);
+    unsigned axis = expand ? static_cast<unsigned>(*op.attrs().getInt("axis")) : 0;
+    // The result's register k-vector, with broadcast dimensions at 0 (every
+    // k there is the one element) or the new dimension dropped, names the
+    // operand register holding the same element: the layouts agree on all
+    // other dimensions.
+    auto *slice = dyn_cast<SliceLayout>(layoutOf(in));
+    bool related = expand ? slice && slice->dim() == axis && slice->parent() == layoutOf(res)
+                          : layoutOf(in) == layoutOf(res);
+    if (!related)
+      return unsupported(op, "between unrelated layouts");
+    const Regs &src = get(in);
+    Regs out;
+    for (int64_t r = 0; r < outMap.numRegisters(); ++r) {
+      std::vector<int64_t> k = outMap.registerIndex(r);
+      if (expand) {
+        k.erase(k.begin() + axis);
+      } else {
+        for (unsigned d = 0; d < k.size(); ++d)
+          if (in->type()->shape()[d] == 1)
+            k[d] = 0;
+      }
+      out.push_back(src[static_cast<size_t>(inMap.registerOf(k))]);
+    }
+    set(res, std::move(out));
+    return true;
+  }
+  default:
+    return unsupported(op, "");
+  }
+}
+
+} // namespace tk

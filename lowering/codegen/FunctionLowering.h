@@ -1,0 +1,108 @@
+// FunctionLowering: the state of lowering one block-IR function to LLVM IR,
+// shared by the per-family files (ElementwiseToLLVM.cpp, LoadStoreToLLVM.cpp,
+// ReduceToLLVM.cpp, ControlFlowToLLVM.cpp; FunctionToLLVM.cpp drives it).
+// Private to lowering/codegen.
+//
+// A value lowers to its registers: one llvm::Value per element the thread
+// holds, in the register order of its layout's ThreadMap; a scalar (or a
+// pointer) is one register that every thread holds.
+//
+//   %x : tensor<1024xfp32, blocked<size = [4], threads = [32], warps = [4], order = [0]>>
+//   -> 8 float registers: elements 4t..4t+3 and 512+4t..512+4t+3 of thread t
+#pragma once
+
+#include "ir/Layout.h"
+#include "ir/Module.h"
+#include "lang/Diagnostics.h"
+#include "lowering/codegen/TargetInfo.h"
+
+#include <llvm/IR/IRBuilder.h>
+
+#include <map>
+#include <vector>
+
+namespace tk {
+
+class AxisInfoAnalysis;
+
+using Regs = std::vector<llvm::Value *>;
+
+/// The LLVM type of one element of `t` (a scalar or pointer, or a tensor's
+/// element): half, bfloat, float, double, iN, ptr addrspace(N).
+llvm::Type *llvmElementType(llvm::LLVMContext &c, Type *t);
+
+class FunctionLowering {
+public:
+  FunctionLowering(Function &fn, llvm::Function *llfn, const TargetInfo &target,
+                   const AxisInfoAnalysis &axis, llvm::GlobalVariable *smem, int64_t numWarps,
+                   DiagnosticEngine &diag);
+
+  /// Lowers the body; false after reporting an error.
+  bool run();
+
+  // --- shared helpers (FunctionToLLVM.cpp)
+  llvm::IRBuilder<> &builder() { return b_; }
+  const TargetInfo &target() const { return target_; }
+  const AxisInfoAnalysis &axis() const { return axis_; }
+  DiagnosticEngine &diag() { return diag_; }
+  int64_t numWarps() const { return numWarps_; }
+
+  /// The LLVM type of one element of `t` (a scalar or pointer, or a tensor's
+  /// element).
+  llvm::Type *elementType(Type *t);
+  const Regs &get(Value *v) const;
+  void set(Value *v, Regs regs);
+  /// The layout of a tensor value (asserted present), and its ThreadMap.
+  const LayoutAttr *layoutOf(Value *v) const;
+  ThreadMap threadMap(Value *v) const;
+  /// Per register of a tensor value, its coordinate along each dimension (i32
+  /// values computed from the thread id in the entry block).
+  std::vector<std::vector<llvm::Value *>> coordinates(Value *v);
+  /// The thread-dependent offset along `dim` of `map` (ThreadMap::threadOffset)
+  /// as an i32, computed once per layout in the entry block.
+  llvm::Value *threadOffset(const LayoutAttr *layout, const ThreadMap &map, unsigned dim);
+  llvm::Value *laneId() const { return lane_; }
+  llvm::Value *warpId() const { return warp_; }
+  /// The shared-memory scratch buffer, as a pointer to `elem` (address space 3).
+  llvm::Value *scratch() const { return smem_; }
+
+  /// Reports "'op' ... is not supported by the GPU back end yet".
+  bool unsupported(Operation &op, std::string_view what);
+
+  bool lowerBlock(Block &block);
+  bool lowerOp(Operation &op);
+
+  // --- op families
+  bool lowerElementwise(Operation &op); // ElementwiseToLLVM.cpp
+  bool lowerShape(Operation &op);       // ElementwiseToLLVM.cpp
+  bool lowerLoadStore(Operation &op);   // LoadStoreToLLVM.cpp
+  bool lowerReduce(Operation &op);      // ReduceToLLVM.cpp
+  bool lowerConvertLayout(Operation &op);
+  bool lowerFor(Operation &op); // ControlFlowToLLVM.cpp
+  bool lowerIf(Operation &op);
+  bool lowerWhile(Operation &op);
+
+  /// One elementwise op on one register of each operand (also used by the
+  /// reduction combiners).
+  llvm::Value *scalarOp(Opcode opcode, const AttrDict &attrs, Type *operandType,
+                        Type *resultType, const Regs &operands);
+  /// sum/max/min of two registers of `type` (reduce kinds).
+  llvm::Value *combine(std::string_view kind, Type *type, llvm::Value *a, llvm::Value *b);
+
+private:
+  Function &fn_;
+  llvm::Function *llfn_;
+  const TargetInfo &target_;
+  const AxisInfoAnalysis &axis_;
+  llvm::GlobalVariable *smem_;
+  int64_t numWarps_;
+  DiagnosticEngine &diag_;
+  llvm::IRBuilder<> b_;
+  llvm::BasicBlock *entry_ = nullptr;
+  llvm::Value *lane_ = nullptr, *warp_ = nullptr;
+  // Keyed by pointers, looked up only: the emitted code follows the IR order.
+  std::map<Value *, Regs> values_;
+  std::map<std::pair<const LayoutAttr *, unsigned>, llvm::Value *> offsets_;
+};
+
+} // namespace tk

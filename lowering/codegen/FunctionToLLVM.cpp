@@ -1,0 +1,258 @@
+// The driver of the block IR -> LLVM IR lowering: one kernel per function,
+// its `.param` arguments, the thread ids every layout formula starts from,
+// the shared-memory scratch buffer, and the dispatch of each op to its
+// family's file.
+#include "analysis/AxisInfo.h"
+#include "lowering/codegen/FunctionLowering.h"
+#include "lowering/codegen/LowerToLLVM.h"
+
+#include <fmt/format.h>
+#include <llvm/IR/Module.h>
+
+#include <algorithm>
+
+namespace tk {
+
+FunctionLowering::FunctionLowering(Function &fn, llvm::Function *llfn, const TargetInfo &target,
+                                   const AxisInfoAnalysis &axis, llvm::GlobalVariable *smem,
+                                   int64_t numWarps, DiagnosticEngine &diag)
+    : fn_(fn), llfn_(llfn), target_(target), axis_(axis), smem_(smem), numWarps_(numWarps),
+      diag_(diag), b_(llfn->getContext()) {}
+
+llvm::Type *llvmElementType(llvm::LLVMContext &c, Type *t) {
+  Type *e = t->elementType();
+  if (auto *p = dyn_cast<PointerType>(e))
+    return llvm::PointerType::get(c, p->addressSpace());
+  switch (e->dtype()) {
+  case DType::F16:
+    return llvm::Type::getHalfTy(c);
+  case DType::BF16:
+    return llvm::Type::getBFloatTy(c);
+  case DType::F32:
+    return llvm::Type::getFloatTy(c);
+  case DType::F64:
+    return llvm::Type::getDoubleTy(c);
+  default:
+    return llvm::Type::getIntNTy(c, dtypeBits(e->dtype()));
+  }
+}
+
+llvm::Type *FunctionLowering::elementType(Type *t) { return llvmElementType(b_.getContext(), t); }
+
+const Regs &FunctionLowering::get(Value *v) const {
+  auto it = values_.find(v);
+  assert(it != values_.end() && "value used before it was lowered");
+  return it->second;
+}
+
+void FunctionLowering::set(Value *v, Regs regs) { values_[v] = std::move(regs); }
+
+const LayoutAttr *FunctionLowering::layoutOf(Value *v) const {
+  auto *t = dyn_cast<TensorType>(v->type());
+  assert(t && t->layout() && "a tensor without a layout reached the GPU lowering");
+  return t->layout();
+}
+
+ThreadMap FunctionLowering::threadMap(Value *v) const {
+  return ThreadMap(layoutOf(v), v->type()->shape());
+}
+
+llvm::Value *FunctionLowering::threadOffset(const LayoutAttr *layout, const ThreadMap &map,
+                                            unsigned dim) {
+  llvm::Value *&slot = offsets_[{layout, dim}];
+  if (slot)
+    return slot;
+  // In the entry block, so the value dominates every use in any region.
+  llvm::IRBuilder<> eb(entry_->getTerminator());
+  const ThreadMap::Dim &d = map.dim(dim);
+  llvm::Value *l = eb.CreateURem(eb.CreateUDiv(lane_, eb.getInt32(d.laneStride)),
+                                 eb.getInt32(d.threads));
+  llvm::Value *w = eb.CreateURem(eb.CreateUDiv(warp_, eb.getInt32(d.warpStride)),
+                                 eb.getInt32(d.warps));
+  slot = eb.CreateMul(eb.CreateAdd(eb.CreateMul(w, eb.getInt32(d.threads)), l),
+                      eb.getInt32(d.size));
+  return slot;
+}
+
+std::vector<std::vector<llvm::Value *>> FunctionLowering::coordinates(Value *v) {
+  ThreadMap map = threadMap(v);
+  const LayoutAttr *layout = layoutOf(v);
+  std::vector<std::vector<llvm::Value *>> out(static_cast<size_t>(map.numRegisters()));
+  for (int64_t r = 0; r < map.numRegisters(); ++r)
+    for (unsigned d = 0; d < map.rank(); ++d) {
+      // Extents are powers of two: the wrap-around of a small dimension is a
+      // mask, which folds away when the tile fits.
+      llvm::Value *c = b_.CreateAdd(threadOffset(layout, map, d),
+                                    b_.getInt32(map.registerOffset(r, d)));
+      if (map.dim(d).tile() > map.dim(d).extent)
+        c = b_.CreateAnd(c, b_.getInt32(map.dim(d).extent - 1));
+      out[r].push_back(c);
+    }
+  return out;
+}
+
+bool FunctionLowering::unsupported(Operation &op, std::string_view what) {
+  diag_.error(op.loc(), fmt::format("'{}' {} is not supported by the GPU back end yet", op.name(),
+                                    what));
+  return false;
+}
+
+bool FunctionLowering::run() {
+  llvm::LLVMContext &c = b_.getContext();
+  entry_ = llvm::BasicBlock::Create(c, "entry", llfn_);
+  llvm::BasicBlock *body = llvm::BasicBlock::Create(c, "body", llfn_);
+  b_.SetInsertPoint(entry_);
+  llvm::Value *tid = target_.threadId(b_);
+  lane_ = b_.CreateURem(tid, b_.getInt32(kWarpSize), "lane");
+  warp_ = b_.CreateUDiv(tid, b_.getInt32(kWarpSize), "warp");
+  b_.CreateBr(body);
+  for (unsigned i = 0; i < fn_.numArguments(); ++i)
+    set(fn_.argument(i), {llfn_->getArg(i)});
+  b_.SetInsertPoint(body);
+  return lowerBlock(fn_.body());
+}
+
+bool FunctionLowering::lowerBlock(Block &block) {
+  for (Operation &op : block)
+    if (!op.is(Opcode::Yield) && !op.is(Opcode::Condition) && !lowerOp(op))
+      return false;
+  return true;
+}
+
+bool FunctionLowering::lowerOp(Operation &op) {
+  switch (op.opcode()) {
+  case Opcode::MakeRange:
+  case Opcode::Splat:
+  case Opcode::Broadcast:
+  case Opcode::ExpandDims:
+  case Opcode::Reshape:
+  case Opcode::Trans:
+    return lowerShape(op);
+  case Opcode::Load:
+  case Opcode::Store:
+    return lowerLoadStore(op);
+  case Opcode::Reduce:
+    return lowerReduce(op);
+  case Opcode::ConvertLayout:
+    return lowerConvertLayout(op);
+  case Opcode::For:
+    return lowerFor(op);
+  case Opcode::If:
+    return lowerIf(op);
+  case Opcode::While:
+    return lowerWhile(op);
+  case Opcode::Return:
+    if (op.numOperands())
+      return unsupported(op, "with values (a called helper that was not inlined)");
+    b_.CreateRetVoid();
+    return true;
+  case Opcode::Scan:
+  case Opcode::Dot:
+  case Opcode::AtomicRMW:
+  case Opcode::AtomicCAS:
+  case Opcode::Assert:
+  case Opcode::Print:
+  case Opcode::Call:
+    return unsupported(op, "");
+  default:
+    return lowerElementwise(op);
+  }
+}
+
+namespace {
+
+unsigned storageBytes(Type *t) {
+  Type *e = t->elementType();
+  return e->isPointer() ? 8 : dtypeBytes(e->dtype());
+}
+
+// Bytes of shared-memory scratch an op needs: a reduction across warps keeps
+// one partial per warp per result element; a layout conversion stages the
+// whole tensor. Ops run one after another with barriers between, so the
+// kernel needs the largest, not the sum.
+int64_t scratchBytes(Operation &op, int64_t numWarps) {
+  if (op.is(Opcode::ConvertLayout))
+    return op.result()->type()->numElements() * storageBytes(op.result()->type());
+  if (op.is(Opcode::Reduce)) {
+    int64_t bytes = 0;
+    for (Value *r : op.results())
+      bytes += r->type()->numElements() * numWarps * (storageBytes(r->type()) + 4);
+    return bytes;
+  }
+  return 0;
+}
+
+} // namespace
+
+std::unique_ptr<llvm::Module> lowerToLLVM(Module &module, const TargetOptions &options,
+                                          llvm::LLVMContext &llctx, DiagnosticEngine &diag) {
+  std::unique_ptr<TargetInfo> target = createNVPTXTarget(options);
+  auto llmod = std::make_unique<llvm::Module>("tk", llctx);
+  llmod->setTargetTriple(target->triple());
+  llmod->setDataLayout(target->dataLayout());
+  bool ok = true;
+  for (auto &fnPtr : module.functions()) {
+    Function &fn = *fnPtr;
+    if (!fn.resultTypes().empty()) {
+      diag.error(fn.loc(), fmt::format("'@{}' returns values: only kernels (functions without "
+                                       "results) lower to the GPU; helpers must be inlined",
+                                       fn.name()));
+      ok = false;
+      continue;
+    }
+    int64_t numWarps = fn.attrs().getInt("num_warps").value_or(options.numWarps);
+    int64_t smemBytes = 0;
+    fn.walk([&](Operation *op) { smemBytes = std::max(smemBytes, scratchBytes(*op, numWarps)); });
+    if (smemBytes > target->maxStaticSharedBytes()) {
+      diag.error(fn.loc(), fmt::format("'@{}' needs {} bytes of shared memory for reductions and "
+                                       "layout conversions, more than the {} available; use "
+                                       "smaller blocks",
+                                       fn.name(), smemBytes, target->maxStaticSharedBytes()));
+      ok = false;
+      continue;
+    }
+    llvm::GlobalVariable *smem = nullptr;
+    if (smemBytes > 0) {
+      auto *arrTy = llvm::ArrayType::get(llvm::Type::getInt8Ty(llctx), smemBytes);
+      smem = new llvm::GlobalVariable(*llmod, arrTy, false, llvm::GlobalValue::InternalLinkage,
+                                      llvm::UndefValue::get(arrTy), fn.name() + ".smem", nullptr,
+                                      llvm::GlobalValue::NotThreadLocal,
+                                      target->sharedAddressSpace());
+      smem->setAlignment(llvm::Align(16));
+    }
+
+    std::vector<llvm::Type *> params;
+    for (unsigned i = 0; i < fn.numArguments() && ok; ++i) {
+      Type *t = fn.argument(i)->type();
+      if (t->isTensor()) {
+        diag.error(fn.loc(), fmt::format("kernel '@{}' takes a tensor argument ({})", fn.name(),
+                                         t->str()));
+        ok = false;
+      }
+      params.push_back(llvmElementType(llctx, t));
+    }
+    if (!ok)
+      continue;
+    llvm::Type *voidTy = llvm::Type::getVoidTy(llctx);
+    auto *llfn = llvm::Function::Create(llvm::FunctionType::get(voidTy, params, false),
+                                        llvm::GlobalValue::ExternalLinkage, fn.name(), *llmod);
+    for (unsigned i = 0; i < fn.numArguments(); ++i) {
+      llfn->getArg(i)->setName(fmt::format("arg{}", i));
+      std::optional<int64_t> div = fn.argAttrs(i).getInt("divisibility");
+      if (div && fn.argument(i)->type()->isPointer() && *div >= 16)
+        llfn->addParamAttr(i, llvm::Attribute::getWithAlignment(llctx, llvm::Align(16)));
+    }
+    target->markKernel(llfn, numWarps * kWarpSize);
+    AxisInfoAnalysis axis(fn);
+    FunctionLowering lowering(fn, llfn, *target, axis, smem, numWarps, diag);
+    if (!lowering.run()) {
+      ok = false;
+      llfn->eraseFromParent();
+    }
+  }
+  if (!ok)
+    return nullptr;
+  return llmod;
+}
+
+} // namespace tk
