@@ -140,8 +140,7 @@ bool DiagnosticVerifier::addExpectations(BufferId buffer) {
         while (p < line.size() && isDigit(line[p]) && p - digitsBegin < 9)
           n = n * 10 + (line[p++] - '0');
         if (p == digitsBegin || (p < line.size() && isDigit(line[p]))) {
-          fail(loc, fmt::format("expected a line number such as '@+1' after 'expected-{}@'",
-                                word));
+          fail(loc, fmt::format("expected a line number such as '@+1' after 'expected-{}@'", word));
           pos = p;
           continue;
         }
@@ -174,8 +173,8 @@ bool DiagnosticVerifier::addExpectations(BufferId buffer) {
         if (expectedText.empty())
           fail(loc, "empty '{{}}' in annotation: it would match any message");
         else
-          expected_.push_back({severity, buffer, static_cast<uint32_t>(target),
-                               std::string(expectedText), loc});
+          expected_.push_back(
+              {severity, buffer, static_cast<uint32_t>(target), std::string(expectedText), loc});
         ++count;
         p = close + 2;
       }
@@ -230,8 +229,8 @@ bool DiagnosticVerifier::verify(const std::vector<Diagnostic> &produced) {
   }
   for (const Actual &a : actuals)
     if (!a.matched)
-      findings.push_back({a.loc, fmt::format("unexpected {}: {}", severityWord(a.severity),
-                                             *a.message)});
+      findings.push_back(
+          {a.loc, fmt::format("unexpected {}: {}", severityWord(a.severity), *a.message)});
 
   if (expected_.empty() && actuals.empty()) {
     SourceLoc where = buffers_.empty() ? SourceLoc{} : SourceLoc{buffers_.front(), 1, 1};

@@ -97,14 +97,14 @@ constexpr const EmitKind *findEmitKind(std::string_view name) {
 struct Options {
   std::vector<std::string> inputs;
   const EmitKind *emit = findEmitKind("summary");
-  std::string kernel;                                   // --kernel: empty = all
-  std::string output;                                   // -o: empty = stdout
+  std::string kernel; // --kernel: empty = all
+  std::string output; // -o: empty = stdout
   ColorMode color = ColorMode::Auto;
   bool verifyDiagnostics = false;
-  std::string signature;                                // --signature "..."
+  std::string signature;                                    // --signature "..."
   std::vector<std::pair<std::string, std::string>> defines; // -D NAME=VALUE, in order
-  std::string arch = "sm_90";                           // --arch
-  int numWarps = 4;                                     // --num-warps
+  std::string arch = "sm_90";                               // --arch
+  int numWarps = 4;                                         // --num-warps
 };
 
 constexpr std::string_view kHelp = R"(usage: tkc FILE.tk... [options]
@@ -311,8 +311,8 @@ ParseResult parseArgs(int argc, char **argv, Options &opts) {
       if (!v)
         return ParseResult::ExitUsage;
       if (!isSupportedArch(*v)) {
-        usageError(fmt::format("--arch must be sm_80 or newer (sm_80, sm_90, sm_90a, ...), not '{}'",
-                               *v));
+        usageError(
+            fmt::format("--arch must be sm_80 or newer (sm_80, sm_90, sm_90a, ...), not '{}'", *v));
         return ParseResult::ExitUsage;
       }
       opts.arch = *v;
@@ -379,8 +379,7 @@ bool selectFunctions(Compilation &c, std::vector<ast::FunctionDef *> &selected) 
     names += (names.empty() ? "" : ", ") + fn->name;
   c.diag.error({}, fmt::format("no kernel named '{}' in '{}'; {}", c.options.kernel,
                                c.sm.fileName(c.buffer),
-                               names.empty() ? "it defines no functions"
-                                             : "it defines: " + names));
+                               names.empty() ? "it defines no functions" : "it defines: " + names));
   return false;
 }
 
@@ -586,8 +585,8 @@ int run(const Options &opts) {
       // The summary names what failed, so a run over many files reads
       // as one table; other kinds print nothing for a failed input.
       if (opts.emit->run == emitSummary)
-        output += fmt::format("{}\n  {}: failed, {} error(s)\n", displayName, c.stage,
-                              diag.numErrors());
+        output +=
+            fmt::format("{}\n  {}: failed, {} error(s)\n", displayName, c.stage, diag.numErrors());
       continue;
     }
     if (multiple && opts.emit->run != emitSummary)

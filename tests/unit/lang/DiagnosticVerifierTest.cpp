@@ -64,8 +64,7 @@ TEST(DiagnosticVerifier, EachAnnotationMatchesOneDiagnostic) {
   f.produced.error({f.id, 1, 1}, "bad thing");
   f.produced.error({f.id, 1, 1}, "bad thing");
   EXPECT_FALSE(f.run());
-  EXPECT_NE(f.reportText().find("t.tk:1:1: error: unexpected error: bad thing"),
-            std::string::npos)
+  EXPECT_NE(f.reportText().find("t.tk:1:1: error: unexpected error: bad thing"), std::string::npos)
       << f.reportText();
 }
 
@@ -178,8 +177,8 @@ TEST(DiagnosticVerifier, MalformedAnnotationsAreReported) {
     EXPECT_FALSE(f.verifier.addExpectations(f.id)) << c.text;
     f.produced.error({f.id, 1, 1}, "x");
     EXPECT_FALSE(f.verifier.verify(f.produced.diagnostics())) << c.text;
-    EXPECT_NE(f.reportText().find(c.message), std::string::npos)
-        << c.text << "\n" << f.reportText();
+    EXPECT_NE(f.reportText().find(c.message), std::string::npos) << c.text << "\n"
+                                                                 << f.reportText();
     EXPECT_NE(f.reportText().find("t.tk:1:6: error:"), std::string::npos) << f.reportText();
   }
 }
