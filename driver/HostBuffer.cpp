@@ -55,20 +55,6 @@ HostBuffer HostBuffer::wrap(std::string name, void *data, size_t bytes, DType dt
   return b;
 }
 
-bool HostBuffer::isWritten(size_t offset, size_t n) const {
-  if (!tracked_)
-    return true;
-  for (size_t i = offset; i < offset + n; ++i)
-    if (!written_[i])
-      return false;
-  return true;
-}
-
-void HostBuffer::markWritten(size_t offset, size_t n) {
-  if (tracked_)
-    std::memset(written_.data() + offset, 1, n);
-}
-
 double HostBuffer::get(int64_t i) const {
   assert(i >= 0 && i < numElements());
   const std::byte *p = data_ + i * dtypeBytes(dtype_);

@@ -24,6 +24,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -52,8 +53,19 @@ public:
   /// Whether tk tracks the written bytes (allocate) or trusts them (wrap).
   bool isTracked() const { return tracked_; }
   /// Whether the `n` bytes at `offset` have all been written.
-  bool isWritten(size_t offset, size_t n) const;
-  void markWritten(size_t offset, size_t n);
+  bool isWritten(size_t offset, size_t n) const {
+    return !tracked_ || std::memchr(written_.data() + offset, 0, n) == nullptr;
+  }
+  void markWritten(size_t offset, size_t n) {
+    if (!tracked_)
+      return;
+    // Mostly one element (a few bytes): a loop beats a memset call there.
+    if (n > 64)
+      std::memset(written_.data() + offset, 1, n);
+    else
+      for (size_t i = 0; i < n; ++i)
+        written_[offset + i] = 1;
+  }
   void markAllWritten() { markWritten(0, bytes_); }
 
   /// Element `i` as a double (fp16/bf16 widened, integers converted).

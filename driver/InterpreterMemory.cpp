@@ -103,6 +103,69 @@ private:
   const MemoryMap::Region *cache_ = nullptr;
 };
 
+// The fast path of a block access: when every lane that is not masked off
+// falls inside one buffer, aligned, and (for reads of a tracked buffer) on
+// written bytes, the per-lane checks can be skipped. One pass finds the
+// lowest and highest address and the OR of all addresses (for alignment);
+// anything else goes to the per-lane path, which finds and reports the
+// first bad lane.
+struct BlockSpan {
+  bool checked = false; // all lanes are known good
+  bool none = false;    // every lane is masked off
+  bool dense = false;   // and moreover all lanes are on, at consecutive addresses
+  const MemoryMap::Region *region = nullptr;
+};
+
+BlockSpan checkBlock(ProgramRunner &r, const uint64_t *addrs, const uint8_t *mask, int64_t n,
+                     unsigned size, bool reads) {
+  // Dense blocks (every lane on, consecutive addresses) are the common case
+  // and need no min/max pass: a cheap, vectorisable test finds them first.
+  int64_t active = n;
+  if (mask) {
+    active = 0;
+    for (int64_t i = 0; i < n; ++i)
+      active += mask[i] & 1;
+  }
+  uint64_t off = 0;
+  if (active == n)
+    for (int64_t i = 0; i < n; ++i)
+      off |= addrs[i] ^ (addrs[0] + uint64_t(i) * size);
+  uint64_t lo = UINT64_MAX, hi = 0, bits = 0;
+  if (active == n && off == 0) {
+    lo = addrs[0];
+    hi = addrs[n - 1];
+    bits = lo;
+  } else {
+    for (int64_t i = 0; i < n; ++i) {
+      uint64_t keep = mask ? uint64_t(0) - (mask[i] & 1) : ~uint64_t(0);
+      uint64_t a = addrs[i] & keep;
+      lo = std::min(lo, a | ~keep);
+      hi = std::max(hi, a);
+      bits |= a;
+    }
+  }
+  BlockSpan span;
+  if (lo == UINT64_MAX && hi == 0) {
+    span.none = span.checked = true;
+    return span;
+  }
+  if (lo > hi || (bits & (size - 1)) != 0 || hi + size < hi)
+    return span;
+  const MemoryMap::Region *region = r.run().memory.find(lo, hi + size - lo);
+  if (!region)
+    return span;
+  if (reads && region->buffer->isTracked() &&
+      !region->buffer->isWritten(lo - region->begin, hi + size - lo)) {
+    // Some byte in the span is unwritten; whether a lane reads it is for the
+    // per-lane path to say.
+    return span;
+  }
+  span.checked = true;
+  span.dense = active == n && off == 0;
+  span.region = region;
+  return span;
+}
+
 unsigned pointeeBytes(Type *ptrType) {
   Type *pointee = cast<PointerType>(ptrType->elementType())->pointee();
   return pointee->isPointer() ? 8 : dtypeBytes(pointee->dtype());
@@ -143,13 +206,29 @@ bool load(ProgramRunner &r, Operation &op) {
   unsigned size = elementBytes(out.type);
   AccessChecker checker(r, op, AccessKind::Load, p.type, size);
   const uint64_t *addrs = p.data<uint64_t>();
+  const uint8_t *m = mask ? mask->data<uint8_t>() : nullptr;
+  BlockSpan span = checkBlock(r, addrs, m, out.size, size, /*reads=*/true);
   return visitBits(size, [&](auto tag) {
     using B = decltype(tag);
     B *o = out.data<B>();
-    const uint8_t *m = mask ? mask->data<uint8_t>() : nullptr;
     // Masked-off lanes take `other`, or 0 when there is none (the GPU leaves
     // them undefined; 0 keeps runs reproducible).
     const B *fill = other ? other->data<B>() : nullptr;
+    if (span.dense) {
+      std::memcpy(o, reinterpret_cast<const void *>(addrs[0]), out.size * sizeof(B));
+      r.setResult(op, 0, std::move(out));
+      return true;
+    }
+    if (span.checked) {
+      for (int64_t i = 0; i < out.size; ++i) {
+        if (m && !(m[i] & 1))
+          o[i] = fill ? fill[i] : B(0);
+        else
+          std::memcpy(&o[i], reinterpret_cast<const void *>(addrs[i]), sizeof(B));
+      }
+      r.setResult(op, 0, std::move(out));
+      return true;
+    }
     for (int64_t i = 0; i < out.size; ++i) {
       if (m && !(m[i] & 1)) {
         o[i] = fill ? fill[i] : B(0);
@@ -172,8 +251,13 @@ bool store(ProgramRunner &r, Operation &op) {
   const uint64_t *addrs = p.data<uint64_t>();
   const uint8_t *m = mask ? mask->data<uint8_t>() : nullptr;
   // Check every element first, so a failing store writes nothing.
+  BlockSpan span = checkBlock(r, addrs, m, v.size, size, /*reads=*/false);
+  if (span.none)
+    return true;
+  if (span.region)
+    noteStored(r, span.region->buffer);
   HostBuffer *last = nullptr;
-  for (int64_t i = 0; i < v.size; ++i) {
+  for (int64_t i = 0; i < v.size && !span.checked; ++i) {
     if (m && !(m[i] & 1))
       continue;
     const MemoryMap::Region *region = checker.check(addrs[i], i);
@@ -185,7 +269,26 @@ bool store(ProgramRunner &r, Operation &op) {
   // Elements are written in block order; when two lanes hit one address
   // the later lane wins (the GPU picks one of them).
   const std::byte *src = v.data<std::byte>();
-  const MemoryMap::Region *region = nullptr;
+  const MemoryMap::Region *region = span.region;
+  if (span.dense) {
+    std::memcpy(reinterpret_cast<void *>(addrs[0]), src, v.size * size);
+    region->buffer->markWritten(addrs[0] - region->begin, v.size * size);
+    return true;
+  }
+  if (region) {
+    visitBits(size, [&](auto tag) {
+      using B = decltype(tag);
+      const B *vals = v.data<B>();
+      for (int64_t i = 0; i < v.size; ++i)
+        if (!m || (m[i] & 1))
+          std::memcpy(reinterpret_cast<void *>(addrs[i]), &vals[i], sizeof(B));
+    });
+    if (region->buffer->isTracked())
+      for (int64_t i = 0; i < v.size; ++i)
+        if (!m || (m[i] & 1))
+          region->buffer->markWritten(addrs[i] - region->begin, size);
+    return true;
+  }
   for (int64_t i = 0; i < v.size; ++i) {
     if (m && !(m[i] & 1))
       continue;

@@ -2,10 +2,12 @@
 //
 // A reduction or scan along `axis` sees its operand as [outer, len, inner]
 // (the dimensions before the axis, the axis, the dimensions after it).
-// Reductions combine neighbours pairwise in a tree, (x0+x1) + (x2+x3), ...:
-// the order keeps left operands left (custom combiners need not commute),
-// it is close to how the GPU combines across lanes, and its rounding error
-// grows with log(len) instead of len. Scans run left to right (right to left
+// Reductions combine in a tree, so rounding error grows with log(len), not
+// len. The built-in kinds (sum, max, min), which commute, fold the upper
+// half onto the lower half, ((x0+x2) + (x1+x3)) for four elements, much as
+// the GPU's butterfly across lanes does, in loops the compiler vectorises.
+// Custom combiners need not commute, so they combine neighbours,
+// ((x0 . x1) . (x2 . x3)), keeping left operands left. Scans run left to right (right to left
 // when reversed). Each combine of fp16/bf16 rounds to that type, as the
 // GPU's combine would.
 #include "driver/InterpreterImpl.h"
@@ -47,38 +49,22 @@ template <typename C> C mulWrap(C a, C b) {
 
 // max/min of reductions ignore NaN (IEEE maxNum): the result is NaN only
 // when every element is.
-template <typename C> C maxNum(C a, C b) {
-  if constexpr (std::is_floating_point_v<C>) {
-    if (std::isnan(a))
-      return b;
-    if (std::isnan(b))
-      return a;
-  }
-  return b > a ? b : a;
-}
+// Written without branches so the tree loops vectorise: a NaN `b` fails
+// the comparison and `a` stays; a NaN `a` is replaced by `b`.
+template <typename C> C maxNum(C a, C b) { return (a != a || b > a) ? b : a; }
+template <typename C> C minNum(C a, C b) { return (a != a || b < a) ? b : a; }
 
-template <typename C> C minNum(C a, C b) {
-  if constexpr (std::is_floating_point_v<C>) {
-    if (std::isnan(a))
-      return b;
-    if (std::isnan(b))
-      return a;
-  }
-  return b < a ? b : a;
-}
-
-// The pairwise tree over rows of `inner` elements held in t[0 .. len*inner).
+// The halving tree over rows of `inner` elements held in t[0 .. len*inner):
+// row j takes f(row j, row j + half). An odd row out stays for the next
+// level (len is a power of two in valid IR, but nothing depends on it).
 template <typename C, typename F> void treeCombine(C *t, int64_t len, int64_t inner, F f) {
-  for (int64_t n = len; n > 1; n = (n + 1) / 2) {
-    for (int64_t j = 0; j < n / 2; ++j) {
-      C *dst = t + j * inner;
-      const C *a = t + 2 * j * inner, *b = t + (2 * j + 1) * inner;
-      for (int64_t k = 0; k < inner; ++k)
-        dst[k] = f(a[k], b[k]);
-    }
-    if (n % 2) // an odd one out moves up unchanged
-      for (int64_t k = 0; k < inner; ++k)
-        t[(n / 2) * inner + k] = t[(n - 1) * inner + k];
+  for (int64_t n = len; n > 1;) {
+    int64_t half = n / 2, upper = n - half;
+    C *lo = t + (upper - half) * inner; // rows [upper - half, upper) meet [upper, n)
+    const C *hi = t + upper * inner;
+    for (int64_t k = 0; k < half * inner; ++k)
+      lo[k] = f(lo[k], hi[k]);
+    n = upper;
   }
 }
 
