@@ -19,10 +19,11 @@ TK_LLVM_BIN=/usr/lib/llvm-19/bin
 # sanitizer tree and libFuzzer (clang-14 is Debian 12's default clang).
 TK_APT_PACKAGES=(
   llvm-19-dev llvm-19-tools libfmt-dev libgtest-dev libzstd-dev zlib1g-dev
-  cmake ninja-build g++ clang libclang-rt-14-dev clang-format git python3
+  cmake ninja-build g++ clang libclang-rt-14-dev clang-format git python3 python3-dev
 )
 # PyPI packages: the Python bindings (pybind11), the Python tests (pytest,
-# numpy) and the FileCheck test runner (lit).
+# numpy) and the FileCheck test runner (lit). python3-dev above gives pybind11
+# the headers of Debian's Python.
 TK_PIP_PACKAGES=(pybind11 pytest numpy lit)
 
 tk_log() { echo "[tk] $*"; }
@@ -116,7 +117,11 @@ tk_build() {
     return 1
   fi
   tk_log "building $dir"
-  ninja -C "$TK_ROOT/$dir" ${TK_JOBS:+-j"$TK_JOBS"}
+  local t0=$SECONDS
+  # -k 0: on a failure, still build everything that does not depend on it, so
+  # one broken test file does not hide the state of the rest.
+  ninja -C "$TK_ROOT/$dir" -k 0 ${TK_JOBS:+-j"$TK_JOBS"} || return 1
+  tk_log "built $dir in $((SECONDS - t0))s"
 }
 
 tk_setup_path
