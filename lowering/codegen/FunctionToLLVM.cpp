@@ -92,8 +92,8 @@ std::vector<std::vector<llvm::Value *>> FunctionLowering::coordinates(Value *v) 
 }
 
 bool FunctionLowering::unsupported(Operation &op, std::string_view what) {
-  diag_.error(op.loc(), fmt::format("'{}' {} is not supported by the GPU back end yet", op.name(),
-                                    what));
+  diag_.error(op.loc(), fmt::format("'{}'{}{} is not supported by the GPU back end yet",
+                                    op.name(), what.empty() ? "" : " ", what));
   return false;
 }
 

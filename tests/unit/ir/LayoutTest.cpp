@@ -1,0 +1,193 @@
+// Layouts: the (layout, shape) -> elements-per-thread map every GPU lowering
+// relies on, the builders the coalescing pass uses, and the text form.
+#include "ir/Layout.h"
+#include "tests/unit/ir/IRTestUtil.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+#include <set>
+
+namespace tk {
+namespace {
+
+struct LayoutTest : ::testing::Test {
+  SourceManager sm;
+  IRContext ctx{sm};
+};
+
+TEST_F(LayoutTest, OneDimensionalBlockedGivesEachThreadTwoVectors) {
+  auto *l = BlockedLayout::get(ctx, {4}, {32}, {4}, {0});
+  EXPECT_EQ(l->str(), "blocked<size = [4], threads = [32], warps = [4], order = [0]>");
+  ThreadMap map(l, {1024});
+  EXPECT_EQ(map.numThreads(), 128);
+  EXPECT_EQ(map.numRegisters(), 8);
+  std::vector<std::vector<int64_t>> owned = map.elementsPerThread();
+  for (int64_t t : {0, 1, 31, 32, 127}) {
+    std::vector<int64_t> want;
+    for (int64_t base : {4 * t, 512 + 4 * t})
+      for (int64_t i = 0; i < 4; ++i)
+        want.push_back(base + i);
+    EXPECT_EQ(owned[t], want) << "thread " << t;
+  }
+}
+
+TEST_F(LayoutTest, TwoDimensionalRowMajorTile) {
+  // fp16 [64, 128] with 16-byte vectors: a warp covers 2 rows, 4 warps 8.
+  auto *l = makeBlockedLayout(ctx, {64, 128}, {1, 0}, 8, 4);
+  EXPECT_EQ(l->sizePerThread(), (std::vector<int64_t>{1, 8}));
+  EXPECT_EQ(l->threadsPerWarp(), (std::vector<int64_t>{2, 16}));
+  EXPECT_EQ(l->warpsPerCTA(), (std::vector<int64_t>{4, 1}));
+  ThreadMap map(l, {64, 128});
+  EXPECT_EQ(map.numRegisters(), 64);
+  // Lane 17 is row 1, columns 8..15; its next group is 8 rows further down.
+  EXPECT_EQ(map.coords(0, 17, 0), (std::vector<int64_t>{1, 8}));
+  EXPECT_EQ(map.coords(7, 17, 0), (std::vector<int64_t>{1, 15}));
+  EXPECT_EQ(map.coords(8, 17, 0), (std::vector<int64_t>{9, 8}));
+  EXPECT_EQ(map.coords(0, 0, 3), (std::vector<int64_t>{6, 0}));
+}
+
+// Random valid layouts over random power-of-two shapes: every element is held
+// by some thread; exactly once when the shape covers the tile; each thread's
+// registers come in runs of `size` consecutive elements along order[0].
+TEST_F(LayoutTest, RandomLayoutsCoverEveryElement) {
+  std::mt19937 rng(20241129);
+  auto pick = [&](int64_t maxLog) { return int64_t(1) << (rng() % (maxLog + 1)); };
+  for (int iter = 0; iter < 200; ++iter) {
+    unsigned rank = 1 + rng() % 3;
+    std::vector<int64_t> shape, order;
+    for (unsigned d = 0; d < rank; ++d) {
+      shape.push_back(pick(7));
+      order.push_back(d);
+    }
+    std::shuffle(order.begin(), order.end(), rng);
+    int64_t warps = pick(3), vec = pick(3);
+    auto *l = makeBlockedLayout(ctx, shape, order, vec, warps);
+    ASSERT_TRUE(validateBlocked(l->sizePerThread(), l->threadsPerWarp(), l->warpsPerCTA(),
+                                l->order())
+                    .empty());
+    ThreadMap map(l, shape);
+    ASSERT_EQ(map.numWarps(), warps);
+    int64_t total = 1;
+    bool covers = true;
+    for (unsigned d = 0; d < rank; ++d) {
+      total *= shape[d];
+      covers = covers && shape[d] >= map.dim(d).tile();
+    }
+    std::vector<int64_t> count(static_cast<size_t>(total), 0);
+    for (const auto &elems : map.elementsPerThread()) {
+      ASSERT_EQ(int64_t(elems.size()), map.numRegisters());
+      for (int64_t e : elems)
+        ++count[static_cast<size_t>(e)];
+    }
+    for (int64_t c : count) {
+      ASSERT_GE(c, 1) << l->str() << " on " << shapeStr(shape);
+      if (covers) {
+        ASSERT_EQ(c, 1) << l->str() << " on " << shapeStr(shape);
+      }
+    }
+    // Runs along the fastest dimension.
+    unsigned fast = map.order()[0];
+    int64_t lane = rng() % kWarpSize, warp = rng() % warps;
+    for (int64_t r = 0; r + 1 < map.numRegisters(); ++r)
+      if ((r + 1) % map.dim(fast).size != 0 && map.dim(fast).size <= shape[fast]) {
+        std::vector<int64_t> a = map.coords(r, lane, warp), b = map.coords(r + 1, lane, warp);
+        ASSERT_EQ(a[fast] + 1, b[fast]);
+      }
+    // registerOf inverts registerIndex.
+    for (int64_t r = 0; r < map.numRegisters(); ++r)
+      ASSERT_EQ(map.registerOf(map.registerIndex(r)), r);
+  }
+}
+
+TEST_F(LayoutTest, SliceHoldsTheParentsElementsWithoutTheDimension) {
+  auto *parent = makeBlockedLayout(ctx, {32, 64}, {1, 0}, 4, 4);
+  for (unsigned dim : {0u, 1u}) {
+    auto *slice = SliceLayout::get(ctx, dim, parent);
+    EXPECT_EQ(layoutRank(slice), 1u);
+    EXPECT_EQ(expandLayout(ctx, slice, dim), parent);
+    ThreadMap pm(parent, {32, 64});
+    int64_t kept = dim == 0 ? 64 : 32;
+    ThreadMap sm(slice, {kept});
+    std::vector<std::vector<int64_t>> sliceElems = sm.elementsPerThread();
+    for (int64_t t = 0; t < pm.numThreads(); ++t) {
+      std::set<int64_t> want;
+      for (int64_t r = 0; r < pm.numRegisters(); ++r)
+        want.insert(pm.coords(r, t % kWarpSize, t / kWarpSize)[1 - dim]);
+      std::set<int64_t> got(sliceElems[t].begin(), sliceElems[t].end());
+      EXPECT_EQ(got, want) << "dim " << dim << " thread " << t;
+    }
+  }
+}
+
+TEST_F(LayoutTest, SmallTensorsWrapAndReplicate) {
+  // 64 elements over 128 threads: warps 2 and 3 hold copies of warps 0 and 1.
+  auto *l = BlockedLayout::get(ctx, {1}, {32}, {4}, {0});
+  ThreadMap map(l, {64});
+  EXPECT_EQ(map.numRegisters(), 1);
+  EXPECT_EQ(map.coords(0, 5, 0), map.coords(0, 5, 2));
+  EXPECT_EQ(map.coords(0, 5, 1), (std::vector<int64_t>{37}));
+}
+
+TEST_F(LayoutTest, LayoutsAreUniqued) {
+  auto *a = BlockedLayout::get(ctx, {1, 4}, {4, 8}, {2, 2}, {1, 0});
+  auto *b = BlockedLayout::get(ctx, {1, 4}, {4, 8}, {2, 2}, {1, 0});
+  EXPECT_EQ(a, b);
+  EXPECT_EQ(SliceLayout::get(ctx, 0, a), SliceLayout::get(ctx, 0, b));
+  EXPECT_NE(ctx.tensor({8, 32}, ctx.f32(), a), ctx.tensor({8, 32}, ctx.f32()));
+}
+
+TEST_F(LayoutTest, ValidationNamesTheProblem) {
+  EXPECT_NE(validateBlocked({1}, {16}, {4}, {0}).find("multiply to 16"), std::string::npos);
+  EXPECT_NE(validateBlocked({3}, {32}, {4}, {0}).find("power of two"), std::string::npos);
+  EXPECT_NE(validateBlocked({1, 1}, {4, 8}, {1, 1}, {0, 0}).find("permutation"),
+            std::string::npos);
+  EXPECT_NE(validateBlocked({1}, {32, 1}, {4}, {0}).find("one length"), std::string::npos);
+}
+
+TEST(LayoutTextTest, RoundTripsThroughTheParser) {
+  test::ParsedIR ir;
+  std::string text =
+      "func @k(%arg0: tensor<64x128xfp16, blocked<size = [1, 8], threads = [2, 16], warps = [4, "
+      "1], order = [1, 0]>>) attributes {num_warps = 4} {\n"
+      "  %0 = reduce %arg0 {axis = 1, kind = \"max\"} : tensor<64xfp16, slice<dim = 1, parent = "
+      "blocked<size = [1, 8], threads = [2, 16], warps = [4, 1], order = [1, 0]>>>\n"
+      "  %1 = convert_layout %0 : tensor<64xfp16, blocked<size = [1], threads = [32], warps = "
+      "[4], order = [0]>>\n"
+      "  return\n"
+      "}\n";
+  ASSERT_TRUE(ir.parse(text)) << ir.errors();
+  EXPECT_TRUE(ir.verify()) << ir.errors();
+  EXPECT_EQ(ir.print(), text);
+}
+
+TEST(LayoutTextTest, BadLayoutsAreLocatedErrors) {
+  struct Case {
+    const char *type;
+    const char *message;
+  } cases[] = {
+      {"tensor<64xfp32, blocked<size = [1], threads = [16], warps = [4], order = [0]>>",
+       "multiply to 16, not the warp size 32"},
+      {"tensor<64xfp32, blocked<size = [1], threads = [32], order = [0]>>",
+       "blocked layout needs 'warps'"},
+      {"tensor<64xfp32, blocked<size = [1, 1], threads = [1, 32], warps = [4, 1], order = [1, "
+       "0]>>",
+       "layout of rank 2 on a tensor of rank 1"},
+      {"tensor<64xfp32, mma<version = 2>>", "unknown layout 'mma'"},
+      {"tensor<64xfp32, slice<dim = 3, parent = blocked<size = [1, 1], threads = [1, 32], warps "
+       "= [4, 1], order = [1, 0]>>>",
+       "slice dim 3 is out of range"},
+      {"tensor<64xfp32, blocked<size = 1, threads = [32], warps = [4], order = [0]>>",
+       "must be an integer array"},
+  };
+  for (const Case &c : cases) {
+    test::ParsedIR ir;
+    EXPECT_FALSE(ir.parse(std::string("func @k(%a: ") + c.type + ") {\n  return\n}\n"));
+    EXPECT_NE(ir.errors().find(c.message), std::string::npos) << c.type << "\n" << ir.errors();
+    EXPECT_NE(ir.errors().find("t.tkir:1:"), std::string::npos) << ir.errors();
+  }
+}
+
+} // namespace
+} // namespace tk
