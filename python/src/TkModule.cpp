@@ -1,0 +1,196 @@
+// tk._C: the Python extension. It converts Python values to the C++ types of
+// JitKernel.h and back and does nothing else; the `tk` package (python/tk/)
+// decides what to compile and raises the Python exceptions.
+//
+//   from tk import _C
+//   k, errors = _C.compile([(file, text, first_line)], "add", "*fp32:16, i32",
+//                          {"BLOCK": 1024}, ["BLOCK"], ["tk"], [])
+//   if k is None: raise CompilationError(errors)
+//   printed, errors = k.run([("p", base, nbytes, 0, "fp32", "x"), ("i", 1000)], (4, 1, 1), 1)
+//
+// A compile or run never raises for a mistake in the kernel or its
+// arguments: both come back as rendered diagnostic text. Only values of the
+// wrong Python type raise (TypeError), with the name that carried them.
+#include "JitKernel.h"
+
+#include "lang/Builtins.h"
+#include "lang/DType.h"
+#include "tk/Version.h"
+
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <fmt/format.h>
+
+namespace py = pybind11;
+
+namespace tk {
+namespace {
+
+DType dtypeFromName(const std::string &name, const std::string &what) {
+  if (std::optional<DType> d = parseDTypeName(name))
+    return *d;
+  if (std::optional<DType> d = parseDTypePythonName(name))
+    return *d;
+  throw py::type_error(fmt::format("{}: unknown dtype '{}'", what, name));
+}
+
+// A compile-time value: bool is tested before int because Python's bool is
+// an int; a tk dtype object carries its short name in `_tk_dtype_name`.
+ConstValue toConstValue(const std::string &name, py::handle v) {
+  if (v.is_none())
+    return ConstValue::none();
+  if (py::isinstance<py::bool_>(v))
+    return ConstValue::ofBool(v.cast<bool>());
+  if (py::isinstance<py::int_>(v)) {
+    try {
+      return ConstValue::ofInt(v.cast<int64_t>());
+    } catch (const py::cast_error &) {
+      throw py::type_error(
+          fmt::format("'{}' = {} does not fit in 64 bits", name, py::str(v).cast<std::string>()));
+    }
+  }
+  if (py::isinstance<py::float_>(v))
+    return ConstValue::ofFloat(v.cast<double>());
+  if (py::isinstance<py::str>(v))
+    return ConstValue::ofString(v.cast<std::string>());
+  if (py::hasattr(v, "_tk_dtype_name"))
+    return ConstValue::ofDType(dtypeFromName(v.attr("_tk_dtype_name").cast<std::string>(), name));
+  throw py::type_error(fmt::format("'{}': a compile-time value must be an int, float, bool, str, "
+                                   "None or tk dtype, not {}",
+                                   name, py::str(py::type::of(v).attr("__name__")).cast<std::string>()));
+}
+
+JitArg toJitArg(py::handle item) {
+  auto t = item.cast<py::tuple>();
+  std::string tag = t[0].cast<std::string>();
+  JitArg a;
+  if (tag == "p") {
+    a.kind = JitArg::Kind::Pointer;
+    a.base = t[1].cast<uint64_t>();
+    a.bytes = t[2].cast<uint64_t>();
+    a.offset = t[3].cast<int64_t>();
+    a.name = t[5].cast<std::string>();
+    a.dtype = dtypeFromName(t[4].cast<std::string>(), a.name);
+  } else if (tag == "i") {
+    a.kind = JitArg::Kind::Int;
+    a.intValue = t[1].cast<int64_t>();
+  } else if (tag == "f") {
+    a.kind = JitArg::Kind::Float;
+    a.floatValue = t[1].cast<double>();
+  } else {
+    throw py::type_error(fmt::format("unknown argument tag '{}'", tag));
+  }
+  return a;
+}
+
+const char *kindName(BuiltinKind k) {
+  switch (k) {
+  case BuiltinKind::Function:
+    return "function";
+  case BuiltinKind::Iterator:
+    return "iterator";
+  case BuiltinKind::DType:
+    return "dtype";
+  case BuiltinKind::TypeMarker:
+    return "type";
+  case BuiltinKind::Decorator:
+    return "decorator";
+  case BuiltinKind::HostHelper:
+    return "host";
+  case BuiltinKind::Unsupported:
+    return "unsupported";
+  }
+  return "unknown";
+}
+
+py::tuple compile(const std::vector<std::tuple<std::string, std::string, uint32_t>> &sources,
+                  const std::string &kernel, const std::string &signature,
+                  const py::dict &constants, const std::vector<std::string> &externalGlobals,
+                  const std::vector<std::string> &moduleAliases,
+                  const std::vector<std::string> &doNotSpecialize) {
+  JitRequest req;
+  for (const auto &[file, text, line] : sources)
+    req.sources.push_back({file, text, line == 0 ? 1 : line});
+  req.kernel = kernel;
+  req.signature = signature;
+  for (auto [key, value] : constants) {
+    std::string name = key.cast<std::string>();
+    req.constants[name] = toConstValue(name, value);
+  }
+  req.externalGlobals = externalGlobals;
+  req.moduleAliases = moduleAliases;
+  req.doNotSpecialize = doNotSpecialize;
+  std::string errors;
+  std::unique_ptr<JitKernel> k;
+  {
+    py::gil_scoped_release noGil;
+    k = JitKernel::compile(req, errors);
+  }
+  if (!k)
+    return py::make_tuple(py::none(), errors);
+  return py::make_tuple(py::cast(std::move(k)), "");
+}
+
+py::tuple run(JitKernel &k, const py::list &args, const std::array<int64_t, 3> &grid,
+              unsigned numThreads) {
+  std::vector<JitArg> jitArgs;
+  for (py::handle item : args)
+    jitArgs.push_back(toJitArg(item));
+  std::string printed, errors;
+  {
+    // The caller keeps the arrays alive for the call; other Python threads
+    // may run meanwhile.
+    py::gil_scoped_release noGil;
+    k.run(jitArgs, grid, numThreads, printed, errors);
+  }
+  return py::make_tuple(printed, errors);
+}
+
+} // namespace
+} // namespace tk
+
+PYBIND11_MODULE(_C, m) {
+  using namespace tk;
+  m.doc() = "tk's compiler and interpreter (the C++ side of the tk package)";
+  m.attr("__version__") = TK_VERSION_STRING;
+
+  py::class_<JitKernel>(m, "CompiledKernel")
+      .def_property_readonly("name", &JitKernel::name)
+      .def_property_readonly("ir", &JitKernel::ir)
+      .def_property_readonly("ir_opt", &JitKernel::irOpt)
+      .def_property_readonly("argument_names", &JitKernel::argumentNames)
+      .def("run", &run, py::arg("args"), py::arg("grid"), py::arg("num_threads") = 1);
+
+  m.def("compile", &compile, py::arg("sources"), py::arg("kernel"), py::arg("signature"),
+        py::arg("constants"), py::arg("external_globals"), py::arg("module_aliases"),
+        py::arg("do_not_specialize"),
+        "Compiles a kernel; returns (CompiledKernel, '') or (None, rendered diagnostics).");
+
+  m.def(
+      "builtins",
+      [] {
+        // tk.NAME entries in table order: (name, kind, signature, summary).
+        py::list out;
+        for (const BuiltinInfo &b : allBuiltins())
+          if (b.scope == BuiltinScope::Tk)
+            out.append(py::make_tuple(std::string(b.name), kindName(b.kind),
+                                      b.kind == BuiltinKind::Unsupported ? std::string()
+                                                                         : formatSignature(b),
+                                      std::string(b.summary)));
+        return out;
+      },
+      "The names of the tk module as the compiler knows them.");
+
+  m.def(
+      "dtypes",
+      [] {
+        // (short name, Python name, bits, is_float, is_signed) per dtype.
+        py::list out;
+#define TK_DTYPE(ENUM, IRNAME, PYNAME, BITS, KIND)                                                 \
+  out.append(py::make_tuple(IRNAME, PYNAME, BITS, isFloat(DType::ENUM), isSigned(DType::ENUM)));
+#include "lang/DTypes.def"
+        return out;
+      },
+      "Every dtype tk knows.");
+}

@@ -1,0 +1,637 @@
+"""@tk.jit and kernel[grid](...): from a Python function to a launched kernel.
+
+    @tk.jit
+    def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tk.constexpr):
+        offs = tk.program_id(0) * BLOCK + tk.arange(0, BLOCK)
+        mask = offs < n
+        tk.store(out_ptr + offs, tk.load(x_ptr + offs, mask=mask) + tk.load(y_ptr + offs, mask=mask), mask=mask)
+
+    add_kernel[(tk.cdiv(n, 256),)](x, y, out, n, BLOCK=256)   # TK_INTERPRET=1: on numpy arrays
+
+At a launch, the arguments are bound to the parameters and each one that is
+not a tk.constexpr is specialised as Triton does: an array becomes a pointer
+to its dtype ("*fp32", plus ":16" when its address is 16-byte aligned), an int
+becomes "i32" or "i64" by range (":16" when divisible by 16, ":1" when equal to
+1), a float "fp32", a bool "i1", None a constant. The C++ front end then
+compiles the function's own source (inspect.getsource, with its file and first
+line, so errors point into your .py file) together with the sources of the
+@tk.jit helpers it reaches through its globals and the values of the plain
+globals it reads (ints, floats, bools, strings, dtypes). There is no second
+front end in Python: this file only gathers those inputs.
+
+The compiled kernel is cached in memory under everything that went into it:
+the signature, the constexpr values, every source text and global value, the
+options. A second launch with the same key does not compile; a changed helper
+or global does.
+"""
+
+import ctypes
+import numbers
+import os
+import re
+import sys
+import textwrap
+import threading
+import types
+
+from . import _C
+from .core import constexpr, dtype
+from .errors import CompilationError, DriverError, InterpreterError
+
+# Launch options Triton accepts as keyword arguments; they are not kernel
+# parameters. The interpreter ignores them; they are part of the cache key.
+LAUNCH_OPTIONS = (
+    "num_warps",
+    "num_stages",
+    "num_ctas",
+    "maxnreg",
+    "enable_fp_fusion",
+    "launch_cooperative_grid",
+    "stream",
+)
+
+# The decorator that replaces the user's own decorators in the text given to
+# the compiler (see _FunctionSource), imported under a name no user writes.
+_JIT_NAME = "_tk_jit_"
+
+_NUMPY_KINDS = {
+    "f2": "fp16",
+    "f4": "fp32",
+    "f8": "fp64",
+    "i1": "i8",
+    "i2": "i16",
+    "i4": "i32",
+    "i8": "i64",
+    "u1": "u8",
+    "u2": "u16",
+    "u4": "u32",
+    "u8": "u64",
+    "b1": "i1",
+}
+
+_TORCH_DTYPES = {
+    "torch.float16": "fp16",
+    "torch.bfloat16": "bf16",
+    "torch.float32": "fp32",
+    "torch.float64": "fp64",
+    "torch.int8": "i8",
+    "torch.int16": "i16",
+    "torch.int32": "i32",
+    "torch.int64": "i64",
+    "torch.uint8": "u8",
+    "torch.uint16": "u16",
+    "torch.uint32": "u32",
+    "torch.uint64": "u64",
+    "torch.bool": "i1",
+}
+
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _env_flag(name):
+    return os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def interpret_mode(jit_function=None):
+    """Whether launches run on the CPU interpreter: @tk.jit(interpret=...) when
+    given, else TK_INTERPRET, read at every launch."""
+    if jit_function is not None and jit_function.interpret is not None:
+        return bool(jit_function.interpret)
+    return _env_flag("TK_INTERPRET")
+
+
+_cuda_driver = None
+
+
+def cuda_driver_available():
+    """Whether libcuda can be loaded (looked up once per process)."""
+    global _cuda_driver
+    if _cuda_driver is None:
+        _cuda_driver = False
+        for name in ("libcuda.so.1", "libcuda.so"):
+            try:
+                ctypes.CDLL(name)
+                _cuda_driver = True
+                break
+            except OSError:
+                pass
+    return _cuda_driver
+
+
+#
+# The text handed to the compiler
+#
+
+
+class _FunctionSource:
+    """A function's source as the compiler receives it.
+
+    The text is dedented (a kernel defined inside a function or class then
+    reports columns relative to its `def`). Its decorators (@tk.jit(...),
+    @tk.autotune(configs=[...]), @tk.heuristics({...: lambda ...})) were
+    applied by Python already and may hold Python the kernel language does not
+    have, so each decorator line becomes an empty line and the one above `def`
+    a plain jit decorator: line numbers stay those of the user's file.
+    """
+
+    def __init__(self, fn):
+        import inspect
+
+        name = getattr(fn, "__qualname__", repr(fn))
+        try:
+            lines, first_line = inspect.getsourcelines(fn)
+            file_name = inspect.getsourcefile(fn) or fn.__code__.co_filename
+        except (OSError, TypeError) as e:
+            raise CompilationError(
+                f"error: cannot read the source of '{name}' ({e}); a @tk.jit function must be "
+                "defined in a .py file"
+            ) from None
+        lines = textwrap.dedent("".join(lines)).splitlines(keepends=True)
+        def_line = re.compile(r"(async\s+)?def\s+" + re.escape(fn.__name__) + r"\s*\(")
+        index = next((i for i, line in enumerate(lines) if def_line.match(line)), None)
+        if index is None:
+            raise CompilationError(
+                f"error: cannot find 'def {fn.__name__}(' in the source of '{name}' "
+                f"({file_name}:{first_line})"
+            )
+        for i in range(index):
+            lines[i] = "\n"
+        if index == 0:
+            # No decorator line to reuse (tk.jit(fn) called directly): the
+            # text starts one line early.
+            lines.insert(0, "")
+            first_line = max(1, first_line - 1)
+        lines[max(index, 1) - 1] = f"@{_JIT_NAME}\n"
+        self.file_name = file_name
+        self.first_line = first_line
+        self.text = "".join(lines)
+        # The names the text mentions that the function does not bind itself:
+        # the globals it may read (in its body, annotations or defaults).
+        local_names = set(fn.__code__.co_varnames)
+        self.global_names = sorted(
+            {n for n in _IDENTIFIER.findall(self.text) if n not in local_names and n != _JIT_NAME}
+        )
+
+    def as_tuple(self):
+        return (self.file_name, self.text, self.first_line)
+
+
+class _Closure:
+    """Everything one compile depends on besides the arguments: the sources of
+    the kernel and of the helpers it reaches, and the globals they read."""
+
+    def __init__(self, root):
+        import tk
+
+        tk_modules = (tk, sys.modules.get("tk.language"))
+        self.functions = [root]
+        self.constants = {}  # global name -> value
+        self.aliases = set()  # globals bound to the tk module
+        self.imports = {}  # global name -> tk builtin name (`from tk import load`)
+        owners = {}
+        i = 0
+        while i < len(self.functions):
+            jf = self.functions[i]
+            i += 1
+            g = jf.fn.__globals__
+            for name in jf.source.global_names:
+                if name not in g:
+                    continue
+                value = g[name]
+                if any(value is m for m in tk_modules if m is not None):
+                    self.aliases.add(name)
+                elif isinstance(value, JITFunction):
+                    if value.fn.__name__ != name:
+                        raise CompilationError(
+                            f"error: '{jf.__name__}' calls the @tk.jit function "
+                            f"'{value.fn.__name__}' under the name '{name}'; import or assign it "
+                            "under its own name"
+                        )
+                    if all(value is not f for f in self.functions):
+                        self.functions.append(value)
+                elif _is_constant(value):
+                    value = value.value if isinstance(value, constexpr) else value
+                    if name in self.constants and _tagged(self.constants[name]) != _tagged(value):
+                        raise CompilationError(
+                            f"error: the global '{name}' is {self.constants[name]!r} for "
+                            f"'{owners[name]}' but {value!r} for '{jf.__name__}'; tk compiles "
+                            "a kernel and its helpers with one value per global name"
+                        )
+                    self.constants[name] = value
+                    owners[name] = jf.__name__
+                elif hasattr(value, "_tk_builtin_name"):
+                    self.imports[name] = value._tk_builtin_name
+                # Anything else is not visible to the kernel; if it uses the
+                # name, the front end reports it as undefined.
+
+    def prelude(self):
+        """A synthetic source that imports the tk builtins bound to plain
+        globals (`from tk import load`) and the decorator name."""
+        items = [f"jit as {_JIT_NAME}"]
+        for name, builtin in sorted(self.imports.items()):
+            items.append(builtin if builtin == name else f"{builtin} as {name}")
+        return ("<tk prelude>", "from tk import " + ", ".join(items) + "\n", 1)
+
+    def key(self):
+        return (
+            tuple(f.source.as_tuple() for f in self.functions),
+            tuple(sorted((n, _tagged(v)) for n, v in self.constants.items())),
+            tuple(sorted(self.aliases)),
+            tuple(sorted(self.imports.items())),
+        )
+
+
+def _is_constant(value):
+    return (
+        value is None
+        or isinstance(value, (bool, numbers.Integral, numbers.Real, str, dtype, constexpr))
+    )
+
+
+def _tagged(value):
+    """A cache-key form that keeps 1, 1.0 and True apart."""
+    if isinstance(value, dtype):
+        return ("dtype", value._tk_dtype_name)
+    if isinstance(value, bool):
+        return ("bool", value)
+    if isinstance(value, numbers.Integral):
+        return ("int", int(value))
+    if isinstance(value, numbers.Real):
+        return ("float", float(value))
+    return (type(value).__name__, value)
+
+
+def _const_for_compiler(name, value):
+    value = value.value if isinstance(value, constexpr) else value
+    if value is None or isinstance(value, (bool, str, dtype)):
+        return value
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if isinstance(value, numbers.Real):
+        return float(value)
+    raise TypeError(
+        f"constexpr '{name}' must be an int, float, bool, str, None or tk dtype, not "
+        f"{type(value).__name__}"
+    )
+
+
+#
+# Arguments
+#
+
+
+def _array_info(name, value, kernel_name):
+    """(dtype name, lowest byte address, byte span, offset of the data pointer)
+    of an array argument, or None when `value` is not an array."""
+    ai = getattr(value, "__array_interface__", None)
+    if ai is not None:
+        typestr = ai["typestr"]
+        dt = _NUMPY_KINDS.get(typestr[1:])
+        if dt is None or typestr[0] == ">":
+            raise TypeError(
+                f"argument '{name}' of {kernel_name}: tk cannot take arrays of dtype "
+                f"{getattr(value, 'dtype', typestr)} (tk takes fp16/32/64, int8-64, uint8-64, bool)"
+            )
+        itemsize = int(typestr[2:])
+        address = ai["data"][0]
+        shape = ai["shape"]
+        strides = ai.get("strides")
+        if strides is None:
+            strides, step = [], itemsize
+            for extent in reversed(shape):
+                strides.insert(0, step)
+                step *= extent
+        if any(extent == 0 for extent in shape):
+            return dt, address, 0, 0
+        low = sum(min(0, (e - 1) * s) for e, s in zip(shape, strides))
+        high = sum(max(0, (e - 1) * s) for e, s in zip(shape, strides)) + itemsize
+        return dt, address + low, high - low, -low
+    if hasattr(value, "data_ptr") and hasattr(value, "dtype"):
+        dt = _TORCH_DTYPES.get(str(value.dtype))
+        if dt is None:
+            raise TypeError(
+                f"argument '{name}' of {kernel_name}: tk cannot take tensors of dtype {value.dtype}"
+            )
+        device = getattr(getattr(value, "device", None), "type", "cpu")
+        if device != "cpu":
+            raise TypeError(
+                f"argument '{name}' of {kernel_name} is on device '{device}'; the interpreter "
+                "(TK_INTERPRET=1) runs on CPU tensors: pass x.cpu()"
+            )
+        storage = value.untyped_storage()
+        base = storage.data_ptr()
+        return dt, base, storage.nbytes(), value.data_ptr() - base
+    return None
+
+
+def _specialize(name, value, specialize, kernel_name):
+    """(signature entry, interpreter argument or None) for a parameter that is
+    not a constexpr."""
+    if value is None:
+        return "None", None
+    if isinstance(value, constexpr):
+        # A wrapped value is a compile-time constant even for a parameter
+        # without the annotation, as in Triton.
+        value = value.value
+        if isinstance(value, bool):
+            return str(value), None
+        if isinstance(value, numbers.Integral):
+            return str(int(value)), None
+        if isinstance(value, numbers.Real):
+            return repr(float(value)), None
+        if value is None:
+            return "None", None
+    if isinstance(value, dtype):
+        return repr(value), None
+    if isinstance(value, str):
+        if any(c in value for c in ",'\"\n"):
+            raise TypeError(
+                f"argument '{name}' of {kernel_name}: the string {value!r} cannot be passed to "
+                "a kernel (commas and quotes are not allowed); make the parameter a tk.constexpr"
+            )
+        return f"'{value}'", None
+    if isinstance(value, bool):
+        return "i1", ("i", int(value))
+    if isinstance(value, numbers.Integral):
+        v = int(value)
+        if -(2**31) <= v < 2**31:
+            entry = "i32"
+        elif -(2**63) <= v < 2**63:
+            entry = "i64"
+        elif 0 <= v < 2**64:
+            entry, v = "u64", v - 2**64
+        else:
+            raise TypeError(
+                f"argument '{name}' of {kernel_name}: the integer {value} does not fit in 64 bits"
+            )
+        if specialize and int(value) == 1:
+            entry += ":1"
+        elif specialize and int(value) % 16 == 0:
+            entry += ":16"
+        return entry, ("i", v)
+    if isinstance(value, numbers.Real):
+        return "fp32", ("f", float(value))
+    info = _array_info(name, value, kernel_name)
+    if info is None:
+        raise TypeError(
+            f"argument '{name}' of {kernel_name}: tk cannot pass a {type(value).__name__} to a "
+            "kernel; pass an array (numpy, torch, anything with __array_interface__), an int, a "
+            "float, a bool or None"
+        )
+    dt, base, span, offset = info
+    entry = "*" + dt
+    if specialize and (base + offset) % 16 == 0:
+        entry += ":16"
+    return entry, ("p", base, span, offset, dt, name)
+
+
+def _normalize_grid(grid, kernel_name):
+    if isinstance(grid, numbers.Integral):
+        grid = (grid,)
+    try:
+        dims = tuple(int(g) for g in grid)
+    except (TypeError, ValueError):
+        raise TypeError(
+            f"the grid of {kernel_name} must be a tuple of 1 to 3 ints or a callable returning "
+            f"one, not {grid!r}"
+        ) from None
+    if not 1 <= len(dims) <= 3 or any(d < 0 for d in dims):
+        raise ValueError(
+            f"the grid of {kernel_name} must have 1 to 3 non-negative dimensions, not {dims}"
+        )
+    return dims + (1,) * (3 - len(dims))
+
+
+#
+# The compiled kernel and the decorator
+#
+
+
+class CompiledKernel:
+    """One compiled specialisation: `asm["ir"]` is the block IR as lowered,
+    `asm["ir-opt"]` after the optimisation pipeline. GPU-only fields (n_regs,
+    n_spills, shared) are None until the GPU path exists."""
+
+    def __init__(self, compiled, signature, constants, options):
+        self._compiled = compiled
+        self.name = compiled.name
+        self.asm = {"ir": compiled.ir, "ir-opt": compiled.ir_opt}
+        self.signature = signature
+        self.constants = constants
+        self.metadata = types.SimpleNamespace(name=compiled.name, **options)
+        self.num_warps = options.get("num_warps", 4)
+        self.num_stages = options.get("num_stages", 3)
+        self.n_regs = None
+        self.n_spills = None
+        self.shared = None
+
+    def __repr__(self):
+        return f"<tk.CompiledKernel {self.name} [{self.signature}]>"
+
+
+class KernelInterface:
+    """`kernel[grid](*args, **kwargs)` for every kind of kernel object."""
+
+    def __getitem__(self, grid):
+        return lambda *args, **kwargs: self.run(*args, grid=grid, **kwargs)
+
+
+class JITFunction(KernelInterface):
+    """What @tk.jit returns; see the module docstring."""
+
+    def __init__(self, fn, do_not_specialize=(), debug=None, interpret=None, noinline=None):
+        if not callable(fn) or not hasattr(fn, "__code__"):
+            raise TypeError(f"@tk.jit decorates a Python function, not {fn!r}")
+        self.fn = fn
+        self.__name__ = fn.__name__
+        self.__qualname__ = getattr(fn, "__qualname__", fn.__name__)
+        self.__doc__ = fn.__doc__
+        self.__module__ = fn.__module__
+        self.__wrapped__ = fn
+        self.debug = debug
+        self.interpret = interpret
+        self.noinline = noinline
+        import inspect
+
+        self.params = []
+        for p in inspect.signature(fn).parameters.values():
+            if p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+                raise TypeError(
+                    f"@tk.jit function '{fn.__name__}': parameter '{p.name}' must be a plain "
+                    "positional parameter (no *args, **kwargs or keyword-only parameters)"
+                )
+            self.params.append(p)
+        self.arg_names = [p.name for p in self.params]
+        self.constexprs = [i for i, p in enumerate(self.params) if _is_constexpr(p.annotation)]
+        self.do_not_specialize = sorted(
+            {self.arg_names[d] if isinstance(d, int) else d for d in (do_not_specialize or ())}
+        )
+        unknown = [d for d in self.do_not_specialize if d not in self.arg_names]
+        if unknown:
+            raise TypeError(
+                f"do_not_specialize of '{fn.__name__}' names {unknown}, which are not parameters "
+                f"({', '.join(self.arg_names)})"
+            )
+        self._source = None
+        self.cache = {}
+        self._lock = threading.Lock()
+
+    @property
+    def source(self):
+        if self._source is None:
+            self._source = _FunctionSource(self.fn)
+        return self._source
+
+    @property
+    def src(self):
+        return self.source.text
+
+    def __call__(self, *args, **kwargs):
+        raise RuntimeError(
+            f"'{self.__name__}' is a @tk.jit function: launch it as {self.__name__}[grid](...); "
+            "it can be called directly only from inside another kernel"
+        )
+
+    def __repr__(self):
+        return f"JITFunction({self.__module__}:{self.__qualname__})"
+
+    def _bind(self, args, kwargs):
+        """The parameters' values by name, in order; TypeError names the
+        argument for a wrong count or an unknown keyword."""
+        name = self.__name__
+        takes = f"{name}({', '.join(self.arg_names)})"
+        if len(args) > len(self.params):
+            raise TypeError(f"{takes} takes {len(self.params)} arguments but {len(args)} were given")
+        values = dict(zip(self.arg_names, args))
+        for k, v in kwargs.items():
+            if k not in self.arg_names:
+                import difflib
+
+                close = difflib.get_close_matches(k, self.arg_names, n=1)
+                hint = f"; did you mean '{close[0]}'?" if close else ""
+                raise TypeError(f"{takes} got an unexpected keyword argument '{k}'{hint}")
+            if k in values:
+                raise TypeError(f"{takes} got multiple values for argument '{k}'")
+            values[k] = v
+        missing = [p.name for p in self.params if p.name not in values and p.default is p.empty]
+        if missing:
+            raise TypeError(
+                f"{takes} is missing {len(missing)} argument{'s' if len(missing) > 1 else ''}: "
+                + ", ".join(f"'{m}'" for m in missing)
+            )
+        return {p.name: values.get(p.name, p.default) for p in self.params}
+
+    def _prepare(self, args, kwargs):
+        """Binds and specialises the arguments and compiles (or finds in the
+        cache) the kernel. Returns (CompiledKernel, interpreter args, values,
+        launch options)."""
+        launch = {k: kwargs.pop(k) for k in LAUNCH_OPTIONS if k in kwargs}
+        values = self._bind(args, kwargs)
+        entries, run_args, constants = [], [], {}
+        for i, p in enumerate(self.params):
+            v = values[p.name]
+            if i in self.constexprs:
+                constants[p.name] = _const_for_compiler(p.name, v)
+                continue
+            entry, arg = _specialize(p.name, v, p.name not in self.do_not_specialize, self.__name__)
+            entries.append(entry)
+            if arg is not None:
+                run_args.append(arg)
+        signature = ", ".join(entries)
+        closure = _Closure(self)
+        options = {k: launch[k] for k in ("num_warps", "num_stages", "num_ctas") if k in launch}
+        key = (
+            signature,
+            tuple(sorted((n, _tagged(v)) for n, v in constants.items())),
+            closure.key(),
+            tuple(sorted(options.items())),
+            self.debug,
+        )
+        kernel = None if _env_flag("TK_ALWAYS_COMPILE") else self.cache.get(key)
+        if kernel is None:
+            with self._lock:
+                kernel = self._compile(closure, signature, constants, options)
+                self.cache[key] = kernel
+        return kernel, run_args, values, launch
+
+    def _compile(self, closure, signature, constants, options):
+        all_constants = {n: _const_for_compiler(n, v) for n, v in closure.constants.items()}
+        # A parameter shadows a global of the same name, as in Python.
+        all_constants.update(constants)
+        sources = [f.source.as_tuple() for f in closure.functions] + [closure.prelude()]
+        compiled, errors = _C.compile(
+            sources,
+            self.__name__,
+            signature,
+            all_constants,
+            sorted(closure.constants),
+            sorted(closure.aliases),
+            self.do_not_specialize,
+        )
+        if compiled is None:
+            raise CompilationError(errors, kernel=self.__name__)
+        return CompiledKernel(compiled, signature, constants, options)
+
+    def run(self, *args, grid, warmup=False, **kwargs):
+        kernel, run_args, values, launch = self._prepare(args, dict(kwargs))
+        if warmup:
+            return kernel
+        if not interpret_mode(self):
+            if not cuda_driver_available():
+                raise DriverError(
+                    f"cannot launch '{self.__name__}' on a GPU: no CUDA driver found "
+                    "(libcuda.so.1 cannot be loaded). Set TK_INTERPRET=1 (or use "
+                    "@tk.jit(interpret=True)) to run it on the CPU interpreter on numpy arrays."
+                )
+            raise DriverError(
+                f"cannot launch '{self.__name__}' on the GPU: GPU launches from Python are not "
+                "available yet (issue 6, second part). Set TK_INTERPRET=1 to run it on the CPU "
+                "interpreter."
+            )
+        if callable(grid):
+            grid = grid(dict(values, **launch))
+        dims = _normalize_grid(grid, self.__name__)
+        if 0 in dims:
+            return kernel
+        threads = int(os.environ.get("TK_INTERPRET_THREADS", "1") or 1)
+        printed, errors = kernel._compiled.run(run_args, dims, max(1, threads))
+        if printed:
+            sys.stdout.write(printed)
+        if errors:
+            raise InterpreterError(errors, kernel=self.__name__)
+        return kernel
+
+    def warmup(self, *args, grid=None, **kwargs):
+        """Compiles for these arguments without running; returns the
+        CompiledKernel (with .asm["ir"] and .asm["ir-opt"])."""
+        return self.run(*args, grid=grid, warmup=True, **kwargs)
+
+    def compile(self, *args, **kwargs):
+        """Same as warmup()."""
+        return self.warmup(*args, **kwargs)
+
+
+def _is_constexpr(annotation):
+    if annotation is constexpr:
+        return True
+    if isinstance(annotation, str):
+        return annotation.split(".")[-1].strip() == "constexpr"
+    return False
+
+
+def jit(fn=None, *, do_not_specialize=None, debug=None, interpret=None, noinline=None, **unused):
+    """@tk.jit or @tk.jit(do_not_specialize=["n"], debug=True, interpret=True)."""
+
+    def decorate(f):
+        return JITFunction(
+            f,
+            do_not_specialize=do_not_specialize,
+            debug=debug,
+            interpret=interpret,
+            noinline=noinline,
+        )
+
+    return decorate(fn) if fn is not None else decorate
+
+
+jit._tk_builtin_name = "jit"

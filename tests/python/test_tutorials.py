@@ -1,0 +1,35 @@
+"""The tutorials' Python scripts are tests: each runs its kernel at a small
+size on the interpreter and checks itself (Halide's rule: tutorials run in the
+suite)."""
+
+import importlib.util
+import pathlib
+
+import pytest
+
+TUTORIALS = sorted((pathlib.Path(__file__).parents[2] / "tutorials").glob("0*.py"))
+
+
+def load(path):
+    spec = importlib.util.spec_from_file_location(f"tutorial_{path.stem.replace('-', '_')}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_all_four_tutorials_are_here():
+    assert [p.name for p in TUTORIALS] == ["01-vector-add.py", "02-fused-softmax.py",
+                                           "03-layer-norm.py", "04-matmul.py"]
+
+
+@pytest.mark.parametrize("path", TUTORIALS, ids=lambda p: p.stem)
+def test_tutorial_runs_and_checks_itself(path, capsys):
+    assert load(path).main(["--small"]) == 0
+    out = capsys.readouterr().out
+    assert ": OK" in out
+
+
+@pytest.mark.parametrize("path", TUTORIALS, ids=lambda p: p.stem)
+def test_tutorial_bench_says_it_needs_a_gpu(path, capsys):
+    assert load(path).main(["--bench"]) == 0
+    assert "GPU" in capsys.readouterr().out

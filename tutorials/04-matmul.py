@@ -1,0 +1,131 @@
+"""Tutorial 4: matrix multiplication with a fused activation, from Python.
+
+C = activation(A @ B) for fp16 A (M, K) and B (K, N), accumulated in fp32.
+The kernel is tutorials/04-matmul.tk's: one BLOCK_SIZE_M x BLOCK_SIZE_N tile
+of C per program, grouped program order for L2 reuse, K walked in
+BLOCK_SIZE_K steps with tk.dot, and the activation a @tk.jit helper that is
+inlined. @tk.autotune lists the tile configurations; in the interpreter (and
+until the GPU launch path exists) the first config is used.
+
+    python3 tutorials/04-matmul.py [--small] [--bench]
+"""
+
+import os
+import sys
+
+import numpy as np
+
+os.environ.setdefault("TK_INTERPRET", "1")  # the GPU launch path follows (issue 6)
+
+import tk  # noqa: E402
+
+
+@tk.jit
+def leaky_relu(x):
+    return tk.where(x >= 0, x, 0.01 * x)
+
+
+@tk.autotune(
+    configs=[
+        tk.Config({"BLOCK_SIZE_M": 32, "BLOCK_SIZE_N": 32, "BLOCK_SIZE_K": 32, "GROUP_SIZE_M": 4},
+                  num_stages=3, num_warps=4),
+        tk.Config({"BLOCK_SIZE_M": 128, "BLOCK_SIZE_N": 64, "BLOCK_SIZE_K": 32, "GROUP_SIZE_M": 8},
+                  num_stages=4, num_warps=4),
+    ],
+    key=["M", "N", "K"],
+)
+@tk.jit
+def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn,
+                  stride_cm, stride_cn, BLOCK_SIZE_M: tk.constexpr, BLOCK_SIZE_N: tk.constexpr,
+                  BLOCK_SIZE_K: tk.constexpr, GROUP_SIZE_M: tk.constexpr,
+                  ACTIVATION: tk.constexpr):
+    pid = tk.program_id(axis=0)
+    num_pid_m = tk.cdiv(M, BLOCK_SIZE_M)
+    num_pid_n = tk.cdiv(N, BLOCK_SIZE_N)
+    num_pid_in_group = GROUP_SIZE_M * num_pid_n
+    group_id = pid // num_pid_in_group
+    first_pid_m = group_id * GROUP_SIZE_M
+    group_size_m = min(num_pid_m - first_pid_m, GROUP_SIZE_M)
+    pid_m = first_pid_m + ((pid % num_pid_in_group) % group_size_m)
+    pid_n = (pid % num_pid_in_group) // group_size_m
+
+    offs_am = (pid_m * BLOCK_SIZE_M + tk.arange(0, BLOCK_SIZE_M)) % M
+    offs_bn = (pid_n * BLOCK_SIZE_N + tk.arange(0, BLOCK_SIZE_N)) % N
+    offs_k = tk.arange(0, BLOCK_SIZE_K)
+    a_ptrs = a_ptr + (offs_am[:, None] * stride_am + offs_k[None, :] * stride_ak)
+    b_ptrs = b_ptr + (offs_k[:, None] * stride_bk + offs_bn[None, :] * stride_bn)
+
+    accumulator = tk.zeros((BLOCK_SIZE_M, BLOCK_SIZE_N), dtype=tk.float32)
+    for k in range(0, tk.cdiv(K, BLOCK_SIZE_K)):
+        k_remaining = K - k * BLOCK_SIZE_K
+        a = tk.load(a_ptrs, mask=offs_k[None, :] < k_remaining, other=0.0)
+        b = tk.load(b_ptrs, mask=offs_k[:, None] < k_remaining, other=0.0)
+        accumulator = tk.dot(a, b, accumulator)
+        a_ptrs += BLOCK_SIZE_K * stride_ak
+        b_ptrs += BLOCK_SIZE_K * stride_bk
+
+    if ACTIVATION == "leaky_relu":
+        accumulator = leaky_relu(accumulator)
+    c = accumulator.to(tk.float16)
+
+    offs_cm = pid_m * BLOCK_SIZE_M + tk.arange(0, BLOCK_SIZE_M)
+    offs_cn = pid_n * BLOCK_SIZE_N + tk.arange(0, BLOCK_SIZE_N)
+    c_ptrs = c_ptr + stride_cm * offs_cm[:, None] + stride_cn * offs_cn[None, :]
+    c_mask = (offs_cm[:, None] < M) & (offs_cn[None, :] < N)
+    tk.store(c_ptrs, c, mask=c_mask)
+
+
+def matmul(a, b, activation=""):
+    assert a.shape[1] == b.shape[0], "incompatible dimensions"
+    M, K = a.shape
+    K, N = b.shape
+    c = np.empty((M, N), dtype=np.float16)
+    grid = lambda META: (  # noqa: E731
+        tk.cdiv(M, META["BLOCK_SIZE_M"]) * tk.cdiv(N, META["BLOCK_SIZE_N"]),)
+    e = a.itemsize
+    matmul_kernel[grid](a, b, c, M, N, K, a.strides[0] // e, a.strides[1] // e,
+                        b.strides[0] // e, b.strides[1] // e, c.strides[0] // e,
+                        c.strides[1] // e, ACTIVATION=activation)
+    return c
+
+
+def reference(a, b, activation):
+    c = a.astype(np.float64) @ b.astype(np.float64)
+    if activation == "leaky_relu":
+        c = np.where(c >= 0, c, 0.01 * c)
+    return c
+
+
+def main(argv):
+    if "--bench" in argv:
+        print("--bench times the kernel on a GPU against cuBLAS (torch) and Triton; tk's GPU "
+              "launch path from Python is not available yet (issue 6), so there is nothing to "
+              "time here.")
+        return 0
+    M, N, K = (45, 70, 100) if "--small" in argv else (200, 136, 300)
+    rng = np.random.default_rng(3)
+    a = rng.uniform(-1, 1, (M, K)).astype(np.float16)
+    b = rng.uniform(-1, 1, (K, N)).astype(np.float16)
+    for activation in ("", "leaky_relu"):
+        c = matmul(a, b, activation)
+        expected = reference(a, b, activation)
+        # fp32 accumulation, one fp16 rounding of the result.
+        tk.testing.assert_close(c, expected, atol=2e-2, rtol=2e-3)
+        diff = float(np.max(np.abs(c.astype(np.float64) - expected)))
+        name = activation or "none"
+        print(f"matmul {M}x{K} @ {K}x{N} fp16, activation {name}: "
+              f"max |tk - numpy| = {diff:.3g}: OK")
+    print(f"autotune: used config {matmul_kernel.best_config} (the first: no timing without a GPU)")
+    try:
+        import torch
+    except ImportError:
+        print("torch is not installed: checked against numpy only")
+    else:
+        t = torch.from_numpy(a).float() @ torch.from_numpy(b).float()
+        tk.testing.assert_close(matmul(a, b), t, atol=2e-2, rtol=2e-3)
+        print("matches torch: OK")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
