@@ -503,8 +503,7 @@ private:
           return nullptr;
         p.value = nested;
       } else {
-        std::optional<Attribute> a =
-            isPunct("[") ? parseAttrValue() : std::optional<Attribute>();
+        std::optional<Attribute> a = isPunct("[") ? parseAttrValue() : std::optional<Attribute>();
         if (!a || !a->isIntArray()) {
           fail(fmt::format("expected an integer, an integer array or a layout, found {}",
                            describeTok()));

@@ -20,7 +20,9 @@ int64_t product(const std::vector<int64_t> &v) {
   return p;
 }
 
-std::string arrayStr(const std::vector<int64_t> &v) { return fmt::format("[{}]", fmt::join(v, ", ")); }
+std::string arrayStr(const std::vector<int64_t> &v) {
+  return fmt::format("[{}]", fmt::join(v, ", "));
+}
 
 // The per-dimension distribution of a layout, without the tensor's extents.
 // A slice is its parent with one dimension dropped: the lane and warp strides
@@ -68,9 +70,9 @@ const BlockedLayout *BlockedLayout::get(IRContext &ctx, std::vector<int64_t> siz
                                         std::vector<int64_t> warpsPerCTA,
                                         std::vector<int64_t> order) {
   assert(validateBlocked(sizePerThread, threadsPerWarp, warpsPerCTA, order).empty());
-  std::unique_ptr<LayoutAttr> l(
-      new BlockedLayout(std::move(sizePerThread), std::move(threadsPerWarp),
-                        std::move(warpsPerCTA), std::move(order)));
+  std::unique_ptr<LayoutAttr> l(new BlockedLayout(std::move(sizePerThread),
+                                                  std::move(threadsPerWarp), std::move(warpsPerCTA),
+                                                  std::move(order)));
   return cast<BlockedLayout>(ctx.layout(std::move(l)));
 }
 
@@ -181,8 +183,8 @@ const LayoutAttr *expandLayout(IRContext &ctx, const LayoutAttr *layout, unsigne
     return defaultBlockedLayout(ctx, shape, numWarps);
   }
   auto *b = cast<BlockedLayout>(layout);
-  std::vector<int64_t> spt = b->sizePerThread(), tpw = b->threadsPerWarp(),
-                       wpc = b->warpsPerCTA(), order2;
+  std::vector<int64_t> spt = b->sizePerThread(), tpw = b->threadsPerWarp(), wpc = b->warpsPerCTA(),
+                       order2;
   spt.insert(spt.begin() + axis, 1);
   tpw.insert(tpw.begin() + axis, 1);
   wpc.insert(wpc.begin() + axis, 1);

@@ -41,9 +41,9 @@ std::unique_ptr<llvm::TargetMachine> makeTargetMachine(const TargetOptions &opti
     return nullptr;
   }
   llvm::TargetOptions to;
-  return std::unique_ptr<llvm::TargetMachine>(target->createTargetMachine(
-      "nvptx64-nvidia-cuda", options.arch, kPTXFeatures, to, std::nullopt, std::nullopt,
-      llvm::CodeGenOptLevel::Aggressive));
+  return std::unique_ptr<llvm::TargetMachine>(
+      target->createTargetMachine("nvptx64-nvidia-cuda", options.arch, kPTXFeatures, to,
+                                  std::nullopt, std::nullopt, llvm::CodeGenOptLevel::Aggressive));
 }
 
 // Lowers, verifies and optimises; null after reporting an error.

@@ -73,9 +73,9 @@ llvm::Value *erfApprox(llvm::IRBuilderBase &b, llvm::Value *x) {
   for (int i = 1; i < 5; ++i)
     poly = b.CreateFAdd(b.CreateFMul(poly, t), c(a[i]));
   poly = b.CreateFMul(poly, t);
-  llvm::Value *e = b.CreateIntrinsic(
-      llvm::Intrinsic::nvvm_ex2_approx_f, {},
-      {b.CreateFMul(b.CreateFNeg(b.CreateFMul(ax, ax)), c(M_LOG2E))});
+  llvm::Value *e =
+      b.CreateIntrinsic(llvm::Intrinsic::nvvm_ex2_approx_f, {},
+                        {b.CreateFMul(b.CreateFNeg(b.CreateFMul(ax, ax)), c(M_LOG2E))});
   llvm::Value *r = b.CreateFSub(c(1.0), b.CreateFMul(poly, e));
   return b.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, r, x);
 }
@@ -114,8 +114,8 @@ llvm::Value *FunctionLowering::scalarOp(Opcode opc, const AttrDict &attrs, Type 
     llvm::Value *q = b.CreateSDiv(ops[0], ops[1]);
     llvm::Value *r = b.CreateSRem(ops[0], ops[1]);
     llvm::Value *zero = llvm::ConstantInt::get(r->getType(), 0);
-    llvm::Value *adjust = b.CreateAnd(b.CreateICmpNE(r, zero),
-                                      b.CreateICmpSLT(b.CreateXor(r, ops[1]), zero));
+    llvm::Value *adjust =
+        b.CreateAnd(b.CreateICmpNE(r, zero), b.CreateICmpSLT(b.CreateXor(r, ops[1]), zero));
     return b.CreateSub(q, b.CreateZExt(adjust, q->getType()));
   }
   case Opcode::Neg:
@@ -173,9 +173,9 @@ llvm::Value *FunctionLowering::scalarOp(Opcode opc, const AttrDict &attrs, Type 
     llvm::Type *i64 = b.getInt64Ty();
     // The offset's own signedness decides how it widens (lowerElementwise
     // marks unsigned offsets).
-    offset = offset->getType() == i64 ? offset
+    offset = offset->getType() == i64          ? offset
              : attrs.has("tk.unsigned_offset") ? b.CreateZExt(offset, i64)
-                                                : b.CreateSExt(offset, i64);
+                                               : b.CreateSExt(offset, i64);
     return b.CreateGEP(llvmElementType(b.getContext(), pointee), ops[0], offset);
   }
   case Opcode::Max:
@@ -271,8 +271,8 @@ bool FunctionLowering::lowerElementwise(Operation &op) {
   case Opcode::ProgramId:
   case Opcode::NumPrograms: {
     int axis = static_cast<int>(*op.attrs().getInt("axis"));
-    set(op.result(), {op.is(Opcode::ProgramId) ? target_.programId(b_, axis)
-                                               : target_.numPrograms(b_, axis)});
+    set(op.result(),
+        {op.is(Opcode::ProgramId) ? target_.programId(b_, axis) : target_.numPrograms(b_, axis)});
     return true;
   }
   default:

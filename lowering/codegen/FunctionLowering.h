@@ -84,8 +84,8 @@ public:
 
   /// One elementwise op on one register of each operand (also used by the
   /// reduction combiners).
-  llvm::Value *scalarOp(Opcode opcode, const AttrDict &attrs, Type *operandType,
-                        Type *resultType, const Regs &operands);
+  llvm::Value *scalarOp(Opcode opcode, const AttrDict &attrs, Type *operandType, Type *resultType,
+                        const Regs &operands);
   /// sum/max/min of two registers of `type` (reduce kinds).
   llvm::Value *combine(std::string_view kind, Type *type, llvm::Value *a, llvm::Value *b);
 

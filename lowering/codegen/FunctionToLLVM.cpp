@@ -65,12 +65,12 @@ llvm::Value *FunctionLowering::threadOffset(const LayoutAttr *layout, const Thre
   // In the entry block, so the value dominates every use in any region.
   llvm::IRBuilder<> eb(entry_->getTerminator());
   const ThreadMap::Dim &d = map.dim(dim);
-  llvm::Value *l = eb.CreateURem(eb.CreateUDiv(lane_, eb.getInt32(d.laneStride)),
-                                 eb.getInt32(d.threads));
-  llvm::Value *w = eb.CreateURem(eb.CreateUDiv(warp_, eb.getInt32(d.warpStride)),
-                                 eb.getInt32(d.warps));
-  slot = eb.CreateMul(eb.CreateAdd(eb.CreateMul(w, eb.getInt32(d.threads)), l),
-                      eb.getInt32(d.size));
+  llvm::Value *l =
+      eb.CreateURem(eb.CreateUDiv(lane_, eb.getInt32(d.laneStride)), eb.getInt32(d.threads));
+  llvm::Value *w =
+      eb.CreateURem(eb.CreateUDiv(warp_, eb.getInt32(d.warpStride)), eb.getInt32(d.warps));
+  slot =
+      eb.CreateMul(eb.CreateAdd(eb.CreateMul(w, eb.getInt32(d.threads)), l), eb.getInt32(d.size));
   return slot;
 }
 
@@ -82,8 +82,8 @@ std::vector<std::vector<llvm::Value *>> FunctionLowering::coordinates(Value *v) 
     for (unsigned d = 0; d < map.rank(); ++d) {
       // Extents are powers of two: the wrap-around of a small dimension is a
       // mask, which folds away when the tile fits.
-      llvm::Value *c = b_.CreateAdd(threadOffset(layout, map, d),
-                                    b_.getInt32(map.registerOffset(r, d)));
+      llvm::Value *c =
+          b_.CreateAdd(threadOffset(layout, map, d), b_.getInt32(map.registerOffset(r, d)));
       if (map.dim(d).tile() > map.dim(d).extent)
         c = b_.CreateAnd(c, b_.getInt32(map.dim(d).extent - 1));
       out[r].push_back(c);
@@ -92,8 +92,8 @@ std::vector<std::vector<llvm::Value *>> FunctionLowering::coordinates(Value *v) 
 }
 
 bool FunctionLowering::unsupported(Operation &op, std::string_view what) {
-  diag_.error(op.loc(), fmt::format("'{}'{}{} is not supported by the GPU back end yet",
-                                    op.name(), what.empty() ? "" : " ", what));
+  diag_.error(op.loc(), fmt::format("'{}'{}{} is not supported by the GPU back end yet", op.name(),
+                                    what.empty() ? "" : " ", what));
   return false;
 }
 
@@ -200,6 +200,21 @@ std::unique_ptr<llvm::Module> lowerToLLVM(Module &module, const TargetOptions &o
       ok = false;
       continue;
     }
+    // Layouts come from --coalesce (buildGPUPipeline); IR without them is a
+    // pipeline mistake, reported rather than lowered.
+    Operation *unlaid = nullptr;
+    fn.walk([&](Operation *op) {
+      for (Value *r : op->results())
+        if (auto *t = dyn_cast<TensorType>(r->type()); t && !t->layout() && !unlaid)
+          unlaid = op;
+    });
+    if (unlaid) {
+      diag.error(unlaid->loc(), fmt::format("'{}' result {} has no layout; run the GPU passes "
+                                            "(--coalesce) before code generation",
+                                            unlaid->name(), unlaid->result()->type()->str()));
+      ok = false;
+      continue;
+    }
     int64_t numWarps = fn.attrs().getInt("num_warps").value_or(options.numWarps);
     int64_t smemBytes = 0;
     fn.walk([&](Operation *op) { smemBytes = std::max(smemBytes, scratchBytes(*op, numWarps)); });
@@ -214,10 +229,10 @@ std::unique_ptr<llvm::Module> lowerToLLVM(Module &module, const TargetOptions &o
     llvm::GlobalVariable *smem = nullptr;
     if (smemBytes > 0) {
       auto *arrTy = llvm::ArrayType::get(llvm::Type::getInt8Ty(llctx), smemBytes);
-      smem = new llvm::GlobalVariable(*llmod, arrTy, false, llvm::GlobalValue::InternalLinkage,
-                                      llvm::UndefValue::get(arrTy), fn.name() + ".smem", nullptr,
-                                      llvm::GlobalValue::NotThreadLocal,
-                                      target->sharedAddressSpace());
+      smem =
+          new llvm::GlobalVariable(*llmod, arrTy, false, llvm::GlobalValue::InternalLinkage,
+                                   llvm::UndefValue::get(arrTy), fn.name() + ".smem", nullptr,
+                                   llvm::GlobalValue::NotThreadLocal, target->sharedAddressSpace());
       smem->setAlignment(llvm::Align(16));
     }
 
@@ -225,8 +240,8 @@ std::unique_ptr<llvm::Module> lowerToLLVM(Module &module, const TargetOptions &o
     for (unsigned i = 0; i < fn.numArguments() && ok; ++i) {
       Type *t = fn.argument(i)->type();
       if (t->isTensor()) {
-        diag.error(fn.loc(), fmt::format("kernel '@{}' takes a tensor argument ({})", fn.name(),
-                                         t->str()));
+        diag.error(fn.loc(),
+                   fmt::format("kernel '@{}' takes a tensor argument ({})", fn.name(), t->str()));
         ok = false;
       }
       params.push_back(llvmElementType(llctx, t));

@@ -72,8 +72,7 @@ public:
     llvm::Value *all = b.getInt32(0xffffffffu), *mask = b.getInt32(laneMask),
                 *clamp = b.getInt32(0x1f);
     if (t->isFloatTy())
-      return b.CreateIntrinsic(llvm::Intrinsic::nvvm_shfl_sync_bfly_f32, {},
-                               {all, v, mask, clamp});
+      return b.CreateIntrinsic(llvm::Intrinsic::nvvm_shfl_sync_bfly_f32, {}, {all, v, mask, clamp});
     const llvm::DataLayout &dl = b.GetInsertBlock()->getModule()->getDataLayout();
     unsigned bits = static_cast<unsigned>(dl.getTypeSizeInBits(t));
     llvm::Type *intTy = b.getIntNTy(bits);
@@ -152,9 +151,9 @@ public:
       constraints += fmt::format(",{}", k.constraint);
       args.push_back(byte ? b.CreateZExt(words[i], b.getInt16Ty()) : words[i]);
     }
-    std::string text = fmt::format("@$1 st.global{}.{} [ $0 + 0 ], {};",
-                                   n > 1 ? fmt::format(".v{}", n) : "", k.ptxType,
-                                   n > 1 ? "{ " + regs + " }" : regs);
+    std::string text =
+        fmt::format("@$1 st.global{}.{} [ $0 + 0 ], {};", n > 1 ? fmt::format(".v{}", n) : "",
+                    k.ptxType, n > 1 ? "{ " + regs + " }" : regs);
     std::vector<llvm::Type *> argTypes;
     for (llvm::Value *a : args)
       argTypes.push_back(a->getType());

@@ -89,8 +89,8 @@ bool FunctionLowering::lowerReduce(Operation &op) {
     bool isBool = storage->isIntegerTy(1);
     if (isBool)
       storage = b_.getInt8Ty();
-    llvm::Value *warpIdx = b_.CreateURem(b_.CreateUDiv(warp_, b_.getInt32(d.warpStride)),
-                                         b_.getInt32(warps));
+    llvm::Value *warpIdx =
+        b_.CreateURem(b_.CreateUDiv(warp_, b_.getInt32(d.warpStride)), b_.getInt32(warps));
     // The row-major index of each result element: the slot group it uses.
     std::vector<llvm::Value *> outIndex(static_cast<size_t>(numOut), b_.getInt32(0));
     if (!scalarResult) {
@@ -112,8 +112,8 @@ bool FunctionLowering::lowerReduce(Operation &op) {
     for (int64_t o = 0; o < numOut; ++o) {
       llvm::Value *total = nullptr;
       for (int64_t w = 0; w < warps; ++w) {
-        llvm::Value *slot = b_.CreateAdd(b_.CreateMul(outIndex[o], b_.getInt32(warps)),
-                                         b_.getInt32(w));
+        llvm::Value *slot =
+            b_.CreateAdd(b_.CreateMul(outIndex[o], b_.getInt32(warps)), b_.getInt32(w));
         llvm::Value *v = b_.CreateLoad(storage, scratchSlot(b_, smem_, storage, slot));
         if (isBool)
           v = b_.CreateTrunc(v, b_.getInt1Ty());

@@ -64,9 +64,9 @@ TEST_F(LayoutTest, RandomLayoutsCoverEveryElement) {
     std::shuffle(order.begin(), order.end(), rng);
     int64_t warps = pick(3), vec = pick(3);
     auto *l = makeBlockedLayout(ctx, shape, order, vec, warps);
-    ASSERT_TRUE(validateBlocked(l->sizePerThread(), l->threadsPerWarp(), l->warpsPerCTA(),
-                                l->order())
-                    .empty());
+    ASSERT_TRUE(
+        validateBlocked(l->sizePerThread(), l->threadsPerWarp(), l->warpsPerCTA(), l->order())
+            .empty());
     ThreadMap map(l, shape);
     ASSERT_EQ(map.numWarps(), warps);
     int64_t total = 1;
@@ -141,8 +141,7 @@ TEST_F(LayoutTest, LayoutsAreUniqued) {
 TEST_F(LayoutTest, ValidationNamesTheProblem) {
   EXPECT_NE(validateBlocked({1}, {16}, {4}, {0}).find("multiply to 16"), std::string::npos);
   EXPECT_NE(validateBlocked({3}, {32}, {4}, {0}).find("power of two"), std::string::npos);
-  EXPECT_NE(validateBlocked({1, 1}, {4, 8}, {1, 1}, {0, 0}).find("permutation"),
-            std::string::npos);
+  EXPECT_NE(validateBlocked({1, 1}, {4, 8}, {1, 1}, {0, 0}).find("permutation"), std::string::npos);
   EXPECT_NE(validateBlocked({1}, {32, 1}, {4}, {0}).find("one length"), std::string::npos);
 }
 
