@@ -19,6 +19,7 @@
 #include "parser/Lexer.h"
 #include "tk/Version.h"
 #include "tools/tkc/KernelSummary.h"
+#include "tools/tkc/RunCommand.h"
 
 #include <fmt/format.h>
 
@@ -622,6 +623,9 @@ int run(const Options &opts) {
 } // namespace tk::tkc
 
 int main(int argc, char **argv) {
+  // `tkc run ...` runs a kernel in the interpreter (tools/tkc/RunCommand.h).
+  if (argc > 1 && std::string_view(argv[1]) == "run")
+    return tk::tkc::runCommand(argc - 1, argv + 1);
   tk::tkc::Options opts;
   switch (tk::tkc::parseArgs(argc, argv, opts)) {
   case tk::tkc::ParseResult::ExitOk:
