@@ -77,7 +77,7 @@ python_tests() {
     return 0
   fi
   local rc=0
-  PYTHONPATH="$TK_ROOT/build/python${PYTHONPATH:+:$PYTHONPATH}" python3 -m pytest -q tests/python ||
+  PYTHONPATH="$TK_ROOT/build/python${PYTHONPATH:+:$PYTHONPATH}" python3 -m pytest -q -rs tests/python ||
     rc=$?
   if [ $rc -eq 5 ]; then
     echo "pytest: no tests collected (counted as a pass)"

@@ -50,7 +50,8 @@ std::unique_ptr<JitKernel> JitKernel::compile(const JitRequest &req, std::string
   const ast::FunctionDef *def = merged->findFunction(req.kernel);
   std::vector<ParamBinding> bindings;
   if (!def) {
-    errors = fmt::format("error: no @tk.jit function named '{}' in the sources given\n", req.kernel);
+    errors =
+        fmt::format("error: no @tk.jit function named '{}' in the sources given\n", req.kernel);
     return nullptr;
   }
 
@@ -86,7 +87,8 @@ std::unique_ptr<JitKernel> JitKernel::compile(const JitRequest &req, std::string
 }
 
 bool JitKernel::run(const std::vector<JitArg> &args, std::array<int64_t, 3> grid,
-                    unsigned numThreads, std::string &printed, std::string &errors) {
+                    unsigned numThreads, uint64_t maxSteps, std::string &printed,
+                    std::string &errors) {
   // One HostBuffer per distinct memory range: an array passed twice (in-place
   // kernels) is one buffer, so its two pointers see each other's stores.
   std::vector<HostBuffer> buffers;
@@ -119,6 +121,7 @@ bool JitKernel::run(const std::vector<JitArg> &args, std::array<int64_t, 3> grid
   InterpretOptions options;
   options.grid = grid;
   options.numThreads = numThreads == 0 ? 1 : numThreads;
+  options.maxSteps = maxSteps;
   options.printOutput = &printed;
   DiagnosticEngine diag(*sm_);
   if (interpret(*module_, *fn_, interpArgs, options, diag))

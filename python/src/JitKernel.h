@@ -85,11 +85,12 @@ public:
   /// The parameters that are IR arguments, in order: what run() expects.
   const std::vector<std::string> &argumentNames() const { return argumentNames_; }
 
-  /// Runs the kernel over `grid` in the interpreter. Returns false with the
-  /// rendered error in `errors` (out of bounds, a failed device_assert, a bad
-  /// argument list). `print` output is appended to `printed`.
+  /// Runs the kernel over `grid` in the interpreter (`maxSteps` operations
+  /// at most, 0 for no limit). Returns false with the rendered error in
+  /// `errors` (out of bounds, a failed device_assert, a bad argument list, the
+  /// step budget). `print` output is appended to `printed`.
   bool run(const std::vector<JitArg> &args, std::array<int64_t, 3> grid, unsigned numThreads,
-           std::string &printed, std::string &errors);
+           uint64_t maxSteps, std::string &printed, std::string &errors);
 
 private:
   JitKernel() = default;

@@ -6,7 +6,7 @@
 //   k, errors = _C.compile([(file, text, first_line)], "add", "*fp32:16, i32",
 //                          {"BLOCK": 1024}, ["BLOCK"], ["tk"], [])
 //   if k is None: raise CompilationError(errors)
-//   printed, errors = k.run([("p", base, nbytes, 0, "fp32", "x"), ("i", 1000)], (4, 1, 1), 1)
+//   printed, errors = k.run([("p", base, nbytes, 0, "fp32", "x"), ("i", 1000)], (4, 1, 1))
 //
 // A compile or run never raises for a mistake in the kernel or its
 // arguments: both come back as rendered diagnostic text. Only values of the
@@ -58,7 +58,8 @@ ConstValue toConstValue(const std::string &name, py::handle v) {
     return ConstValue::ofDType(dtypeFromName(v.attr("_tk_dtype_name").cast<std::string>(), name));
   throw py::type_error(fmt::format("'{}': a compile-time value must be an int, float, bool, str, "
                                    "None or tk dtype, not {}",
-                                   name, py::str(py::type::of(v).attr("__name__")).cast<std::string>()));
+                                   name,
+                                   py::str(py::type::of(v).attr("__name__")).cast<std::string>()));
 }
 
 JitArg toJitArg(py::handle item) {
@@ -133,7 +134,7 @@ py::tuple compile(const std::vector<std::tuple<std::string, std::string, uint32_
 }
 
 py::tuple run(JitKernel &k, const py::list &args, const std::array<int64_t, 3> &grid,
-              unsigned numThreads) {
+              unsigned numThreads, uint64_t maxSteps) {
   std::vector<JitArg> jitArgs;
   for (py::handle item : args)
     jitArgs.push_back(toJitArg(item));
@@ -142,7 +143,7 @@ py::tuple run(JitKernel &k, const py::list &args, const std::array<int64_t, 3> &
     // The caller keeps the arrays alive for the call; other Python threads
     // may run meanwhile.
     py::gil_scoped_release noGil;
-    k.run(jitArgs, grid, numThreads, printed, errors);
+    k.run(jitArgs, grid, numThreads, maxSteps, printed, errors);
   }
   return py::make_tuple(printed, errors);
 }
@@ -160,7 +161,8 @@ PYBIND11_MODULE(_C, m) {
       .def_property_readonly("ir", &JitKernel::ir)
       .def_property_readonly("ir_opt", &JitKernel::irOpt)
       .def_property_readonly("argument_names", &JitKernel::argumentNames)
-      .def("run", &run, py::arg("args"), py::arg("grid"), py::arg("num_threads") = 1);
+      .def("run", &run, py::arg("args"), py::arg("grid"), py::arg("num_threads") = 1,
+           py::arg("max_steps") = 100'000'000);
 
   m.def("compile", &compile, py::arg("sources"), py::arg("kernel"), py::arg("signature"),
         py::arg("constants"), py::arg("external_globals"), py::arg("module_aliases"),

@@ -188,6 +188,7 @@ class _Closure:
         self.constants = {}  # global name -> value
         self.aliases = set()  # globals bound to the tk module
         self.imports = {}  # global name -> tk builtin name (`from tk import load`)
+        self.unusable = {}  # global name -> (type name, function) of other globals
         owners = {}
         i = 0
         while i < len(self.functions):
@@ -221,8 +222,10 @@ class _Closure:
                     owners[name] = jf.__name__
                 elif hasattr(value, "_tk_builtin_name"):
                     self.imports[name] = value._tk_builtin_name
-                # Anything else is not visible to the kernel; if it uses the
-                # name, the front end reports it as undefined.
+                else:
+                    # Not visible to the kernel: if it uses the name, the front
+                    # end reports it as undefined, and explain() says why.
+                    self.unusable.setdefault(name, (type(value).__name__, jf.__name__))
 
     def prelude(self):
         """A synthetic source that imports the tk builtins bound to plain
@@ -231,6 +234,18 @@ class _Closure:
         for name, builtin in sorted(self.imports.items()):
             items.append(builtin if builtin == name else f"{builtin} as {name}")
         return ("<tk prelude>", "from tk import " + ", ".join(items) + "\n", 1)
+
+    def explain(self, errors):
+        """Notes for "undefined name" errors about globals a kernel cannot read."""
+        notes = []
+        for name, (type_name, fn_name) in sorted(self.unusable.items()):
+            if f"undefined name '{name}'" in errors:
+                notes.append(
+                    f"note: '{name}' is a global of type {type_name} where '{fn_name}' is "
+                    "defined; kernels can read only globals that are ints, floats, bools, "
+                    "strings, None, tk dtypes, tk.constexpr values and @tk.jit functions\n"
+                )
+        return errors + "".join(notes)
 
     def key(self):
         return (
@@ -569,7 +584,7 @@ class JITFunction(KernelInterface):
             self.do_not_specialize,
         )
         if compiled is None:
-            raise CompilationError(errors, kernel=self.__name__)
+            raise CompilationError(closure.explain(errors), kernel=self.__name__)
         return CompiledKernel(compiled, signature, constants, options)
 
     def run(self, *args, grid, warmup=False, **kwargs):
@@ -594,7 +609,8 @@ class JITFunction(KernelInterface):
         if 0 in dims:
             return kernel
         threads = int(os.environ.get("TK_INTERPRET_THREADS", "1") or 1)
-        printed, errors = kernel._compiled.run(run_args, dims, max(1, threads))
+        max_steps = int(os.environ.get("TK_INTERPRET_MAX_STEPS", "100000000") or 0)
+        printed, errors = kernel._compiled.run(run_args, dims, max(1, threads), max(0, max_steps))
         if printed:
             sys.stdout.write(printed)
         if errors:

@@ -237,3 +237,40 @@ def test_kernel_not_taking_the_dtype_is_a_compilation_error():
 
     with pytest.raises(tk.CompilationError, match="needs_float|sqrt"):
         needs_float[(1,)](np.zeros(16, np.int32), BLOCK=16)
+
+
+class _Opaque:
+    pass
+
+
+OPAQUE = _Opaque()
+
+
+@tk.jit
+def reads_opaque(x_ptr):
+    tk.store(x_ptr, OPAQUE)
+
+
+def test_unusable_global_is_explained():
+    with pytest.raises(tk.CompilationError) as e:
+        reads_opaque[(1,)](np.zeros(1, np.float32))
+    assert "undefined name 'OPAQUE'" in str(e.value)
+    assert "note: 'OPAQUE' is a global of type _Opaque" in str(e.value)
+
+
+@tk.jit
+def spins(x_ptr, n):
+    i = 0
+    while i < n:
+        i += 1
+    tk.store(x_ptr, i.to(tk.float32))
+
+
+def test_runaway_loops_hit_the_step_budget(monkeypatch):
+    x = np.zeros(1, np.float32)
+    monkeypatch.setenv("TK_INTERPRET_MAX_STEPS", "10000")
+    with pytest.raises(tk.InterpreterError, match="budget of 10000 operations"):
+        spins[(1,)](x, 10**7)
+    monkeypatch.delenv("TK_INTERPRET_MAX_STEPS")
+    spins[(1,)](x, 123)
+    assert x[0] == 123
