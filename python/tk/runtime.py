@@ -85,8 +85,6 @@ _TORCH_DTYPES = {
     "torch.bool": "i1",
 }
 
-_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-
 
 def _env_flag(name):
     return os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
@@ -165,15 +163,39 @@ class _FunctionSource:
         self.file_name = file_name
         self.first_line = first_line
         self.text = "".join(lines)
-        # The names the text mentions that the function does not bind itself:
-        # the globals it may read (in its body, annotations or defaults).
-        local_names = set(fn.__code__.co_varnames)
-        self.global_names = sorted(
-            {n for n in _IDENTIFIER.findall(self.text) if n not in local_names and n != _JIT_NAME}
-        )
+        # The globals it may read: the names its body loads (co_names; it
+        # also lists attribute names, which are harmless extras) and the
+        # names in its parameter list (annotations such as `tl.constexpr`,
+        # defaults), minus its own parameters and locals. Comments and other
+        # functions of the file do not count.
+        names = set(fn.__code__.co_names) | _header_names(self.text, index)
+        self.global_names = sorted(names - set(fn.__code__.co_varnames))
 
     def as_tuple(self):
         return (self.file_name, self.text, self.first_line)
+
+
+def _header_names(text, def_index):
+    """The identifiers of a function's header: from `def` to the ':' that
+    ends the parameter list (annotations, defaults, the return annotation)."""
+    import io
+    import tokenize
+
+    names, depth = set(), 0
+    lines = text.splitlines(keepends=True)[def_index:]
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO("".join(lines)).readline):
+            if tok.type == tokenize.OP and tok.string in "([{":
+                depth += 1
+            elif tok.type == tokenize.OP and tok.string in ")]}":
+                depth -= 1
+            elif tok.type == tokenize.OP and tok.string == ":" and depth == 0:
+                break
+            elif tok.type == tokenize.NAME:
+                names.add(tok.string)
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        pass  # the front end reports what is wrong with the text
+    return names
 
 
 class _Closure:
@@ -542,7 +564,7 @@ class JITFunction(KernelInterface):
         launch options)."""
         launch = {k: kwargs.pop(k) for k in LAUNCH_OPTIONS if k in kwargs}
         values = self._bind(args, kwargs)
-        entries, run_args, constants = [], [], {}
+        entries, run_args, arg_names, constants = [], [], [], {}
         for i, p in enumerate(self.params):
             v = values[p.name]
             if i in self.constexprs:
@@ -552,6 +574,7 @@ class JITFunction(KernelInterface):
             entries.append(entry)
             if arg is not None:
                 run_args.append(arg)
+                arg_names.append(p.name)
         signature = ", ".join(entries)
         closure = _Closure(self)
         options = {k: launch[k] for k in ("num_warps", "num_stages", "num_ctas") if k in launch}
@@ -567,6 +590,16 @@ class JITFunction(KernelInterface):
             with self._lock:
                 kernel = self._compile(closure, signature, constants, options)
                 self.cache[key] = kernel
+        if kernel._compiled.argument_names != arg_names:
+            # Python and the front end disagree on which parameters are
+            # constexprs (an annotation spelled in a way only one recognises).
+            raise CompilationError(
+                f"error: '{self.__name__}' takes the run-time arguments "
+                f"({', '.join(kernel._compiled.argument_names)}) as compiled, but the launch "
+                f"passes ({', '.join(arg_names)}); annotate compile-time parameters as "
+                "`NAME: tk.constexpr`",
+                kernel=self.__name__,
+            )
         return kernel, run_args, values, launch
 
     def _compile(self, closure, signature, constants, options):

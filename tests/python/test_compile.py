@@ -274,3 +274,20 @@ def test_runaway_loops_hit_the_step_budget(monkeypatch):
     monkeypatch.delenv("TK_INTERPRET_MAX_STEPS")
     spins[(1,)](x, 123)
     assert x[0] == 123
+
+
+DEFAULT_BLOCK = 32
+
+
+@tk.jit
+def default_from_global(x_ptr, BLOCK: tk.constexpr = DEFAULT_BLOCK):
+    # Mentioning reads_opaque in a comment does not pull it (and its error) in.
+    offs = tk.arange(0, BLOCK)
+    tk.store(x_ptr + offs, tk.full((BLOCK,), 1.5, tk.float32))
+
+
+def test_globals_in_defaults_and_comments():
+    x = np.zeros(40, np.float32)
+    k = default_from_global[(1,)](x)
+    assert (x[:32] == 1.5).all() and (x[32:] == 0).all()
+    assert k.constants == {"BLOCK": 32}
