@@ -562,7 +562,11 @@ class JITFunction(KernelInterface):
         """Binds and specialises the arguments and compiles (or finds in the
         cache) the kernel. Returns (CompiledKernel, interpreter args, values,
         launch options)."""
-        launch = {k: kwargs.pop(k) for k in LAUNCH_OPTIONS if k in kwargs}
+        # A launch option that is also a parameter (Triton's softmax tutorial
+        # has `num_stages: tl.constexpr`) binds to the parameter.
+        launch = {
+            k: kwargs.pop(k) for k in LAUNCH_OPTIONS if k in kwargs and k not in self.arg_names
+        }
         values = self._bind(args, kwargs)
         entries, run_args, arg_names, constants = [], [], [], {}
         for i, p in enumerate(self.params):
