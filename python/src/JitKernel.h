@@ -18,7 +18,7 @@
 //   std::string errors;
 //   std::unique_ptr<JitKernel> k = JitKernel::compile(req, errors);  // null: errors rendered
 //   k->ir();        // block IR as lowered;  k->irOpt(): after lowering/Pipeline.h
-//   k->run(args, {4, 1, 1}, runOptions, errors);                      // the CPU interpreter
+//   k->run(args, /*grid=*/{4, 1, 1}, /*numThreads=*/1, /*maxSteps=*/0, printed, errors);
 //
 // Each source is parsed as its own buffer; the function definitions are then
 // checked and lowered as one module, so a helper defined in another Python

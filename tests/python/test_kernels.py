@@ -243,3 +243,22 @@ def printing_kernel(x_ptr):
 def test_device_print_reaches_stdout(capsys):
     printing_kernel[(1,)](np.array([2.5], np.float32))
     assert "2.5" in capsys.readouterr().out
+
+
+@tk.jit
+def constant_kinds(x_ptr, DT, MODE, maybe):
+    v = tk.load(x_ptr).to(DT)
+    if MODE == "double":
+        v = v * 2
+    if maybe is None:
+        v = v + 1
+    tk.store(x_ptr, v.to(tk.float32))
+
+
+def test_dtypes_strings_and_none_become_constants():
+    x = np.array([3.0], np.float32)
+    k = constant_kinds[(1,)](x, tk.float16, "double", None)
+    assert k.signature == "*fp32:16, tk.float16, 'double', None" and x[0] == 7.0
+    x = np.array([3.0], np.float32)
+    k = constant_kinds[(1,)](x, tk.constexpr(tk.float32), tk.constexpr("plain"), 0.5)
+    assert k.signature == "*fp32:16, tk.float32, 'plain', fp32" and x[0] == 3.0
