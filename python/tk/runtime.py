@@ -432,9 +432,10 @@ def _normalize_grid(grid, kernel_name):
             f"the grid of {kernel_name} must be a tuple of 1 to 3 ints or a callable returning "
             f"one, not {grid!r}"
         ) from None
-    if not 1 <= len(dims) <= 3 or any(d < 0 for d in dims):
+    if not 1 <= len(dims) <= 3 or any(not 0 <= d < 2**31 for d in dims):
         raise ValueError(
-            f"the grid of {kernel_name} must have 1 to 3 non-negative dimensions, not {dims}"
+            f"the grid of {kernel_name} must have 1 to 3 dimensions, each from 0 to 2**31 - 1, "
+            f"not {dims}"
         )
     return dims + (1,) * (3 - len(dims))
 

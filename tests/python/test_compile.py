@@ -226,6 +226,10 @@ def test_argument_errors_name_the_argument():
         axpy[(1,)](x, x, 1.0, 8, BLOCK=[8])
     with pytest.raises(TypeError, match="grid of axpy"):
         axpy["x"](x, x, 1.0, 8, BLOCK=8)
+    with pytest.raises(ValueError, match="each from 0 to 2"):
+        axpy[(2**70,)](x, x, 1.0, 8, BLOCK=8)
+    with pytest.raises(ValueError, match="1 to 3 dimensions"):
+        axpy[(1, 1, 1, 1)](x, x, 1.0, 8, BLOCK=8)
 
 
 def test_kernel_not_taking_the_dtype_is_a_compilation_error():
