@@ -18,7 +18,14 @@ whole story.
 
 import sys as _sys
 
-from . import _C
+try:
+    from . import _C
+except ImportError as _e:
+    raise ImportError(
+        "tk's compiled extension tk._C cannot be loaded; build it with "
+        "`ninja -C build tk_python` and put build/python on PYTHONPATH, or `pip install .` "
+        "(docs/python.md)"
+    ) from _e
 from .autotuner import Autotuner, Config, Heuristics, autotune, heuristics
 from .core import DTYPES as _DTYPES
 from .core import Builtin as _Builtin
