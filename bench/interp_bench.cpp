@@ -20,11 +20,11 @@
 #include <cmath>
 #include <cstdio>
 #include <ctime>
-#include <time.h>
 #include <fstream>
 #include <random>
 #include <sstream>
 #include <string>
+#include <time.h>
 
 using namespace tk;
 
@@ -150,11 +150,11 @@ int main(int argc, char **argv) {
   fillRandom(in, rng, -5, 5);
   InterpretOptions sopts;
   sopts.grid = {rows, 1, 1};
-  Timing ts = timeRuns(sm,
-                       {InterpArg::pointer(out), InterpArg::pointer(in), InterpArg::integer(cols),
-                        InterpArg::integer(cols), InterpArg::integer(rows),
-                        InterpArg::integer(cols)},
-                       sopts, repeat);
+  Timing ts =
+      timeRuns(sm,
+               {InterpArg::pointer(out), InterpArg::pointer(in), InterpArg::integer(cols),
+                InterpArg::integer(cols), InterpArg::integer(rows), InterpArg::integer(cols)},
+               sopts, repeat);
   if (ts.cpu < 0)
     return 1;
   for (int64_t r = 0; r < rows; r += 511) { // spot check against double

@@ -290,8 +290,8 @@ bool convertArg(IRContext &ctx, Function &kernel, unsigned i, const InterpArg &a
   Type *t = kernel.argument(i)->type();
   out = makeValue(t);
   auto bad = [&](std::string why) {
-    diag.error(kernel.loc(), fmt::format("argument #{} of '@{}' ({}): {}", i, kernel.name(),
-                                         t->str(), why));
+    diag.error(kernel.loc(),
+               fmt::format("argument #{} of '@{}' ({}): {}", i, kernel.name(), t->str(), why));
     return false;
   };
   (void)ctx;
@@ -307,7 +307,8 @@ bool convertArg(IRContext &ctx, Function &kernel, unsigned i, const InterpArg &a
   if (arg.kind == InterpArg::Kind::Pointer)
     return bad("expects a scalar, got a buffer");
   if (isFloat(d)) {
-    double v = arg.kind == InterpArg::Kind::Int ? static_cast<double>(arg.intValue) : arg.floatValue;
+    double v =
+        arg.kind == InterpArg::Kind::Int ? static_cast<double>(arg.intValue) : arg.floatValue;
     visitNumeric(d, [&](auto num) {
       using Num = decltype(num);
       if constexpr (isFloatNum<Num>) {

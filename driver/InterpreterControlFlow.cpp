@@ -28,8 +28,8 @@ bool runFor(ProgramRunner &r, Operation &op) {
   int64_t hi = readInt(r.operand(op, 1), 0, asSigned);
   int64_t step = readInt(r.operand(op, 2), 0, asSigned);
   if (step == 0)
-    return r.fail(op, fmt::format("loop step is 0 in program {} (the loop would never end)",
-                                  r.programStr()));
+    return r.fail(
+        op, fmt::format("loop step is 0 in program {} (the loop would never end)", r.programStr()));
   std::vector<RtValue> carried;
   for (unsigned i = 3; i < op.numOperands(); ++i)
     carried.push_back(r.operand(op, i));
@@ -101,10 +101,9 @@ bool runAssert(ProgramRunner &r, Operation &op) {
   const uint8_t *v = c.data<uint8_t>();
   for (int64_t i = 0; i < c.size; ++i)
     if (!(v[i] & 1)) {
-      std::string where = c.type->isTensor()
-                              ? fmt::format(", element {} (index {})", i,
-                                            indexStr(c.type->shape(), i))
-                              : "";
+      std::string where = c.type->isTensor() ? fmt::format(", element {} (index {})", i,
+                                                           indexStr(c.type->shape(), i))
+                                             : "";
       return r.fail(op, fmt::format("assertion failed in program {}{}: {}", r.programStr(), where,
                                     *op.attrs().getString("message")));
     }

@@ -280,11 +280,11 @@ template <typename Num> bool fma(ProgramRunner &r, Operation &op) {
     if constexpr (std::is_same_v<typename Num::Compute, double>)
       o[i] = std::fma(x[i], y[i], z[i]);
     else if constexpr (std::is_same_v<Num, HalfNum>)
-      o[i] = doubleToHalf(std::fma(double(Num::load(x[i])), double(Num::load(y[i])),
-                                   double(Num::load(z[i]))));
+      o[i] = doubleToHalf(
+          std::fma(double(Num::load(x[i])), double(Num::load(y[i])), double(Num::load(z[i]))));
     else if constexpr (std::is_same_v<Num, BF16Num>)
-      o[i] = doubleToBF16(std::fma(double(Num::load(x[i])), double(Num::load(y[i])),
-                                   double(Num::load(z[i]))));
+      o[i] = doubleToBF16(
+          std::fma(double(Num::load(x[i])), double(Num::load(y[i])), double(Num::load(z[i]))));
     else
       o[i] = Num::store(std::fma(Num::load(x[i]), Num::load(y[i]), Num::load(z[i])));
   }
@@ -372,8 +372,15 @@ template <typename Num> bool cmpF(ProgramRunner &r, Operation &op) {
   // Ordered predicates are false when either side is NaN, unordered ones true.
   bool unordered = pred[0] == 'u';
   std::string rel = pred.substr(1);
-  int relCode = rel == "eq" ? 0 : rel == "ne" ? 1 : rel == "lt" ? 2 : rel == "le" ? 3
-              : rel == "gt" ? 4 : rel == "ge" ? 5 : rel == "rd" ? 6 : rel == "no" ? 7 : -1;
+  int relCode = rel == "eq"   ? 0
+                : rel == "ne" ? 1
+                : rel == "lt" ? 2
+                : rel == "le" ? 3
+                : rel == "gt" ? 4
+                : rel == "ge" ? 5
+                : rel == "rd" ? 6
+                : rel == "no" ? 7
+                              : -1;
   if (pred == "ord")
     relCode = 6, unordered = false;
   if (pred == "uno")
@@ -535,8 +542,8 @@ bool cast(ProgramRunner &r, Operation &op) {
     for (int64_t i = 0; i < a.size; ++i) {
       int64_t x = readInt(a, i, !isUnsignedSource);
       if (te->dtype() == DType::F32)
-        out.data<float>()[i] = isUnsignedSource ? static_cast<float>(static_cast<uint64_t>(x))
-                                                : static_cast<float>(x);
+        out.data<float>()[i] =
+            isUnsignedSource ? static_cast<float>(static_cast<uint64_t>(x)) : static_cast<float>(x);
       else
         writeFloat(out, i, intToDouble(x, isUnsignedSource));
     }

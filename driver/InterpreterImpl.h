@@ -44,9 +44,7 @@ struct RtValue {
   int64_t size = 0; // elements
   std::shared_ptr<std::byte[]> storage;
 
-  template <typename T> const T *data() const {
-    return reinterpret_cast<const T *>(storage.get());
-  }
+  template <typename T> const T *data() const { return reinterpret_cast<const T *>(storage.get()); }
   template <typename T> T *data() { return reinterpret_cast<T *>(storage.get()); }
 };
 
@@ -127,7 +125,8 @@ template <typename F> decltype(auto) visitNumeric(DType d, F &&f) {
 }
 
 /// Unsigned integer of `bytes` bytes, for moving elements whatever they are.
-template <unsigned Bytes> using Bits = std::conditional_t<
+template <unsigned Bytes>
+using Bits = std::conditional_t<
     Bytes == 1, uint8_t,
     std::conditional_t<Bytes == 2, uint16_t, std::conditional_t<Bytes == 4, uint32_t, uint64_t>>>;
 

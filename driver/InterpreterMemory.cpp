@@ -39,18 +39,18 @@ public:
     if ((addr & (size_ - 1)) != 0) { // sizes are powers of two
       r_.fail(op_, fmt::format("misaligned {} in program {}: {} {} bytes at 0x{:x}, which is not "
                                "a multiple of {}",
-                               accessName(kind_), r_.programStr(), where(elem), verb(), size_,
-                               addr, size_));
+                               accessName(kind_), r_.programStr(), where(elem), verb(), size_, addr,
+                               size_));
       return nullptr;
     }
     if (kind_ != AccessKind::Store && region->buffer->isTracked() &&
         !region->buffer->isWritten(addr - region->begin, size_)) {
-      r_.fail(op_, fmt::format("{} of never-written memory in program {}: {} reads {} bytes at "
-                               "0x{:x}, byte {} of buffer '{}' ({} bytes), which nothing has "
-                               "written yet",
-                               accessName(kind_), r_.programStr(), where(elem), size_, addr,
-                               addr - region->begin, region->buffer->name(),
-                               region->buffer->bytes()));
+      r_.fail(op_,
+              fmt::format("{} of never-written memory in program {}: {} reads {} bytes at "
+                          "0x{:x}, byte {} of buffer '{}' ({} bytes), which nothing has "
+                          "written yet",
+                          accessName(kind_), r_.programStr(), where(elem), size_, addr,
+                          addr - region->begin, region->buffer->name(), region->buffer->bytes()));
       return nullptr;
     }
     return region;
@@ -65,14 +65,14 @@ private:
   std::string where(int64_t elem) const {
     if (!ptrType_->isTensor())
       return "the scalar access";
-    return fmt::format("element {} of the block {} (index {})", elem,
-                       shapeStr(ptrType_->shape()), indexStr(ptrType_->shape(), elem));
+    return fmt::format("element {} of the block {} (index {})", elem, shapeStr(ptrType_->shape()),
+                       indexStr(ptrType_->shape(), elem));
   }
 
   void outOfBounds(uint64_t addr, int64_t elem) {
-    std::string msg = fmt::format("out-of-bounds {} in program {}: {} {} {} bytes at 0x{:x}",
-                                  accessName(kind_), r_.programStr(), where(elem), verb(), size_,
-                                  addr);
+    std::string msg =
+        fmt::format("out-of-bounds {} in program {}: {} {} {} bytes at 0x{:x}", accessName(kind_),
+                    r_.programStr(), where(elem), verb(), size_, addr);
     const MemoryMap::Region *n = r_.run().memory.nearest(addr);
     if (!n) {
       msg += "; no buffer is registered";
@@ -89,8 +89,8 @@ private:
                          n->begin, n->buffer->bytes(), rel);
       if (n->buffer->dtype() != DType::U8 && dtypeBytes(n->buffer->dtype()) == size_ &&
           addr >= n->end)
-        msg += fmt::format(" (element {} of a {}-element buffer)",
-                           (addr - n->begin) / size_, n->buffer->numElements());
+        msg += fmt::format(" (element {} of a {}-element buffer)", (addr - n->begin) / size_,
+                           n->buffer->numElements());
     }
     r_.fail(op_, msg);
   }
@@ -347,9 +347,9 @@ bool atomic(ProgramRunner &r, Operation &op) {
   const RtValue *mask = !isCas && op.numOperands() > 2 ? &r.operand(op, 2) : nullptr;
   std::string kind = isCas ? "cas" : *op.attrs().getString("kind");
   Type *elem = v.type->elementType();
-  if (!isCas && kind != "xchg" && (elem->isPointer() ||
-                                   (isFloat(elem->dtype()) && kind != "add" && kind != "max" &&
-                                    kind != "min")))
+  if (!isCas && kind != "xchg" &&
+      (elem->isPointer() ||
+       (isFloat(elem->dtype()) && kind != "add" && kind != "max" && kind != "min")))
     return r.fail(op, fmt::format("atomic '{}' is not defined on {}", kind, elem->str()));
   RtValue out = makeValue(op.result()->type());
   unsigned size = elementBytes(v.type);

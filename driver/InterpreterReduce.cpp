@@ -68,8 +68,7 @@ template <typename C, typename F> void treeCombine(C *t, int64_t len, int64_t in
   }
 }
 
-template <typename Num>
-bool reduceKind(ProgramRunner &r, Operation &op, const std::string &kind) {
+template <typename Num> bool reduceKind(ProgramRunner &r, Operation &op, const std::string &kind) {
   using C = typename Num::Compute;
   using S = typename Num::Storage;
   const RtValue &in = r.operand(op, 0);
@@ -187,8 +186,8 @@ bool reduceRegion(ProgramRunner &r, Operation &op) {
   return true;
 }
 
-template <typename Num> bool scanKind(ProgramRunner &r, Operation &op, const std::string &kind,
-                                      bool reverse) {
+template <typename Num>
+bool scanKind(ProgramRunner &r, Operation &op, const std::string &kind, bool reverse) {
   using C = typename Num::Compute;
   using S = typename Num::Storage;
   const RtValue &in = r.operand(op, 0);
@@ -270,8 +269,8 @@ template <typename T> void readFloats(const RtValue &v, std::vector<T> &out) {
 // Float dot: products and sums in fp32 (fp64 for fp64 operands), each output
 // accumulated in k order starting from the accumulator; fp16/bf16 products
 // are exact in fp32. The result is rounded to the accumulator type once.
-template <typename T> void floatDot(const RtValue &a, const RtValue &b, const RtValue &c,
-                                    RtValue &out, bool tf32) {
+template <typename T>
+void floatDot(const RtValue &a, const RtValue &b, const RtValue &c, RtValue &out, bool tf32) {
   int64_t M = a.type->shape()[0], K = a.type->shape()[1], N = b.type->shape()[1];
   std::vector<T> x, y, acc;
   readFloats(a, x);

@@ -151,8 +151,8 @@ int parseRunArgs(int argc, char **argv, RunOptions &o, bool &help) {
         size_t comma = rest.find(',');
         std::optional<int64_t> n = parseInt(rest.substr(0, comma));
         if (!n || *n < 1 || *n > INT32_MAX)
-          return usage(fmt::format("--grid expects X[,Y[,Z]] with positive integers, got '{}'",
-                                   *v));
+          return usage(
+              fmt::format("--grid expects X[,Y[,Z]] with positive integers, got '{}'", *v));
         o.grid[axis] = *n;
         rest = comma == std::string_view::npos ? "" : rest.substr(comma + 1);
         if (comma != std::string_view::npos && rest.empty())
@@ -390,8 +390,7 @@ int runCommand(int argc, char **argv) {
   bool isIR = o.file.size() > 5 && o.file.substr(o.file.size() - 5) == ".tkir";
   if (isIR && (!o.signature.empty() || !o.defines.empty()))
     return usage("--signature and -D apply to .tk files; a .tkir kernel is already typed");
-  bool ok = isIR ? compileTkir(o, sm, id, ctx, diag, k)
-                 : compileTk(o, sm, id, ctx, actx, diag, k);
+  bool ok = isIR ? compileTkir(o, sm, id, ctx, diag, k) : compileTk(o, sm, id, ctx, actx, diag, k);
   auto fail = [&]() {
     std::string r = diag.renderAll(color);
     std::fwrite(r.data(), 1, r.size(), stderr);
@@ -473,9 +472,9 @@ int runCommand(int argc, char **argv) {
   std::fwrite(printed.data(), 1, printed.size(), stdout);
   if (!ran)
     return fail();
-  std::string out = fmt::format("ran @{} on grid ({}, {}, {}): {} programs, {} operations\n",
-                                k.fn->name(), o.grid[0], o.grid[1], o.grid[2], stats.programs,
-                                stats.steps);
+  std::string out =
+      fmt::format("ran @{} on grid ({}, {}, {}): {} programs, {} operations\n", k.fn->name(),
+                  o.grid[0], o.grid[1], o.grid[2], stats.programs, stats.steps);
   for (const auto &b : buffers)
     if (b->storedByKernel())
       out += summarize(*b, o.show);

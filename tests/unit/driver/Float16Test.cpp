@@ -39,11 +39,11 @@ TEST(Float16Test, TiesGoToEven) {
 }
 
 TEST(Float16Test, SubnormalsAndUnderflow) {
-  EXPECT_EQ(doubleToHalf(0x1p-25), 0x0000);              // tie with 0: even
-  EXPECT_EQ(doubleToHalf(0x1p-25 + 0x1p-40), 0x0001);    // above the tie
-  EXPECT_EQ(doubleToHalf(3 * 0x1p-25), 0x0002);          // 1.5 ulp ties to 2
-  EXPECT_EQ(doubleToHalf(-0x1p-26), 0x8000);             // keeps the sign
-  EXPECT_EQ(doubleToHalf(0x1p-14 - 0x1p-25), 0x0400);    // rounds up to the smallest normal
+  EXPECT_EQ(doubleToHalf(0x1p-25), 0x0000);           // tie with 0: even
+  EXPECT_EQ(doubleToHalf(0x1p-25 + 0x1p-40), 0x0001); // above the tie
+  EXPECT_EQ(doubleToHalf(3 * 0x1p-25), 0x0002);       // 1.5 ulp ties to 2
+  EXPECT_EQ(doubleToHalf(-0x1p-26), 0x8000);          // keeps the sign
+  EXPECT_EQ(doubleToHalf(0x1p-14 - 0x1p-25), 0x0400); // rounds up to the smallest normal
   EXPECT_FLOAT_EQ(halfToFloat(0x0001), 0x1p-24f);
   EXPECT_FLOAT_EQ(halfToFloat(0x03FF), 1023 * 0x1p-24f);
   EXPECT_EQ(doubleToBF16(0x1p-133), 0x0001); // bf16's smallest subnormal

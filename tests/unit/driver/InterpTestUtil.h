@@ -79,8 +79,8 @@ inline std::string loadBlock(const std::string &name, const std::string &arg, in
                              const std::string &t) {
   std::string tp = tensorOf(n, "ptr<" + t + ">");
   return "  %" + name + "_p = splat %" + arg + " : " + tp + "\n  %" + name + "_q = addptr %" +
-         name + "_p, %range : " + tp + "\n  %" + name + " = load %" + name + "_q : " +
-         tensorOf(n, t) + "\n";
+         name + "_p, %range : " + tp + "\n  %" + name + " = load %" + name +
+         "_q : " + tensorOf(n, t) + "\n";
 }
 
 inline std::string storeBlock(const std::string &value, const std::string &arg, int64_t n,
@@ -91,8 +91,8 @@ inline std::string storeBlock(const std::string &value, const std::string &arg, 
 }
 
 inline std::string rangeLine(int64_t n) {
-  return "  %range = make_range {end = " + std::to_string(n) + ", start = 0} : " +
-         tensorOf(n, "i32") + "\n";
+  return "  %range = make_range {end = " + std::to_string(n) +
+         ", start = 0} : " + tensorOf(n, "i32") + "\n";
 }
 
 /// Units in the last place of fp16 / bf16 / fp32 around x, for tolerances.

@@ -236,7 +236,8 @@ TEST_F(ControlFlowTest, ParallelProgramsMatchSequentialOnes) {
   return
 }
 )");
-  HostBuffer seq = HostBuffer::allocate("o", DType::I32, 64), par = HostBuffer::allocate("o", DType::I32, 64);
+  HostBuffer seq = HostBuffer::allocate("o", DType::I32, 64),
+             par = HostBuffer::allocate("o", DType::I32, 64);
   InterpretOptions opts;
   opts.grid = {4, 4, 4};
   ASSERT_TRUE(run("k", {InterpArg::pointer(seq)}, opts)) << errors();
@@ -287,7 +288,8 @@ TEST_F(ControlFlowTest, ShapeOpsTransBroadcastReshape) {
   return
 }
 )");
-  HostBuffer x = random("x", DType::I16, 8, -1000, 1000), o = HostBuffer::allocate("o", DType::I16, 16);
+  HostBuffer x = random("x", DType::I16, 8, -1000, 1000),
+             o = HostBuffer::allocate("o", DType::I16, 16);
   ASSERT_TRUE(run("k", {InterpArg::pointer(x), InterpArg::pointer(o)})) << errors();
   for (int rep = 0; rep < 2; ++rep)
     for (int i = 0; i < 4; ++i)

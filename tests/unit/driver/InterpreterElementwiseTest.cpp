@@ -36,13 +36,13 @@ protected:
       if (std::isnan(want))
         EXPECT_TRUE(std::isnan(o.get(i))) << op << " " << i;
       else
-        EXPECT_NEAR(o.get(i), want, tol) << op << " on " << ts << ": " << a.get(i) << ", "
-                                         << b.get(i);
+        EXPECT_NEAR(o.get(i), want, tol)
+            << op << " on " << ts << ": " << a.get(i) << ", " << b.get(i);
     }
   }
 
-  void checkUnary(const std::string &op, DType t, std::function<double(double)> ref,
-                  double ulps, double lo = -4, double hi = 4) {
+  void checkUnary(const std::string &op, DType t, std::function<double(double)> ref, double ulps,
+                  double lo = -4, double hi = 4) {
     std::string ts(dtypeName(t));
     std::string text = "func @k(%a: ptr<" + ts + ">, %o: ptr<" + ts + ">) {\n" + rangeLine(N) +
                        loadBlock("x", "a", N, ts) + "  %z = " + op + " %x : " + tensorOf(N, ts) +
@@ -53,8 +53,8 @@ protected:
     ASSERT_TRUE(run("k", {InterpArg::pointer(a), InterpArg::pointer(o)})) << errors();
     for (int64_t i = 0; i < N; ++i) {
       double want = ref(a.get(i));
-      EXPECT_NEAR(o.get(i), want, ulps * ulpOf(t, want)) << op << " on " << ts << "(" << a.get(i)
-                                                         << ")";
+      EXPECT_NEAR(o.get(i), want, ulps * ulpOf(t, want))
+          << op << " on " << ts << "(" << a.get(i) << ")";
     }
   }
 };
@@ -67,18 +67,22 @@ const DType kFloats[] = {DType::F16, DType::BF16, DType::F32, DType::F64};
 // 0.5 ulp covers the reference's own rounding.
 TEST_F(ElementwiseTest, FloatArithmetic) {
   for (DType t : kFloats) {
-    checkBinary("add", "", t, t, [](double x, double y) { return x + y; }, 0.5);
-    checkBinary("sub", "", t, t, [](double x, double y) { return x - y; }, 0.5);
-    checkBinary("mul", "", t, t, [](double x, double y) { return x * y; }, 0.5);
-    checkBinary("div", "", t, t, [](double x, double y) { return x / y; }, 0.5);
-    checkBinary("rem", "", t, t, [](double x, double y) { return std::fmod(x, y); }, 0.5);
-    checkBinary("floordiv", "", t, t, [](double x, double y) { return std::floor(x / y); }, 1);
-    checkBinary("max", "{nan = \"propagate\"}", t, t, [](double x, double y) {
-      return std::max(x, y);
-    });
-    checkBinary("min", "{nan = \"number\"}", t, t, [](double x, double y) {
-      return std::min(x, y);
-    });
+    checkBinary(
+        "add", "", t, t, [](double x, double y) { return x + y; }, 0.5);
+    checkBinary(
+        "sub", "", t, t, [](double x, double y) { return x - y; }, 0.5);
+    checkBinary(
+        "mul", "", t, t, [](double x, double y) { return x * y; }, 0.5);
+    checkBinary(
+        "div", "", t, t, [](double x, double y) { return x / y; }, 0.5);
+    checkBinary(
+        "rem", "", t, t, [](double x, double y) { return std::fmod(x, y); }, 0.5);
+    checkBinary(
+        "floordiv", "", t, t, [](double x, double y) { return std::floor(x / y); }, 1);
+    checkBinary("max", "{nan = \"propagate\"}", t, t,
+                [](double x, double y) { return std::max(x, y); });
+    checkBinary("min", "{nan = \"number\"}", t, t,
+                [](double x, double y) { return std::min(x, y); });
   }
 }
 
@@ -95,23 +99,32 @@ TEST_F(ElementwiseTest, IntegerArithmeticFollowsC) {
       }
       return double(x);
     };
-    checkBinary("add", "", t, t, [&](double x, double y) { return wrap(x + y); }, 0, lo, hi);
-    checkBinary("mul", "", t, t, [&](double x, double y) { return wrap(x * y); }, 0, lo, hi);
-    checkBinary("div", "", t, t, [](double x, double y) { return std::trunc(x / y); }, 0, lo, hi);
-    checkBinary("rem", "", t, t, [](double x, double y) { return std::fmod(x, y); }, 0, lo, hi);
-    checkBinary("floordiv", "", t, t, [](double x, double y) { return std::floor(x / y); }, 0, lo,
-                hi);
-    checkBinary("max", "", t, t, [](double x, double y) { return std::max(x, y); }, 0, lo, hi);
-    checkBinary("xor", "", t, t, [](double x, double y) {
-      return double(int64_t(x) ^ int64_t(y));
-    }, 0, lo, hi);
+    checkBinary(
+        "add", "", t, t, [&](double x, double y) { return wrap(x + y); }, 0, lo, hi);
+    checkBinary(
+        "mul", "", t, t, [&](double x, double y) { return wrap(x * y); }, 0, lo, hi);
+    checkBinary(
+        "div", "", t, t, [](double x, double y) { return std::trunc(x / y); }, 0, lo, hi);
+    checkBinary(
+        "rem", "", t, t, [](double x, double y) { return std::fmod(x, y); }, 0, lo, hi);
+    checkBinary(
+        "floordiv", "", t, t, [](double x, double y) { return std::floor(x / y); }, 0, lo, hi);
+    checkBinary(
+        "max", "", t, t, [](double x, double y) { return std::max(x, y); }, 0, lo, hi);
+    checkBinary(
+        "xor", "", t, t, [](double x, double y) { return double(int64_t(x) ^ int64_t(y)); }, 0, lo,
+        hi);
   }
   for (DType t : {DType::U8, DType::U16, DType::U32, DType::U64}) {
-    checkBinary("div", "", t, t, [](double x, double y) { return std::trunc(x / y); }, 0, 1, 250);
-    checkBinary("sub", "", t, t, [t](double x, double y) {
-      double r = x - y;
-      return r < 0 ? r + std::ldexp(1.0, dtypeBits(t)) : r;
-    }, 0, 1, 250);
+    checkBinary(
+        "div", "", t, t, [](double x, double y) { return std::trunc(x / y); }, 0, 1, 250);
+    checkBinary(
+        "sub", "", t, t,
+        [t](double x, double y) {
+          double r = x - y;
+          return r < 0 ? r + std::ldexp(1.0, dtypeBits(t)) : r;
+        },
+        0, 1, 250);
   }
 }
 
@@ -184,22 +197,37 @@ TEST_F(ElementwiseTest, MathFunctions) {
     // Computed in fp32 (fp64 for fp64) with libm; a couple of ulps of the
     // result type cover libm and the final rounding.
     double u = t == DType::F64 ? 4 : 2;
-    checkUnary("exp", t, [](double x) { return std::exp(x); }, u);
-    checkUnary("exp2", t, [](double x) { return std::exp2(x); }, u);
-    checkUnary("log", t, [](double x) { return std::log(x); }, u, 0.01, 8);
-    checkUnary("log2", t, [](double x) { return std::log2(x); }, u, 0.01, 8);
-    checkUnary("sqrt", t, [](double x) { return std::sqrt(x); }, 0.5, 0.01, 8);
-    checkUnary("rsqrt", t, [](double x) { return 1 / std::sqrt(x); }, u, 0.01, 8);
-    checkUnary("sin", t, [](double x) { return std::sin(x); }, u + 2);
-    checkUnary("cos", t, [](double x) { return std::cos(x); }, u + 2);
-    checkUnary("abs", t, [](double x) { return std::fabs(x); }, 0);
-    checkUnary("neg", t, [](double x) { return -x; }, 0);
-    checkUnary("floor", t, [](double x) { return std::floor(x); }, 0);
-    checkUnary("ceil", t, [](double x) { return std::ceil(x); }, 0);
-    checkUnary("erf", t, [](double x) { return std::erf(x); }, u);
+    checkUnary(
+        "exp", t, [](double x) { return std::exp(x); }, u);
+    checkUnary(
+        "exp2", t, [](double x) { return std::exp2(x); }, u);
+    checkUnary(
+        "log", t, [](double x) { return std::log(x); }, u, 0.01, 8);
+    checkUnary(
+        "log2", t, [](double x) { return std::log2(x); }, u, 0.01, 8);
+    checkUnary(
+        "sqrt", t, [](double x) { return std::sqrt(x); }, 0.5, 0.01, 8);
+    checkUnary(
+        "rsqrt", t, [](double x) { return 1 / std::sqrt(x); }, u, 0.01, 8);
+    checkUnary(
+        "sin", t, [](double x) { return std::sin(x); }, u + 2);
+    checkUnary(
+        "cos", t, [](double x) { return std::cos(x); }, u + 2);
+    checkUnary(
+        "abs", t, [](double x) { return std::fabs(x); }, 0);
+    checkUnary(
+        "neg", t, [](double x) { return -x; }, 0);
+    checkUnary(
+        "floor", t, [](double x) { return std::floor(x); }, 0);
+    checkUnary(
+        "ceil", t, [](double x) { return std::ceil(x); }, 0);
+    checkUnary(
+        "erf", t, [](double x) { return std::erf(x); }, u);
   }
-  checkUnary("abs", DType::I32, [](double x) { return std::fabs(x); }, 0, -1000, 1000);
-  checkUnary("neg", DType::I16, [](double x) { return -x; }, 0, -1000, 1000);
+  checkUnary(
+      "abs", DType::I32, [](double x) { return std::fabs(x); }, 0, -1000, 1000);
+  checkUnary(
+      "neg", DType::I16, [](double x) { return -x; }, 0, -1000, 1000);
 }
 
 TEST_F(ElementwiseTest, FmaRoundsOnce) {
@@ -254,14 +282,17 @@ func @k(%o: ptr<fp32>) {
 TEST_F(ElementwiseTest, Comparisons) {
   checkBinary("cmpf", "{predicate = \"olt\"}", DType::F32, DType::I1,
               [](double x, double y) { return double(x < y); });
-  checkBinary("cmpf", "{predicate = \"une\"}", DType::F16, DType::I1,
-              [](double x, double y) { return double(x != y); }, 0, -2, 2);
-  checkBinary("cmpi", "{predicate = \"sge\"}", DType::I32, DType::I1,
-              [](double x, double y) { return double(x >= y); }, 0, -3, 3);
+  checkBinary(
+      "cmpf", "{predicate = \"une\"}", DType::F16, DType::I1,
+      [](double x, double y) { return double(x != y); }, 0, -2, 2);
+  checkBinary(
+      "cmpi", "{predicate = \"sge\"}", DType::I32, DType::I1,
+      [](double x, double y) { return double(x >= y); }, 0, -3, 3);
   // ult on signed values compares the bit patterns unsigned.
-  checkBinary("cmpi", "{predicate = \"ult\"}", DType::I8, DType::I1, [](double x, double y) {
-    return double(uint8_t(int8_t(x)) < uint8_t(int8_t(y)));
-  }, 0, -100, 100);
+  checkBinary(
+      "cmpi", "{predicate = \"ult\"}", DType::I8, DType::I1,
+      [](double x, double y) { return double(uint8_t(int8_t(x)) < uint8_t(int8_t(y))); }, 0, -100,
+      100);
   // NaN: ordered predicates false, unordered true.
   parse(R"(
 func @k(%o: ptr<i1>) {
@@ -309,8 +340,8 @@ TEST_F(ElementwiseTest, SelectPicksPerElement) {
 // Every dtype to every other through the cast the verifier allows, against
 // C++'s conversions with the GPU's rules for the corner cases.
 TEST_F(ElementwiseTest, CastsBetweenAllDTypes) {
-  const DType all[] = {DType::I1,  DType::I8,  DType::I16, DType::I32, DType::I64,
-                       DType::U8,  DType::U16, DType::U32, DType::U64, DType::F16,
+  const DType all[] = {DType::I1,   DType::I8,  DType::I16, DType::I32, DType::I64,
+                       DType::U8,   DType::U16, DType::U32, DType::U64, DType::F16,
                        DType::BF16, DType::F32, DType::F64};
   for (DType from : all)
     for (DType to : all) {
@@ -319,7 +350,7 @@ TEST_F(ElementwiseTest, CastsBetweenAllDTypes) {
       bool fi = isInteger(from), ti = isInteger(to);
       std::string op;
       if (fi && ti)
-        op = dtypeBits(to) > dtypeBits(from) ? (isSigned(from) ? "sext" : "zext")
+        op = dtypeBits(to) > dtypeBits(from)   ? (isSigned(from) ? "sext" : "zext")
              : dtypeBits(to) < dtypeBits(from) ? "trunc"
                                                : "bitcast";
       else if (!fi && !ti)

@@ -40,8 +40,7 @@ TEST_F(MemoryTest, MaskedEdgesStayInBounds) {
   HostBuffer x = random("x", DType::F32, n), o = HostBuffer::allocate("o", DType::F32, n);
   InterpretOptions opts;
   opts.grid = {4, 1, 1};
-  ASSERT_TRUE(run("k", {InterpArg::pointer(x), InterpArg::pointer(o), InterpArg::integer(n)},
-                  opts))
+  ASSERT_TRUE(run("k", {InterpArg::pointer(x), InterpArg::pointer(o), InterpArg::integer(n)}, opts))
       << errors();
   for (int64_t i = 0; i < n; ++i)
     EXPECT_EQ(o.get(i), 2 * x.get(i));
@@ -58,15 +57,17 @@ TEST_F(MemoryTest, OutOfBoundsLoadNamesLineProgramElementAndBuffer) {
   opts.grid = {4, 1, 1};
   // The kernel is told n = 210 but x holds 200: program 3's elements 8..17
   // read past x. The first is element 8 (offset 200).
-  EXPECT_FALSE(run("k", {InterpArg::pointer(x), InterpArg::pointer(o), InterpArg::integer(210)},
-                   opts));
+  EXPECT_FALSE(
+      run("k", {InterpArg::pointer(x), InterpArg::pointer(o), InterpArg::integer(210)}, opts));
   std::string e = errors();
   EXPECT_NE(e.find("test.tkir:12:"), std::string::npos) << e; // the load's line
   EXPECT_NE(e.find("out-of-bounds load in program (3, 0, 0)"), std::string::npos) << e;
   EXPECT_NE(e.find("element 8 of the block [64] (index [8])"), std::string::npos) << e;
   EXPECT_NE(e.find(fmt::format("at 0x{:x}", x.address() + 800)), std::string::npos) << e;
   EXPECT_NE(e.find("nearest buffer 'x'"), std::string::npos) << e;
-  EXPECT_NE(e.find("starts 0 bytes past its end (element 200 of a 200-element buffer)"), std::string::npos) << e;
+  EXPECT_NE(e.find("starts 0 bytes past its end (element 200 of a 200-element buffer)"),
+            std::string::npos)
+      << e;
   EXPECT_NE(e.find("%v = load"), std::string::npos) << e; // the source line is shown
   // Programs 0..2 ran; nothing of program 3 was stored.
   EXPECT_EQ(stats.programs, 3u);
@@ -186,7 +187,8 @@ func @mis(%x: ptr<i8>) {
   return
 }
 )");
-  HostBuffer x = random("x", DType::I64, 8, -1000, 1000), o = HostBuffer::allocate("o", DType::I64, 1);
+  HostBuffer x = random("x", DType::I64, 8, -1000, 1000),
+             o = HostBuffer::allocate("o", DType::I64, 1);
   ASSERT_TRUE(run("k", {InterpArg::pointer(x), InterpArg::pointer(o), InterpArg::integer(6)}))
       << errors();
   EXPECT_EQ(o.get(0), x.get(6));
@@ -217,12 +219,13 @@ TEST_F(MemoryTest, AtomicAddReturnsOldValuesInOrder) {
 }
 )");
   HostBuffer acc = random("acc", DType::I32, 4, -50, 50);
-  HostBuffer x = random("x", DType::I32, 32, -50, 50), old = HostBuffer::allocate("old", DType::I32, 32);
+  HostBuffer x = random("x", DType::I32, 32, -50, 50),
+             old = HostBuffer::allocate("old", DType::I32, 32);
   std::vector<double> start = {acc.get(0), acc.get(1), acc.get(2), acc.get(3)};
   InterpretOptions opts;
   opts.grid = {3, 1, 1}; // three programs: sequential order across them too
-  ASSERT_TRUE(run("k", {InterpArg::pointer(acc), InterpArg::pointer(old), InterpArg::pointer(x)},
-                  opts))
+  ASSERT_TRUE(
+      run("k", {InterpArg::pointer(acc), InterpArg::pointer(old), InterpArg::pointer(x)}, opts))
       << errors();
   std::vector<double> sum = start;
   for (int p = 0; p < 3; ++p)
@@ -248,12 +251,14 @@ TEST_F(MemoryTest, AtomicKindsAndCas) {
   for (auto &[kind, ref] : kinds) {
     module.reset();
     parse(std::string(R"(func @k(%acc: ptr<i32>, %v: i32, %o: ptr<i32>) {
-  %old = atomic_rmw %acc, %v {kind = ")") + kind + R"("} : i32
+  %old = atomic_rmw %acc, %v {kind = ")") +
+          kind + R"("} : i32
   store %o, %old
   return
 }
 )");
-    HostBuffer acc = random("acc", DType::I32, 1, -100, 100), o = HostBuffer::allocate("o", DType::I32, 1);
+    HostBuffer acc = random("acc", DType::I32, 1, -100, 100),
+               o = HostBuffer::allocate("o", DType::I32, 1);
     double before = acc.get(0);
     ASSERT_TRUE(run("k", {InterpArg::pointer(acc), InterpArg::integer(37), InterpArg::pointer(o)}))
         << errors();
@@ -267,7 +272,8 @@ TEST_F(MemoryTest, AtomicKindsAndCas) {
   return
 }
 )");
-  HostBuffer p = HostBuffer::allocate("p", DType::F32, 1), o = HostBuffer::allocate("o", DType::F32, 1);
+  HostBuffer p = HostBuffer::allocate("p", DType::F32, 1),
+             o = HostBuffer::allocate("o", DType::F32, 1);
   p.set(0, 2.5);
   ASSERT_TRUE(run("cas", {InterpArg::pointer(p), InterpArg::real(1.0), InterpArg::real(7.0),
                           InterpArg::pointer(o)}));
@@ -302,13 +308,15 @@ TEST_F(MemoryTest, ArgumentChecks) {
   HostBuffer x = random("x", DType::F32, 4);
   EXPECT_FALSE(run("k", {InterpArg::pointer(x)}));
   EXPECT_NE(errors().find("takes 3 argument(s), got 1"), std::string::npos) << errors();
-  EXPECT_FALSE(run("k", {InterpArg::pointer(x), InterpArg::pointer(x), InterpArg::integer(1LL << 40)}));
+  EXPECT_FALSE(
+      run("k", {InterpArg::pointer(x), InterpArg::pointer(x), InterpArg::integer(1LL << 40)}));
   EXPECT_NE(errors().find("does not fit in i32"), std::string::npos) << errors();
   EXPECT_FALSE(run("k", {InterpArg::integer(1), InterpArg::pointer(x), InterpArg::integer(1)}));
   EXPECT_NE(errors().find("expects a pointer"), std::string::npos) << errors();
   InterpretOptions opts;
   opts.grid = {0, 1, 1};
-  EXPECT_FALSE(run("k", {InterpArg::pointer(x), InterpArg::pointer(x), InterpArg::integer(1)}, opts));
+  EXPECT_FALSE(
+      run("k", {InterpArg::pointer(x), InterpArg::pointer(x), InterpArg::integer(1)}, opts));
   EXPECT_NE(errors().find("grid dimension 0 is 0"), std::string::npos) << errors();
 }
 

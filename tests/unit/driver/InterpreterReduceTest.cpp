@@ -174,7 +174,8 @@ TEST_F(ReduceTest, ScansForwardReverseAndCustom) {
 }}
 )",
                         N, kind, reverse ? "true" : "false"));
-      HostBuffer x = random("x", DType::I64, N, -3, 3), o = HostBuffer::allocate("o", DType::I64, N);
+      HostBuffer x = random("x", DType::I64, N, -3, 3),
+                 o = HostBuffer::allocate("o", DType::I64, N);
       ASSERT_TRUE(run("k", {InterpArg::pointer(x), InterpArg::pointer(o)})) << errors();
       int64_t acc = kind == "cumsum" ? 0 : 1;
       for (int64_t s = 0; s < N; ++s) {
@@ -187,7 +188,8 @@ TEST_F(ReduceTest, ScansForwardReverseAndCustom) {
   // A custom combiner on a 2-D block along axis 1: running maximum.
   module.reset();
   parse(R"(func @k(%x: ptr<fp32>, %o: ptr<fp32>) {
-)" + load2D(4, 8, "fp32") + R"(  %s = scan %x2 {axis = 1} : tensor<4x8xfp32> {
+)" + load2D(4, 8, "fp32") +
+        R"(  %s = scan %x2 {axis = 1} : tensor<4x8xfp32> {
   ^bb0(%a: fp32, %b: fp32):
     %m = max %a, %b {nan = "propagate"} : fp32
     yield %m
@@ -214,12 +216,13 @@ TEST_F(ReduceTest, DotAccumulatesInFp32AndInt32) {
   struct Case {
     std::string in, acc, precision;
   };
-  for (const Case &cs : {Case{"fp16", "fp32", "ieee"}, Case{"bf16", "fp32", "ieee"},
-                         Case{"fp32", "fp32", "ieee"}, Case{"fp32", "fp32", "tf32"},
-                         Case{"i8", "i32", "ieee"}, Case{"fp64", "fp64", "ieee"}}) {
+  for (const Case &cs :
+       {Case{"fp16", "fp32", "ieee"}, Case{"bf16", "fp32", "ieee"}, Case{"fp32", "fp32", "ieee"},
+        Case{"fp32", "fp32", "tf32"}, Case{"i8", "i32", "ieee"}, Case{"fp64", "fp64", "ieee"}}) {
     module.reset();
     SCOPED_TRACE(cs.in + " -> " + cs.acc + " " + cs.precision);
-    std::string text = fmt::format(R"(func @k(%a: ptr<{3}>, %b: ptr<{3}>, %c: ptr<{4}>, %o: ptr<{4}>) {{
+    std::string text =
+        fmt::format(R"(func @k(%a: ptr<{3}>, %b: ptr<{3}>, %c: ptr<{4}>, %o: ptr<{4}>) {{
   %rm = make_range {{end = {0}, start = 0}} : tensor<{0}xi32>
   %rk = make_range {{end = {1}, start = 0}} : tensor<{1}xi32>
   %rn = make_range {{end = {2}, start = 0}} : tensor<{2}xi32>
@@ -258,7 +261,7 @@ TEST_F(ReduceTest, DotAccumulatesInFp32AndInt32) {
   return
 }}
 )",
-                                   M, K, N, cs.in, cs.acc, cs.precision);
+                    M, K, N, cs.in, cs.acc, cs.precision);
     parse(text);
     DType in = *parseDTypeName(cs.in), acc = *parseDTypeName(cs.acc);
     bool isInt = isInteger(in);

@@ -59,8 +59,9 @@ TEST_F(TutorialTest, VectorAdd) {
   HostBuffer out = HostBuffer::allocate("output", DType::F32, n);
   InterpretOptions opts;
   opts.grid = {(n + 255) / 256, 1, 1};
-  ASSERT_TRUE(launch(fn, {InterpArg::pointer(x), InterpArg::pointer(y), InterpArg::pointer(out),
-                          InterpArg::integer(n)},
+  ASSERT_TRUE(launch(fn,
+                     {InterpArg::pointer(x), InterpArg::pointer(y), InterpArg::pointer(out),
+                      InterpArg::integer(n)},
                      opts))
       << errors();
   for (int64_t i = 0; i < n; ++i)
@@ -86,8 +87,9 @@ TEST_F(TutorialTest, VectorAddPlantedOutOfBoundsIsReportedAtItsLine) {
   HostBuffer out = HostBuffer::allocate("output", DType::F32, n);
   InterpretOptions opts;
   opts.grid = {4, 1, 1};
-  EXPECT_FALSE(launch(fn, {InterpArg::pointer(x), InterpArg::pointer(y), InterpArg::pointer(out),
-                           InterpArg::integer(n)},
+  EXPECT_FALSE(launch(fn,
+                      {InterpArg::pointer(x), InterpArg::pointer(y), InterpArg::pointer(out),
+                       InterpArg::integer(n)},
                       opts));
   std::string e = errors();
   EXPECT_NE(e.find(fmt::format("planted.tk:{}:", line)), std::string::npos) << e;
@@ -110,10 +112,11 @@ TEST_F(TutorialTest, FusedSoftmax) {
   HostBuffer out = HostBuffer::allocate("output", DType::F32, rows * outStride);
   InterpretOptions opts;
   opts.grid = {8, 1, 1}; // fewer programs than rows: each strides over rows
-  ASSERT_TRUE(launch(fn, {InterpArg::pointer(out), InterpArg::pointer(in),
-                          InterpArg::integer(inStride), InterpArg::integer(outStride),
-                          InterpArg::integer(rows), InterpArg::integer(cols)},
-                     opts))
+  ASSERT_TRUE(
+      launch(fn,
+             {InterpArg::pointer(out), InterpArg::pointer(in), InterpArg::integer(inStride),
+              InterpArg::integer(outStride), InterpArg::integer(rows), InterpArg::integer(cols)},
+             opts))
       << errors();
   for (int64_t r = 0; r < rows; ++r) {
     double mx = -INFINITY, sum = 0;
@@ -148,10 +151,10 @@ TEST_F(TutorialTest, LayerNorm) {
   HostBuffer Rstd = HostBuffer::allocate("Rstd", DType::F32, M);
   InterpretOptions opts;
   opts.grid = {M, 1, 1};
-  ASSERT_TRUE(launch(fn, {InterpArg::pointer(X), InterpArg::pointer(Y), InterpArg::pointer(W),
-                          InterpArg::pointer(B), InterpArg::pointer(Mean),
-                          InterpArg::pointer(Rstd), InterpArg::integer(N), InterpArg::integer(N),
-                          InterpArg::real(eps)},
+  ASSERT_TRUE(launch(fn,
+                     {InterpArg::pointer(X), InterpArg::pointer(Y), InterpArg::pointer(W),
+                      InterpArg::pointer(B), InterpArg::pointer(Mean), InterpArg::pointer(Rstd),
+                      InterpArg::integer(N), InterpArg::integer(N), InterpArg::real(eps)},
                      opts))
       << errors();
   for (int64_t r = 0; r < M; ++r) {
@@ -186,14 +189,16 @@ TEST_F(TutorialTest, MatmulWithAndWithoutActivation) {
     Function *fn = compile("04-matmul.tk", readTutorial("04-matmul.tk"), spec);
     ASSERT_TRUE(fn);
     const int64_t M = 70, N = 90, K = 50; // none a multiple of its block
-    HostBuffer A = random("a", DType::F16, M * K, -1, 1), Bm = random("b", DType::F16, K * N, -1, 1);
+    HostBuffer A = random("a", DType::F16, M * K, -1, 1),
+               Bm = random("b", DType::F16, K * N, -1, 1);
     HostBuffer C = HostBuffer::allocate("c", DType::F16, M * N);
     InterpretOptions opts;
     opts.grid = {((M + 31) / 32) * ((N + 31) / 32), 1, 1};
-    ASSERT_TRUE(launch(fn, {InterpArg::pointer(A), InterpArg::pointer(Bm), InterpArg::pointer(C),
-                            InterpArg::integer(M), InterpArg::integer(N), InterpArg::integer(K),
-                            InterpArg::integer(K), InterpArg::integer(1), InterpArg::integer(N),
-                            InterpArg::integer(1), InterpArg::integer(N), InterpArg::integer(1)},
+    ASSERT_TRUE(launch(fn,
+                       {InterpArg::pointer(A), InterpArg::pointer(Bm), InterpArg::pointer(C),
+                        InterpArg::integer(M), InterpArg::integer(N), InterpArg::integer(K),
+                        InterpArg::integer(K), InterpArg::integer(1), InterpArg::integer(N),
+                        InterpArg::integer(1), InterpArg::integer(N), InterpArg::integer(1)},
                        opts))
         << errors();
     for (int64_t m = 0; m < M; ++m)
