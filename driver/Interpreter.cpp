@@ -37,8 +37,6 @@ RtValue retype(const RtValue &v, Type *type) {
   return r;
 }
 
-bool isSignedView(DType d) { return isSigned(d); }
-
 int64_t readInt(const RtValue &v, int64_t i, bool asSigned) {
   Type *e = v.type->elementType();
   if (e->isPointer())
@@ -152,11 +150,6 @@ void ProgramRunner::set(const Value *v, RtValue value) {
 
 bool ProgramRunner::fail(Operation &op, std::string message, std::vector<DiagnosticNote> notes) {
   error_ = {op.loc(), std::move(message), std::move(notes)};
-  return false;
-}
-
-bool ProgramRunner::failAt(SourceLoc loc, std::string message) {
-  error_ = {loc, std::move(message), {}};
   return false;
 }
 

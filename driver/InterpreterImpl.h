@@ -147,7 +147,6 @@ template <typename F> decltype(auto) visitBits(unsigned bytes, F &&f) {
 /// Element `i` of an integer value, sign- or zero-extended to 64 bits as its
 /// dtype says (`asSigned` overrides: signed predicates on unsigned types).
 int64_t readInt(const RtValue &v, int64_t i, bool asSigned);
-bool isSignedView(DType d);
 
 //===----------------------------------------------------------------------===//
 // Run state
@@ -226,7 +225,6 @@ public:
   /// Records an error at `op` and returns false, so callers write
   /// `return r.fail(op, ...)`.
   bool fail(Operation &op, std::string message, std::vector<DiagnosticNote> notes = {});
-  bool failAt(SourceLoc loc, std::string message);
   std::array<int32_t, 3> programId() const { return pid_; }
   /// "(3, 0, 0)"
   std::string programStr() const;
