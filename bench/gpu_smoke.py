@@ -111,7 +111,7 @@ def main():
     for m, n, w in ((8192, 1024, 4), (8192, 4096, 8), (4096, 8192, 16), (4096, 16384, 16)):
         rows.append(softmax(args.ptx_dir, m, n, w))
     result = {
-        "date": datetime.datetime.utcnow().isoformat(timespec="seconds") + "Z",
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "commit": args.commit,
         "command": "python3 -u bench/gpu_smoke.py --ptx-dir gpu-bundle/ptx --out $OUT/gpu-smoke.json",
         "device": torch.cuda.get_device_name(),
