@@ -3,6 +3,7 @@
 namespace tk {
 
 void buildPipeline(PassManager &pm) {
+  pm.add(createInlinePass());
   pm.add(createCanonicalizePass());
   pm.add(createCSEPass());
   pm.add(createDCEPass());

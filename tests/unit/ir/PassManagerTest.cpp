@@ -24,8 +24,9 @@ TEST(PassManager, PipelineSimplifies) {
   PassManager pm(ir.diag);
   pm.setVerifyEach(true);
   buildPipeline(pm);
-  ASSERT_EQ(pm.passes().size(), 3u);
-  EXPECT_EQ(pm.passes()[0]->flag(), "canonicalize");
+  ASSERT_EQ(pm.passes().size(), 4u);
+  EXPECT_EQ(pm.passes()[0]->flag(), "inline");
+  EXPECT_EQ(pm.passes()[1]->flag(), "canonicalize");
   EXPECT_TRUE(pm.run(*ir.module)) << ir.errors();
   EXPECT_EQ(ir.print(), "func @f(%arg0: i32) -> i32 {\n"
                         "  %0 = add %arg0, %arg0 : i32\n"
