@@ -358,6 +358,11 @@ def _array_info(name, value, kernel_name):
         storage = value.untyped_storage()
         base = storage.data_ptr()
         return dt, base, storage.nbytes(), value.data_ptr() - base
+    if hasattr(value, "__cuda_array_interface__"):
+        raise TypeError(
+            f"argument '{name}' of {kernel_name} is a GPU array (it has __cuda_array_interface__); "
+            "the interpreter (TK_INTERPRET=1) runs on CPU arrays such as numpy's"
+        )
     return None
 
 

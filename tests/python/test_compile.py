@@ -220,6 +220,11 @@ def test_argument_errors_name_the_argument():
         axpy[(1,)]({}, x, 1.0, 8, BLOCK=8)
     with pytest.raises(TypeError, match="argument 'y_ptr' of axpy: tk cannot take arrays of dtype complex64"):
         axpy[(1,)](x, np.zeros(8, np.complex64), 1.0, 8, BLOCK=8)
+    class FakeCudaArray:
+        __cuda_array_interface__ = {"shape": (8,), "typestr": "<f4", "data": (0, False)}
+
+    with pytest.raises(TypeError, match="argument 'x_ptr' of axpy is a GPU array"):
+        axpy[(1,)](FakeCudaArray(), x, 1.0, 8, BLOCK=8)
     with pytest.raises(TypeError, match="does not fit in 64 bits"):
         axpy[(1,)](x, x, 1.0, 2**70, BLOCK=8)
     with pytest.raises(TypeError, match="constexpr 'BLOCK' must be"):
