@@ -300,3 +300,13 @@ def test_globals_in_defaults_and_comments():
     k = default_from_global[(1,)](x)
     assert (x[:32] == 1.5).all() and (x[32:] == 0).all()
     assert k.constants == {"BLOCK": 32}
+
+
+def test_always_compile_skips_the_cache(compiles, monkeypatch):
+    axpy.cache.clear()
+    run_axpy(32)
+    run_axpy(32)
+    assert len(compiles) == 1
+    monkeypatch.setenv("TK_ALWAYS_COMPILE", "1")
+    run_axpy(32)
+    assert len(compiles) == 2
