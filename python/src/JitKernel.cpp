@@ -48,7 +48,6 @@ std::unique_ptr<JitKernel> JitKernel::compile(const JitRequest &req, std::string
   spec.constants = req.constants;
   spec.doNotSpecialize = req.doNotSpecialize;
   const ast::FunctionDef *def = merged->findFunction(req.kernel);
-  std::vector<ParamBinding> bindings;
   if (!def) {
     errors =
         fmt::format("error: no @tk.jit function named '{}' in the sources given\n", req.kernel);
@@ -65,6 +64,7 @@ std::unique_ptr<JitKernel> JitKernel::compile(const JitRequest &req, std::string
   // lowerKernel succeeded, so the parameters specialise without errors; this
   // second look only reads which of them became IR arguments.
   DiagnosticEngine quiet(sm);
+  std::vector<ParamBinding> bindings;
   specializeParams(*def, spec, quiet, bindings);
   for (const ParamBinding &b : bindings)
     if (b.isArgument)
@@ -72,6 +72,10 @@ std::unique_ptr<JitKernel> JitKernel::compile(const JitRequest &req, std::string
 
   k->ir_ = printModule(*k->module_);
   PassManager pm(diag);
+  // TK_DUMP_IR and TK_TIME_PASSES work as in tkc; their text is kept for the
+  // Python side to write to stderr (library code does not print).
+  pm.configureFromEnvironment();
+  pm.setSink([&k](std::string_view text) { k->passLog_ += text; });
   buildPipeline(pm);
   if (!pm.run(*k->module_)) {
     errors = diag.renderAll();

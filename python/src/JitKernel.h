@@ -82,6 +82,8 @@ public:
   const std::string &name() const { return name_; }
   const std::string &ir() const { return ir_; }
   const std::string &irOpt() const { return irOpt_; }
+  /// What TK_DUMP_IR / TK_TIME_PASSES asked for while compiling; usually empty.
+  const std::string &passLog() const { return passLog_; }
   /// The parameters that are IR arguments, in order: what run() expects.
   const std::vector<std::string> &argumentNames() const { return argumentNames_; }
 
@@ -96,7 +98,7 @@ private:
   JitKernel() = default;
 
   std::string name_;
-  std::string ir_, irOpt_;
+  std::string ir_, irOpt_, passLog_;
   std::vector<std::string> argumentNames_;
   // The IR's locations point into the source manager: it lives as long as
   // the module.

@@ -160,6 +160,7 @@ PYBIND11_MODULE(_C, m) {
       .def_property_readonly("name", &JitKernel::name)
       .def_property_readonly("ir", &JitKernel::ir)
       .def_property_readonly("ir_opt", &JitKernel::irOpt)
+      .def_property_readonly("pass_log", &JitKernel::passLog)
       .def_property_readonly("argument_names", &JitKernel::argumentNames)
       .def("run", &run, py::arg("args"), py::arg("grid"), py::arg("num_threads") = 1,
            py::arg("max_steps") = 100'000'000);

@@ -628,6 +628,8 @@ class JITFunction(KernelInterface):
         )
         if compiled is None:
             raise CompilationError(closure.explain(errors), kernel=self.__name__)
+        if compiled.pass_log:  # TK_DUMP_IR, TK_TIME_PASSES
+            sys.stderr.write(compiled.pass_log)
         return CompiledKernel(compiled, signature, constants, options)
 
     def run(self, *args, grid, warmup=False, **kwargs):
