@@ -1,0 +1,240 @@
+#include "driver/CudaDriver.h"
+
+#include <fmt/format.h>
+
+#include <dlfcn.h>
+#include <mutex>
+#include <vector>
+
+namespace tk {
+namespace {
+
+// Enum values from cuda.h, fixed by the driver's ABI.
+constexpr int kJitInfoLogBuffer = 3;
+constexpr int kJitInfoLogBufferSize = 4;
+constexpr int kJitErrorLogBuffer = 5;
+constexpr int kJitErrorLogBufferSize = 6;
+constexpr int kFuncMaxThreadsPerBlock = 0;
+constexpr int kFuncSharedSizeBytes = 1;
+constexpr int kFuncLocalSizeBytes = 3;
+constexpr int kFuncNumRegs = 4;
+constexpr int kDevMultiprocessorCount = 16;
+constexpr int kDevComputeCapabilityMajor = 75;
+constexpr int kDevComputeCapabilityMinor = 76;
+
+// One entry of the lookup table: where the pointer goes and the exported
+// names to try, newest first. cuda.h maps several API names to versioned
+// symbols (cuMemAlloc -> cuMemAlloc_v2); the versioned one is the ABI the
+// signature in CudaFunctions matches, and the plain name is the fallback a
+// driver older than the version suffix exports.
+struct Symbol {
+  void **slot;
+  const char *name;
+  const char *fallback;
+};
+
+template <class F> void **slotOf(F &fn) { return reinterpret_cast<void **>(&fn); }
+
+std::vector<Symbol> symbolTable(CudaFunctions &f) {
+  return {
+      {slotOf(f.cuInit), "cuInit", nullptr},
+      {slotOf(f.cuDeviceGet), "cuDeviceGet", nullptr},
+      {slotOf(f.cuDeviceGetCount), "cuDeviceGetCount", nullptr},
+      {slotOf(f.cuDeviceGetName), "cuDeviceGetName", nullptr},
+      {slotOf(f.cuDeviceGetAttribute), "cuDeviceGetAttribute", nullptr},
+      {slotOf(f.cuDevicePrimaryCtxRetain), "cuDevicePrimaryCtxRetain", nullptr},
+      {slotOf(f.cuCtxSetCurrent), "cuCtxSetCurrent", nullptr},
+      {slotOf(f.cuCtxSynchronize), "cuCtxSynchronize", nullptr},
+      {slotOf(f.cuModuleLoadDataEx), "cuModuleLoadDataEx", nullptr},
+      {slotOf(f.cuModuleUnload), "cuModuleUnload", nullptr},
+      {slotOf(f.cuModuleGetFunction), "cuModuleGetFunction", nullptr},
+      {slotOf(f.cuFuncGetAttribute), "cuFuncGetAttribute", nullptr},
+      {slotOf(f.cuLaunchKernel), "cuLaunchKernel", nullptr},
+      {slotOf(f.cuMemAlloc), "cuMemAlloc_v2", "cuMemAlloc"},
+      {slotOf(f.cuMemFree), "cuMemFree_v2", "cuMemFree"},
+      {slotOf(f.cuMemcpyHtoD), "cuMemcpyHtoD_v2", "cuMemcpyHtoD"},
+      {slotOf(f.cuMemcpyDtoH), "cuMemcpyDtoH_v2", "cuMemcpyDtoH"},
+      {slotOf(f.cuMemsetD8), "cuMemsetD8_v2", "cuMemsetD8"},
+      {slotOf(f.cuStreamCreate), "cuStreamCreate", nullptr},
+      {slotOf(f.cuStreamDestroy), "cuStreamDestroy_v2", "cuStreamDestroy"},
+      {slotOf(f.cuStreamSynchronize), "cuStreamSynchronize", nullptr},
+      {slotOf(f.cuEventCreate), "cuEventCreate", nullptr},
+      {slotOf(f.cuEventRecord), "cuEventRecord", nullptr},
+      {slotOf(f.cuEventSynchronize), "cuEventSynchronize", nullptr},
+      // The plain name first: CUDA 13 added a _v2 with the same signature.
+      {slotOf(f.cuEventElapsedTime), "cuEventElapsedTime", "cuEventElapsedTime_v2"},
+      {slotOf(f.cuEventDestroy), "cuEventDestroy_v2", "cuEventDestroy"},
+      {slotOf(f.cuGetErrorName), "cuGetErrorName", nullptr},
+      {slotOf(f.cuGetErrorString), "cuGetErrorString", nullptr},
+  };
+}
+
+// The JIT writes at most this much of each log; longer logs are cut.
+constexpr size_t kJitLogBytes = 16384;
+
+} // namespace
+
+CudaDriver *CudaDriver::get(std::string &error) {
+  // Loaded once per process; a failed load is remembered too, so a machine
+  // without a GPU pays for the dlopen attempt once.
+  static std::once_flag once;
+  static CudaDriver *instance = nullptr;
+  static std::string failure;
+  std::call_once(once, [] {
+    auto *driver = new CudaDriver();
+    if (driver->initialize(failure))
+      instance = driver;
+    else
+      delete driver;
+  });
+  if (!instance)
+    error = failure;
+  return instance;
+}
+
+bool CudaDriver::initialize(std::string &error) {
+  // RTLD_LOCAL keeps libcuda's symbols out of the global namespace; tk only
+  // ever reaches it through the table.
+  library_ = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (!library_) {
+    const char *why = dlerror();
+    error = fmt::format("no CUDA driver: libcuda.so.1 not found ({})", why ? why : "unknown");
+    return false;
+  }
+  for (const Symbol &s : symbolTable(api_)) {
+    void *p = dlsym(library_, s.name);
+    if (!p && s.fallback)
+      p = dlsym(library_, s.fallback);
+    if (!p) {
+      error = fmt::format("CUDA driver too old: libcuda.so.1 has no '{}'", s.name);
+      return false;
+    }
+    *s.slot = p;
+  }
+  if (!check(api_.cuInit(0), "cuInit", error))
+    return false;
+  int count = 0;
+  if (!check(api_.cuDeviceGetCount(&count), "cuDeviceGetCount", error))
+    return false;
+  if (count == 0) {
+    error = "no CUDA device: the driver is loaded but reports 0 devices";
+    return false;
+  }
+  if (!check(api_.cuDeviceGet(&device_, 0), "cuDeviceGet", error) ||
+      !check(api_.cuDevicePrimaryCtxRetain(&context_, device_), "cuDevicePrimaryCtxRetain",
+             error))
+    return false;
+  return makeCurrent(error);
+}
+
+std::string CudaDriver::errorText(CUresult result) const {
+  const char *name = nullptr;
+  const char *text = nullptr;
+  if (api_.cuGetErrorName(result, &name) != 0 || !name)
+    return fmt::format("unknown CUDA error {}", result);
+  if (api_.cuGetErrorString(result, &text) != 0 || !text)
+    return name;
+  return fmt::format("{} ({})", name, text);
+}
+
+bool CudaDriver::check(CUresult result, const char *what, std::string &error) const {
+  if (result == 0)
+    return true;
+  error = fmt::format("{} failed: {}", what, errorText(result));
+  return false;
+}
+
+bool CudaDriver::makeCurrent(std::string &error) {
+  return check(api_.cuCtxSetCurrent(context_), "cuCtxSetCurrent", error);
+}
+
+std::string CudaDriver::deviceName() const {
+  char name[256] = {};
+  if (api_.cuDeviceGetName(name, sizeof(name) - 1, device_) != 0)
+    return "unknown device";
+  return name;
+}
+
+int CudaDriver::computeCapability() const {
+  int major = 0, minor = 0;
+  api_.cuDeviceGetAttribute(&major, kDevComputeCapabilityMajor, device_);
+  api_.cuDeviceGetAttribute(&minor, kDevComputeCapabilityMinor, device_);
+  return major * 10 + minor;
+}
+
+int CudaDriver::multiprocessorCount() const {
+  int n = 0;
+  api_.cuDeviceGetAttribute(&n, kDevMultiprocessorCount, device_);
+  return n;
+}
+
+bool CudaDriver::loadModule(const std::string &image, CUmodule &out, std::string &error) {
+  // The JIT fills these buffers with ptxas's messages; a failed load is
+  // useless to the user without the error log, so it always travels with
+  // the CUDA error name.
+  std::vector<char> infoLog(kJitLogBytes, '\0'), errorLog(kJitLogBytes, '\0');
+  int options[] = {kJitInfoLogBuffer, kJitInfoLogBufferSize, kJitErrorLogBuffer,
+                   kJitErrorLogBufferSize};
+  void *values[] = {infoLog.data(), reinterpret_cast<void *>(kJitLogBytes - 1), errorLog.data(),
+                    reinterpret_cast<void *>(kJitLogBytes - 1)};
+  CUresult r = api_.cuModuleLoadDataEx(&out, image.c_str(), 4, options, values);
+  if (r == 0)
+    return true;
+  error = fmt::format("cuModuleLoadDataEx failed: {}", errorText(r));
+  if (errorLog[0])
+    error += fmt::format("\nJIT error log:\n{}", errorLog.data());
+  if (infoLog[0])
+    error += fmt::format("\nJIT info log:\n{}", infoLog.data());
+  return false;
+}
+
+bool CudaDriver::getFunction(CUmodule module, const std::string &name, CUfunction &out,
+                             std::string &error) {
+  CUresult r = api_.cuModuleGetFunction(&out, module, name.c_str());
+  if (r == 0)
+    return true;
+  error = fmt::format("cuModuleGetFunction('{}') failed: {}", name, errorText(r));
+  return false;
+}
+
+bool CudaDriver::queryResources(CUfunction function, KernelResources &out, std::string &error) {
+  return check(api_.cuFuncGetAttribute(&out.registers, kFuncNumRegs, function),
+               "cuFuncGetAttribute(NUM_REGS)", error) &&
+         check(api_.cuFuncGetAttribute(&out.localBytes, kFuncLocalSizeBytes, function),
+               "cuFuncGetAttribute(LOCAL_SIZE_BYTES)", error) &&
+         check(api_.cuFuncGetAttribute(&out.staticSharedBytes, kFuncSharedSizeBytes, function),
+               "cuFuncGetAttribute(SHARED_SIZE_BYTES)", error) &&
+         check(api_.cuFuncGetAttribute(&out.maxThreadsPerBlock, kFuncMaxThreadsPerBlock, function),
+               "cuFuncGetAttribute(MAX_THREADS_PER_BLOCK)", error);
+}
+
+bool CudaDriver::allocate(size_t bytes, CUdeviceptr &out, std::string &error) {
+  CUresult r = api_.cuMemAlloc(&out, bytes);
+  if (r == 0)
+    return true;
+  error = fmt::format("cuMemAlloc({} bytes) failed: {}", bytes, errorText(r));
+  return false;
+}
+
+bool CudaDriver::free(CUdeviceptr ptr, std::string &error) {
+  return check(api_.cuMemFree(ptr), "cuMemFree", error);
+}
+
+bool CudaDriver::copyToDevice(CUdeviceptr dst, const void *src, size_t bytes,
+                              std::string &error) {
+  return check(api_.cuMemcpyHtoD(dst, src, bytes), "cuMemcpyHtoD", error);
+}
+
+bool CudaDriver::copyToHost(void *dst, CUdeviceptr src, size_t bytes, std::string &error) {
+  return check(api_.cuMemcpyDtoH(dst, src, bytes), "cuMemcpyDtoH", error);
+}
+
+bool CudaDriver::fill(CUdeviceptr dst, unsigned char byte, size_t bytes, std::string &error) {
+  return check(api_.cuMemsetD8(dst, byte, bytes), "cuMemsetD8", error);
+}
+
+bool CudaDriver::synchronize(std::string &error) {
+  return check(api_.cuCtxSynchronize(), "cuCtxSynchronize", error);
+}
+
+} // namespace tk

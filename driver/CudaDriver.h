@@ -1,0 +1,135 @@
+// CudaDriver: the CUDA Driver API, reached through dlopen("libcuda.so.1") at
+// first use, so libtk builds, links and runs on machines with no GPU and no
+// CUDA driver. Only the entry points tk needs are looked up, into a table of
+// function pointers (CudaFunctions); the few CUDA types they use are declared
+// here (ABI-compatible with cuda.h), so no CUDA header is needed to build.
+//
+//   std::string error;
+//   CudaDriver *cuda = CudaDriver::get(error);
+//   if (!cuda)
+//     ... error is "no CUDA driver: libcuda.so.1 not found (libcuda.so.1: cannot
+//         open shared object file: No such file or directory)"
+//   CUmodule module;
+//   if (!cuda->loadModule(ptx, module, error))
+//     ... error is "cuModuleLoadDataEx failed: CUDA_ERROR_INVALID_PTX (a PTX JIT
+//         compilation failed)" followed by the JIT's own log lines
+//   CUdeviceptr p;
+//   if (!cuda->allocate(4096, p, error)) ...
+//
+// Every failure is returned as text naming the call and the CUDA error
+// (cuGetErrorName and cuGetErrorString); nothing here aborts or prints.
+//
+// Context: get() initialises the driver once, retains device 0's primary
+// context (the one the CUDA runtime, PyTorch and CuPy share) and makes it
+// current on the calling thread. Another thread calls makeCurrent() before
+// its first driver call.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace tk {
+
+// The driver's types, as cuda.h declares them (handles are opaque pointers).
+using CUresult = int;
+using CUdevice = int;
+using CUdeviceptr = uint64_t;
+using CUcontext = struct CUctx_st *;
+using CUmodule = struct CUmod_st *;
+using CUfunction = struct CUfunc_st *;
+using CUstream = struct CUstream_st *;
+using CUevent = struct CUevent_st *;
+
+/// The driver entry points tk uses, looked up by name from libcuda.
+struct CudaFunctions {
+  CUresult (*cuInit)(unsigned);
+  CUresult (*cuDeviceGet)(CUdevice *, int);
+  CUresult (*cuDeviceGetCount)(int *);
+  CUresult (*cuDeviceGetName)(char *, int, CUdevice);
+  CUresult (*cuDeviceGetAttribute)(int *, int, CUdevice);
+  CUresult (*cuDevicePrimaryCtxRetain)(CUcontext *, CUdevice);
+  CUresult (*cuCtxSetCurrent)(CUcontext);
+  CUresult (*cuCtxSynchronize)();
+  CUresult (*cuModuleLoadDataEx)(CUmodule *, const void *, unsigned, int *, void **);
+  CUresult (*cuModuleUnload)(CUmodule);
+  CUresult (*cuModuleGetFunction)(CUfunction *, CUmodule, const char *);
+  CUresult (*cuFuncGetAttribute)(int *, int, CUfunction);
+  CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
+                             unsigned, unsigned, CUstream, void **, void **);
+  CUresult (*cuMemAlloc)(CUdeviceptr *, size_t);
+  CUresult (*cuMemFree)(CUdeviceptr);
+  CUresult (*cuMemcpyHtoD)(CUdeviceptr, const void *, size_t);
+  CUresult (*cuMemcpyDtoH)(void *, CUdeviceptr, size_t);
+  CUresult (*cuMemsetD8)(CUdeviceptr, unsigned char, size_t);
+  CUresult (*cuStreamCreate)(CUstream *, unsigned);
+  CUresult (*cuStreamDestroy)(CUstream);
+  CUresult (*cuStreamSynchronize)(CUstream);
+  CUresult (*cuEventCreate)(CUevent *, unsigned);
+  CUresult (*cuEventRecord)(CUevent, CUstream);
+  CUresult (*cuEventSynchronize)(CUevent);
+  CUresult (*cuEventElapsedTime)(float *, CUevent, CUevent);
+  CUresult (*cuEventDestroy)(CUevent);
+  CUresult (*cuGetErrorName)(CUresult, const char **);
+  CUresult (*cuGetErrorString)(CUresult, const char **);
+};
+
+/// What cuFuncGetAttribute reports about a loaded kernel.
+struct KernelResources {
+  int registers = 0;         // per thread
+  int localBytes = 0;        // per thread: spills and local arrays
+  int staticSharedBytes = 0; // per program
+  int maxThreadsPerBlock = 0;
+};
+
+class CudaDriver {
+public:
+  /// The process's driver, loaded and initialised on the first call (device
+  /// 0, its primary context current on the calling thread). Null when there
+  /// is no usable driver or GPU; `error` then says why.
+  static CudaDriver *get(std::string &error);
+
+  const CudaFunctions &api() const { return api_; }
+  CUdevice device() const { return device_; }
+  CUcontext context() const { return context_; }
+
+  /// "CUDA_ERROR_OUT_OF_MEMORY (out of memory)".
+  std::string errorText(CUresult result) const;
+  /// True when `result` is success; otherwise sets `error` to "<what> failed:
+  /// <errorText>" and returns false.
+  bool check(CUresult result, const char *what, std::string &error) const;
+
+  /// Makes the primary context current on the calling thread.
+  bool makeCurrent(std::string &error);
+
+  /// "NVIDIA H200"; the compute capability as 90 for sm_90; the SM count.
+  std::string deviceName() const;
+  int computeCapability() const;
+  int multiprocessorCount() const;
+
+  /// Loads PTX (NUL-terminated text) or a cubin; the JIT's error log (and
+  /// its info log, when it has something to say) is appended to `error`.
+  bool loadModule(const std::string &image, CUmodule &out, std::string &error);
+  bool getFunction(CUmodule module, const std::string &name, CUfunction &out,
+                   std::string &error);
+  bool queryResources(CUfunction function, KernelResources &out, std::string &error);
+
+  // Device memory, for tests, examples and benchmarks.
+  bool allocate(size_t bytes, CUdeviceptr &out, std::string &error);
+  bool free(CUdeviceptr ptr, std::string &error);
+  bool copyToDevice(CUdeviceptr dst, const void *src, size_t bytes, std::string &error);
+  bool copyToHost(void *dst, CUdeviceptr src, size_t bytes, std::string &error);
+  bool fill(CUdeviceptr dst, unsigned char byte, size_t bytes, std::string &error);
+  bool synchronize(std::string &error);
+
+private:
+  CudaDriver() = default;
+  bool initialize(std::string &error);
+
+  void *library_ = nullptr;
+  CudaFunctions api_{};
+  CUdevice device_ = 0;
+  CUcontext context_ = nullptr;
+};
+
+} // namespace tk
