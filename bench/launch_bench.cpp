@@ -134,8 +134,8 @@ int main(int argc, char **argv) {
   if (!out.download(first, sizeof(first), error))
     return fail(error);
   if (first[0] != 0 || first[3] != 3)
-    return fail("the tiny kernel did not write what it should (out[3] = " +
-                std::to_string(first[3]) + ")");
+    return fail(
+        "the tiny kernel did not write what it should (out[3] = " + std::to_string(first[3]) + ")");
 
   double rawUs = median(raw), tkUs = median(tkTimes), ratio = tkUs / rawUs;
   std::printf("device: %s\n", cuda->deviceName().c_str());

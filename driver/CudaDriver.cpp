@@ -121,8 +121,7 @@ bool CudaDriver::initialize(std::string &error) {
     return false;
   }
   if (!check(api_.cuDeviceGet(&device_, 0), "cuDeviceGet", error) ||
-      !check(api_.cuDevicePrimaryCtxRetain(&context_, device_), "cuDevicePrimaryCtxRetain",
-             error))
+      !check(api_.cuDevicePrimaryCtxRetain(&context_, device_), "cuDevicePrimaryCtxRetain", error))
     return false;
   return makeCurrent(error);
 }
@@ -220,8 +219,7 @@ bool CudaDriver::free(CUdeviceptr ptr, std::string &error) {
   return check(api_.cuMemFree(ptr), "cuMemFree", error);
 }
 
-bool CudaDriver::copyToDevice(CUdeviceptr dst, const void *src, size_t bytes,
-                              std::string &error) {
+bool CudaDriver::copyToDevice(CUdeviceptr dst, const void *src, size_t bytes, std::string &error) {
   return check(api_.cuMemcpyHtoD(dst, src, bytes), "cuMemcpyHtoD", error);
 }
 

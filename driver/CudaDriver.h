@@ -55,8 +55,8 @@ struct CudaFunctions {
   CUresult (*cuModuleUnload)(CUmodule);
   CUresult (*cuModuleGetFunction)(CUfunction *, CUmodule, const char *);
   CUresult (*cuFuncGetAttribute)(int *, int, CUfunction);
-  CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
-                             unsigned, unsigned, CUstream, void **, void **);
+  CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                             unsigned, CUstream, void **, void **);
   CUresult (*cuMemAlloc)(CUdeviceptr *, size_t);
   CUresult (*cuMemFree)(CUdeviceptr);
   CUresult (*cuMemcpyHtoD)(CUdeviceptr, const void *, size_t);
@@ -110,8 +110,7 @@ public:
   /// Loads PTX (NUL-terminated text) or a cubin; the JIT's error log (and
   /// its info log, when it has something to say) is appended to `error`.
   bool loadModule(const std::string &image, CUmodule &out, std::string &error);
-  bool getFunction(CUmodule module, const std::string &name, CUfunction &out,
-                   std::string &error);
+  bool getFunction(CUmodule module, const std::string &name, CUfunction &out, std::string &error);
   bool queryResources(CUfunction function, KernelResources &out, std::string &error);
 
   // Device memory, for tests, examples and benchmarks.

@@ -217,8 +217,8 @@ GpuKernel *GpuKernel::compileFile(const std::string &path, const GpuCompileOptio
   return compile(text.str(), path, opts, error);
 }
 
-bool GpuKernel::launch(std::array<unsigned, 3> grid, std::span<const GpuArg> args,
-                       CUstream stream, std::string &error) const {
+bool GpuKernel::launch(std::array<unsigned, 3> grid, std::span<const GpuArg> args, CUstream stream,
+                       std::string &error) const {
   // The fast path: the driver reads each parameter's bytes through a
   // pointer, and GpuArg keeps its value at offset 0, so the array can point
   // straight at the caller's arguments. cuLaunchKernel copies the values
@@ -232,9 +232,9 @@ bool GpuKernel::launch(std::array<unsigned, 3> grid, std::span<const GpuArg> arg
       return reportMismatch(args, error);
     slots[i] = const_cast<void *>(static_cast<const void *>(&args[i].value));
   }
-  CUresult r = api_->cuLaunchKernel(function_, grid[0], grid[1], grid[2],
-                                    unsigned(numWarps_) * kWarpSize, 1, 1, 0, stream, slots,
-                                    nullptr);
+  CUresult r =
+      api_->cuLaunchKernel(function_, grid[0], grid[1], grid[2], unsigned(numWarps_) * kWarpSize, 1,
+                           1, 0, stream, slots, nullptr);
   if (r == 0)
     return true;
   error = fmt::format("launch of '{}' on grid ({}, {}, {}) with {} threads per program failed: {}",
@@ -278,8 +278,7 @@ bool GpuKernel::reportMismatch(std::span<const GpuArg> args, std::string &error)
 
 DeviceBuffer::~DeviceBuffer() { release(); }
 
-DeviceBuffer::DeviceBuffer(DeviceBuffer &&other) noexcept
-    : ptr_(other.ptr_), bytes_(other.bytes_) {
+DeviceBuffer::DeviceBuffer(DeviceBuffer &&other) noexcept : ptr_(other.ptr_), bytes_(other.bytes_) {
   other.ptr_ = 0;
   other.bytes_ = 0;
 }

@@ -276,9 +276,9 @@ TEST_F(GpuTest, LayerNormRaggedChunks) {
   opts.signature = "*fp16:16, *fp16:16, *fp16:16, *fp16:16, *fp32:16, *fp32:16, i32, i32, fp32";
   opts.constants["BLOCK_SIZE"] = ConstValue::ofInt(256);
   runBoth("03-layer-norm.tk", readTutorial("03-layer-norm.tk"), opts, {unsigned(rows), 1, 1},
-          {TestArg::buf(x), TestArg::buf(y), TestArg::buf(w), TestArg::buf(b),
-           TestArg::buf(mean), TestArg::buf(rstd), TestArg::integer(cols),
-           TestArg::integer(cols), TestArg::real(1e-5)});
+          {TestArg::buf(x), TestArg::buf(y), TestArg::buf(w), TestArg::buf(b), TestArg::buf(mean),
+           TestArg::buf(rstd), TestArg::integer(cols), TestArg::integer(cols),
+           TestArg::real(1e-5)});
   expectClose(0, {1e-3, 1.0 / 1024}); // Y, fp16
   expectClose(1, {1e-6, 1e-5});       // Mean
   expectClose(2, {1e-6, 1e-5});       // Rstd
@@ -393,16 +393,14 @@ TEST_F(GpuTest, MaskedRaggedEdgeElementwise) {
 TEST_F(GpuTest, CastChainFp32Fp16Fp32) {
   const int64_t n = 5000;
   size_t x = input("x", DType::F32, n, -70000, 70000); // past fp16's range: inf both sides
-  size_t h = output("h", DType::F16, n);
-  size_t out = output("out", DType::F32, n);
+  size_t h = output("h", DType::F16, n);               // outputs[0]
+  size_t out = output("out", DType::F32, n);           // outputs[1]
   GpuCompileOptions opts;
   opts.kernel = "cast_chain";
   opts.signature = "*fp32:16, *fp16:16, *fp32:16, i32";
   opts.constants["BLOCK"] = ConstValue::ofInt(512);
   runBoth("cast_chain.tk", kCastChain, opts, {cdiv(n, 512), 1, 1},
           {TestArg::buf(x), TestArg::buf(h), TestArg::buf(out), TestArg::integer(n)});
-  (void)h;
-  (void)out;
   // Round to nearest even on both sides; infinities compare equal.
   for (size_t k = 0; k < 2; ++k) {
     const HostBuffer &ref = buffers[outputs[k]];

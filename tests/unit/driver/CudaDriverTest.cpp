@@ -56,9 +56,8 @@ TEST(CudaDriverTest, CompileWithoutDriverReportsIt) {
   if (CudaDriver::get(why))
     GTEST_SKIP() << "a CUDA driver is present";
   std::string error;
-  GpuKernel *k =
-      GpuKernel::compile(readTutorial("01-vector-add.tk"), "01-vector-add.tk", vectorAddOptions(),
-                         error);
+  GpuKernel *k = GpuKernel::compile(readTutorial("01-vector-add.tk"), "01-vector-add.tk",
+                                    vectorAddOptions(), error);
   EXPECT_EQ(k, nullptr);
   EXPECT_EQ(error, why);
 
@@ -143,14 +142,14 @@ TEST(CudaDriverTest, UnknownKernelAndBadSignatureAreErrors) {
   int numWarps = 0;
   GpuCompileOptions opts = vectorAddOptions();
   opts.kernel = "no_such_kernel";
-  EXPECT_FALSE(compileToPTX(readTutorial("01-vector-add.tk"), "01-vector-add.tk", opts, ptx,
-                            params, numWarps, error));
+  EXPECT_FALSE(compileToPTX(readTutorial("01-vector-add.tk"), "01-vector-add.tk", opts, ptx, params,
+                            numWarps, error));
   EXPECT_NE(error.find("no kernel named 'no_such_kernel'"), std::string::npos) << error;
 
   opts = vectorAddOptions();
   opts.signature = "*fp32:16, *fp32:16, i32"; // one parameter short
   error.clear();
-  EXPECT_FALSE(compileToPTX(readTutorial("01-vector-add.tk"), "01-vector-add.tk", opts, ptx,
-                            params, numWarps, error));
+  EXPECT_FALSE(compileToPTX(readTutorial("01-vector-add.tk"), "01-vector-add.tk", opts, ptx, params,
+                            numWarps, error));
   EXPECT_NE(error.find("01-vector-add.tk:"), std::string::npos) << error;
 }
