@@ -451,6 +451,59 @@ TEST_F(GpuTest, LaunchChecksArgumentsAgainstTheSignature) {
   EXPECT_TRUE(k->launch({1, 1, 1}, ok, nullptr, error)) << error;
 }
 
+TEST_F(GpuTest, LaunchOnAStreamTimedWithEvents) {
+  std::string error;
+  CudaDriver *cuda = CudaDriver::get(error);
+  ASSERT_TRUE(cuda);
+  const CudaFunctions &api = cuda->api();
+  GpuCompileOptions opts;
+  opts.kernel = "add_kernel";
+  opts.signature = "*fp32:16, *fp32:16, *fp32:16, i32";
+  opts.constants["BLOCK_SIZE"] = ConstValue::ofInt(1024);
+  GpuKernel *k =
+      GpuKernel::compile(readTutorial("01-vector-add.tk"), "01-vector-add.tk", opts, error);
+  ASSERT_TRUE(k) << error;
+
+  const int64_t n = 1 << 20;
+  std::vector<float> x(n), y(n), out(n);
+  std::uniform_real_distribution<float> dist(0.5f, 2.0f);
+  for (int64_t i = 0; i < n; ++i) {
+    x[i] = dist(rng);
+    y[i] = -dist(rng);
+  }
+  DeviceBuffer dx, dy, dout;
+  size_t bytes = n * sizeof(float);
+  ASSERT_TRUE(dx.allocate(bytes, error) && dy.allocate(bytes, error) && dout.allocate(bytes, error))
+      << error;
+  ASSERT_TRUE(dx.upload(x.data(), bytes, error) && dy.upload(y.data(), bytes, error)) << error;
+
+  CUstream stream = nullptr;
+  CUevent start = nullptr, stop = nullptr;
+  ASSERT_TRUE(cuda->check(api.cuStreamCreate(&stream, 0), "cuStreamCreate", error)) << error;
+  ASSERT_TRUE(cuda->check(api.cuEventCreate(&start, 0), "cuEventCreate", error) &&
+              cuda->check(api.cuEventCreate(&stop, 0), "cuEventCreate", error))
+      << error;
+  GpuArg args[] = {dx.arg(), dy.arg(), dout.arg(), GpuArg::ofI32(int32_t(n))};
+  EXPECT_TRUE(cuda->check(api.cuEventRecord(start, stream), "cuEventRecord", error)) << error;
+  EXPECT_TRUE(k->launch({unsigned(n / 1024), 1, 1}, args, stream, error)) << error;
+  EXPECT_TRUE(cuda->check(api.cuEventRecord(stop, stream), "cuEventRecord", error)) << error;
+  EXPECT_TRUE(cuda->check(api.cuStreamSynchronize(stream), "cuStreamSynchronize", error)) << error;
+  float ms = -1;
+  EXPECT_TRUE(cuda->check(api.cuEventElapsedTime(&ms, start, stop), "cuEventElapsedTime", error))
+      << error;
+  EXPECT_GT(ms, 0.0f);
+  EXPECT_LT(ms, 1000.0f);
+  api.cuEventDestroy(start);
+  api.cuEventDestroy(stop);
+  api.cuStreamDestroy(stream);
+
+  ASSERT_TRUE(dout.download(out.data(), bytes, error)) << error;
+  int64_t bad = 0;
+  for (int64_t i = 0; i < n; ++i)
+    bad += out[i] != x[i] + y[i];
+  EXPECT_EQ(bad, 0);
+}
+
 TEST_F(GpuTest, BadPTXCarriesTheJITLog) {
   std::string error;
   CudaDriver *cuda = CudaDriver::get(error);
