@@ -262,8 +262,8 @@ bool GpuKernel::reportMismatch(std::span<const GpuArg> args, std::string &error)
   }
   for (size_t i = 0; i < params_.size(); ++i)
     if (args[i].kind != params_[i].kind) {
-      error = fmt::format("kernel '{}': argument {} ('{}') is {} in the signature ({}) but a {} "
-                          "was passed",
+      error = fmt::format("kernel '{}': argument {} ('{}') is {} in the signature ({}) but the "
+                          "argument passed is {}",
                           name_, i, params_[i].name, gpuArgKindName(params_[i].kind),
                           params_[i].typeName, gpuArgKindName(args[i].kind));
       return false;

@@ -15,7 +15,8 @@
 //   GpuArg args[] = {GpuArg::ptr(x), GpuArg::ptr(y), GpuArg::ptr(out),
 //                    GpuArg::ofI32(n)};
 //   if (!add->launch({cdiv(n, 1024), 1, 1}, args, /*stream=*/nullptr, error))
-//     ... "argument 3 ('n_elements') is i32 in the signature but an i64 was passed"
+//     ... "argument 3 ('n_elements') is i32 in the signature (i32) but
+//         the argument passed is i64"
 //
 // Arguments are the kernel's runtime parameters (those that are not
 // constexpr) in parameter order: device pointers for pointer parameters,
