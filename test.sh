@@ -90,8 +90,12 @@ sanitizer_tree() {
   # Asserts on (Debug) at -O1 so the fuzzer below is not needlessly slow.
   CC=clang CXX=clang++ tk_build build-asan Debug -DCMAKE_C_COMPILER=clang \
     -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" -DTK_SANITIZE=ON \
-    -DTK_WITH_LLVM=OFF -DTK_BUILD_FUZZER=ON &&
-    unit_tests build-asan && lit_tests build-asan
+    -DTK_WITH_LLVM=OFF -DTK_BUILD_FUZZER=ON || return 1
+  # Both tiers run even when the first fails: each finding is worth seeing.
+  local rc=0
+  unit_tests build-asan || rc=1
+  lit_tests build-asan || rc=1
+  return $rc
 }
 
 fuzz() {
