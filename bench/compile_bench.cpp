@@ -43,15 +43,26 @@ struct Case {
 };
 
 const Case kCases[] = {
-    {"vector-add", "tutorials/01-vector-add.tk", "*fp32:16, *fp32:16, *fp32:16, i32:16",
-     {{"BLOCK_SIZE", 1024}}, 4},
-    {"softmax-1024", "tutorials/02-fused-softmax.tk",
-     "*fp32:16, *fp32:16, i32:16, i32:16, i32, i32:16", {{"BLOCK_SIZE", 1024}}, 4},
-    {"softmax-4096", "tutorials/02-fused-softmax.tk",
-     "*fp32:16, *fp32:16, i32:16, i32:16, i32, i32:16", {{"BLOCK_SIZE", 4096}}, 8},
-    {"layer-norm-1024", "tutorials/03-layer-norm.tk",
+    {"vector-add",
+     "tutorials/01-vector-add.tk",
+     "*fp32:16, *fp32:16, *fp32:16, i32:16",
+     {{"BLOCK_SIZE", 1024}},
+     4},
+    {"softmax-1024",
+     "tutorials/02-fused-softmax.tk",
+     "*fp32:16, *fp32:16, i32:16, i32:16, i32, i32:16",
+     {{"BLOCK_SIZE", 1024}},
+     4},
+    {"softmax-4096",
+     "tutorials/02-fused-softmax.tk",
+     "*fp32:16, *fp32:16, i32:16, i32:16, i32, i32:16",
+     {{"BLOCK_SIZE", 4096}},
+     8},
+    {"layer-norm-1024",
+     "tutorials/03-layer-norm.tk",
      "*fp16:16, *fp16:16, *fp16:16, *fp16:16, *fp32:16, *fp32:16, i32:16, i32:16, fp32",
-     {{"BLOCK_SIZE", 1024}}, 4},
+     {{"BLOCK_SIZE", 1024}},
+     4},
 };
 
 enum Stage { FrontEnd, ToIR, Pipeline, ToPTX, NumStages };

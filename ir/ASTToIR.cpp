@@ -105,8 +105,7 @@ bool isConstexprAnnotation(const Expr *e) {
 const BuiltinInfo *calleeBuiltin(const Expr *callee) {
   if (auto *a = dyn_cast<ast::Attribute>(callee); a && a->builtin >= 0)
     return &builtinInfo(a->builtin);
-  if (auto *n = dyn_cast<Name>(callee);
-      n && n->binding == NameBinding::Builtin && n->builtin >= 0)
+  if (auto *n = dyn_cast<Name>(callee); n && n->binding == NameBinding::Builtin && n->builtin >= 0)
     return &builtinInfo(n->builtin);
   return nullptr;
 }
@@ -158,8 +157,9 @@ Val Lowerer::global(const std::string &name, SourceLoc loc) {
     globals_[name] = v;
     return v;
   }
-  return fail(loc, fmt::format("the value of global '{}' is not known here: pass it with -D {}=VALUE",
-                               name, name));
+  return fail(loc,
+              fmt::format("the value of global '{}' is not known here: pass it with -D {}=VALUE",
+                          name, name));
 }
 
 Function *Lowerer::run() {
@@ -326,8 +326,8 @@ bool Lowerer::lowerStmt(const Stmt *s) {
       msg = m.kind == Val::Kind::Str ? m.s : describe(m);
     }
     if (std::optional<bool> t = constTruth(cond))
-      return *t || fail(a->loc, fmt::format("assertion is always false{}{}", msg.empty() ? "" : ": ",
-                                            msg))
+      return *t || fail(a->loc,
+                        fmt::format("assertion is always false{}{}", msg.empty() ? "" : ": ", msg))
                        .ok();
     b_.assertOp(a->loc, castTo(cond.v, ctx_.i1(), a->loc), msg);
     return true;
@@ -338,8 +338,8 @@ bool Lowerer::lowerStmt(const Stmt *s) {
                                     isa<Break>(s) ? "break" : "continue"))
         .ok();
   default:
-    return fail(s->loc, fmt::format("not supported in a kernel body: {} statement",
-                                    nodeKindName(s->kind)))
+    return fail(s->loc,
+                fmt::format("not supported in a kernel body: {} statement", nodeKindName(s->kind)))
         .ok();
   }
 }
@@ -357,8 +357,8 @@ bool Lowerer::lowerIf(const If *s) {
   if (std::optional<bool> t = constTruth(cond))
     return lowerBlock(*t ? s->then : s->orelse);
   if (!cond.isDyn() || cond.v->type()->isTensor())
-    return fail(s->cond->loc, fmt::format("the condition of 'if' must be a scalar, got {}",
-                                          describe(cond)))
+    return fail(s->cond->loc,
+                fmt::format("the condition of 'if' must be a scalar, got {}", describe(cond)))
         .ok();
   Value *c = castTo(cond.v, ctx_.i1(), s->cond->loc);
 
@@ -476,10 +476,10 @@ bool Lowerer::lowerFor(const For *s) {
   // The induction variable's type: the widest dynamic bound, i32 otherwise.
   Type *ivType = ctx_.i32();
   for (const Val &bv : bounds) {
-    if (bv.isDyn() && (!bv.v->type()->isScalar() || !bv.v->type()->isIntLike() ||
-                       bv.v->type() == ctx_.i1()))
-      return fail(iter->loc, fmt::format("range() bounds must be integer scalars, got {}",
-                                         describe(bv)))
+    if (bv.isDyn() &&
+        (!bv.v->type()->isScalar() || !bv.v->type()->isIntLike() || bv.v->type() == ctx_.i1()))
+      return fail(iter->loc,
+                  fmt::format("range() bounds must be integer scalars, got {}", describe(bv)))
           .ok();
     if (!bv.isDyn() && bv.kind != Val::Kind::Int)
       return fail(iter->loc, fmt::format("range() bounds must be integers, got {}", describe(bv)))
@@ -608,8 +608,8 @@ bool Lowerer::lowerWhile(const While *s) {
   Value *c = materialize(cond, s->cond->loc);
   if (!c || c->type()->isTensor()) {
     --ret->dynamicDepth;
-    return fail(s->cond->loc, fmt::format("the condition of 'while' must be a scalar, got {}",
-                                          describe(cond)))
+    return fail(s->cond->loc,
+                fmt::format("the condition of 'while' must be a scalar, got {}", describe(cond)))
         .ok();
   }
   b_.condition(s->cond->loc, castTo(c, ctx_.i1(), s->cond->loc), loop->body(0).arguments());
@@ -664,8 +664,8 @@ Val Lowerer::inlineCall(const FunctionDef *fn, std::vector<Val> args,
     for (auto &[name, kv] : kwargs)
       if (name == p.name) {
         if (v)
-          return fail(callLoc, fmt::format("'{}' got two values for argument '{}'", fn->name,
-                                           p.name));
+          return fail(callLoc,
+                      fmt::format("'{}' got two values for argument '{}'", fn->name, p.name));
         v = kv;
       }
     if (!v && p.defaultValue) {
@@ -677,8 +677,8 @@ Val Lowerer::inlineCall(const FunctionDef *fn, std::vector<Val> args,
       env = saved;
     }
     if (!v)
-      return fail(callLoc, fmt::format("missing argument '{}' in the call of '{}'", p.name,
-                                       fn->name));
+      return fail(callLoc,
+                  fmt::format("missing argument '{}' in the call of '{}'", p.name, fn->name));
     if (!v->ok())
       return Val::error();
     if (isConstexprAnnotation(p.annotation) && v->hasDyn())

@@ -265,8 +265,8 @@ public:
         return fail(fmt::format("{} inputs must have one shape, got {} and {}", name,
                                 typeStr(operands[0]), typeStr(v)));
     bool reverse = args.has("reverse") && L.constTruth(args.get("reverse")).value_or(false);
-    Operation *op = isScan ? b.createScan(loc, operands, *axis, reverse)
-                           : b.createReduce(loc, operands, *axis);
+    Operation *op =
+        isScan ? b.createScan(loc, operands, *axis, reverse) : b.createReduce(loc, operands, *axis);
     {
       Builder::InsertionGuard g(b);
       b.setInsertionPointToEnd(&op->body());
@@ -315,8 +315,8 @@ public:
       if (!mask)
         return false;
       if (mask->type()->elementType() != ctx.i1())
-        return !L.fail(args.loc("mask"), fmt::format("mask must be a boolean (i1) tensor, got {}",
-                                                     typeStr(mask)))
+        return !L.fail(args.loc("mask"),
+                       fmt::format("mask must be a boolean (i1) tensor, got {}", typeStr(mask)))
                     .ok();
       if (!widen(mask, args.loc("mask")))
         return false;
@@ -327,8 +327,8 @@ public:
       if (!value)
         return false;
       if (value->type()->isPointerLike() != pointee->isPointer())
-        return !L.fail(args.loc(valueParam), fmt::format("cannot store {} through {}",
-                                                         typeStr(value), typeStr(ptr)))
+        return !L.fail(args.loc(valueParam),
+                       fmt::format("cannot store {} through {}", typeStr(value), typeStr(ptr)))
                     .ok();
       value = L.castTo(value, pointee, args.loc(valueParam));
       if (!value || !widen(value, args.loc(valueParam)))
@@ -377,16 +377,16 @@ public:
     std::vector<int64_t> values;
     for (const Val &e : elts) {
       if (e.kind != Val::Kind::Int || e.i <= 0)
-        return fail(fmt::format("{} needs positive compile-time integers, got {}", name,
-                                describe(vs)));
+        return fail(
+            fmt::format("{} needs positive compile-time integers, got {}", name, describe(vs)));
       values.push_back(e.i);
     }
     unsigned rank = std::max(1u, x.v->type()->rank());
     if (values.size() == 1 && rank > 1)
       values.assign(rank, values[0]);
     if (values.size() != rank)
-      return fail(fmt::format("{} needs one value per dimension of {}, got {}", name,
-                              typeStr(x.v), values.size()));
+      return fail(fmt::format("{} needs one value per dimension of {}, got {}", name, typeStr(x.v),
+                              values.size()));
     if (Operation *def = x.v->definingOp()) {
       def->setAttr(attr, values);
     } else if (x.v->ownerBlock() && !x.v->ownerBlock()->parentOp() &&
@@ -415,8 +415,8 @@ Val lowerBuiltin(Lowerer &L, const BuiltinInfo &info, Args &args, SourceLoc loc)
     if (!axis)
       return Val::error();
     if (*axis < 0 || *axis > 2)
-      return L.fail(args.loc("axis"), fmt::format("{} axis must be 0, 1 or 2, got {}",
-                                                qualifiedName(info), *axis));
+      return L.fail(args.loc("axis"),
+                    fmt::format("{} axis must be 0, 1 or 2, got {}", qualifiedName(info), *axis));
     return Val::dyn(info.id == BuiltinId::ProgramId ? b.programId(loc, int(*axis))
                                                     : b.numPrograms(loc, int(*axis)));
   }
@@ -427,12 +427,12 @@ Val lowerBuiltin(Lowerer &L, const BuiltinInfo &info, Args &args, SourceLoc loc)
     if (!hi)
       return Val::error();
     if (*hi <= *lo)
-      return L.fail(loc, fmt::format("tk.arange({}, {}) is empty: end must be greater than start",
-                                   *lo, *hi));
+      return L.fail(
+          loc, fmt::format("tk.arange({}, {}) is empty: end must be greater than start", *lo, *hi));
     if (!isPowerOfTwo(*hi - *lo))
       return L.fail(loc, fmt::format("tk.arange({}, {}) has {} elements; the size must be a power "
-                                   "of two",
-                                   *lo, *hi, *hi - *lo));
+                                     "of two",
+                                     *lo, *hi, *hi - *lo));
     if (*lo < 0 || *hi > (int64_t(1) << 31))
       return L.fail(loc, fmt::format("tk.arange({}, {}) does not fit in int32", *lo, *hi));
     return Val::dyn(b.makeRange(loc, *lo, *hi));
@@ -444,8 +444,8 @@ Val lowerBuiltin(Lowerer &L, const BuiltinInfo &info, Args &args, SourceLoc loc)
       return Val::error();
     Val d = args.get("dtype");
     if (d.kind != Val::Kind::DType || d.type->isPointer())
-      return L.fail(args.loc("dtype"), fmt::format("dtype must be a scalar dtype, got {}",
-                                                 describe(d)));
+      return L.fail(args.loc("dtype"),
+                    fmt::format("dtype must be a scalar dtype, got {}", describe(d)));
     Val value = info.id == BuiltinId::Zeros ? Val::ofInt(0) : args.get("value");
     Value *v = L.materialize(value, args.loc("value"), d.type);
     if (!v)
@@ -457,7 +457,8 @@ Val lowerBuiltin(Lowerer &L, const BuiltinInfo &info, Args &args, SourceLoc loc)
     Value *x = B.tensor("input");
     if (!x)
       return Val::error();
-    Value *zero = L.castTo(L.materialize(Val::ofInt(0), loc, x->type()), x->type()->elementType(), loc);
+    Value *zero =
+        L.castTo(L.materialize(Val::ofInt(0), loc, x->type()), x->type()->elementType(), loc);
     return Val::dyn(L.broadcastTo(zero, x->type()->shape(), loc));
   }
   case BuiltinId::Cast: {
@@ -529,42 +530,40 @@ Val lowerBuiltin(Lowerer &L, const BuiltinInfo &info, Args &args, SourceLoc loc)
     if (!x)
       return Val::error();
     if (!x->type()->isTensor() || x->type()->isPointerLike())
-      return L.fail(loc, fmt::format("{} needs a numeric tensor, got {}", qualifiedName(info),
-                                   typeStr(x)));
+      return L.fail(
+          loc, fmt::format("{} needs a numeric tensor, got {}", qualifiedName(info), typeStr(x)));
     if (args.has("dtype") && args.get("dtype").kind == Val::Kind::DType)
       x = L.castTo(x, args.get("dtype").type, loc);
     else if (x->type()->isIntLike() && dtypeBits(x->type()->dtype()) < 32)
       x = L.castTo(x, ctx_.i32(), loc);
-    std::optional<int64_t> a = constInt(L, args.get("axis").kind == Val::Kind::None
-                                                   ? Val::ofInt(0)
-                                                   : args.get("axis"),
-                                        args.loc("axis"), "axis");
-    std::optional<int> axis = a ? axisFor(L, *a, x->type()->rank(), loc, x->type())
-                                : std::nullopt;
+    std::optional<int64_t> a =
+        constInt(L, args.get("axis").kind == Val::Kind::None ? Val::ofInt(0) : args.get("axis"),
+                 args.loc("axis"), "axis");
+    std::optional<int> axis = a ? axisFor(L, *a, x->type()->rank(), loc, x->type()) : std::nullopt;
     if (!axis)
       return Val::error();
     bool reverse = args.has("reverse") && L.constTruth(args.get("reverse")).value_or(false);
-    return Val::dyn(b.scan(loc, x, *axis, info.id == BuiltinId::Cumsum ? "cumsum" : "cumprod",
-                           reverse));
+    return Val::dyn(
+        b.scan(loc, x, *axis, info.id == BuiltinId::Cumsum ? "cumsum" : "cumprod", reverse));
   }
   case BuiltinId::Dot: {
     Value *a = B.tensor("input"), *c = a ? B.tensor("other") : nullptr;
     if (!c)
       return Val::error();
     if (a->type()->rank() != 2 || c->type()->rank() != 2)
-      return L.fail(loc, fmt::format("tk.dot needs 2-D tensors, got {} and {}", typeStr(a),
-                                   typeStr(c)));
+      return L.fail(loc,
+                    fmt::format("tk.dot needs 2-D tensors, got {} and {}", typeStr(a), typeStr(c)));
     int64_t m = a->type()->shape()[0], k = a->type()->shape()[1];
     int64_t k2 = c->type()->shape()[0], n = c->type()->shape()[1];
     if (k != k2)
       return L.fail(loc, fmt::format("tk.dot: the inner dimensions differ: {} x {}",
-                                   shapeStr(a->type()->shape()), shapeStr(c->type()->shape())));
+                                     shapeStr(a->type()->shape()), shapeStr(c->type()->shape())));
     if (m < 16 || n < 16 || k < 16)
       return L.fail(loc, fmt::format("tk.dot needs every dimension >= 16, got [{}, {}] x [{}, {}]",
-                                   m, k, k2, n));
+                                     m, k, k2, n));
     if (a->type()->elementType() != c->type()->elementType())
       return L.fail(loc, fmt::format("tk.dot operands must have one element type, got {} and {}",
-                                   typeStr(a), typeStr(c)));
+                                     typeStr(a), typeStr(c)));
     Type *outElem = a->type()->isFloatLike() ? ctx_.f32() : ctx_.i32();
     if (Val od = args.get("out_dtype"); od.kind == Val::Kind::DType)
       outElem = od.type;
@@ -575,8 +574,8 @@ Val lowerBuiltin(Lowerer &L, const BuiltinInfo &info, Args &args, SourceLoc loc)
         return Val::error();
       if (acc->type()->shape() != std::vector<int64_t>{m, n})
         return L.fail(args.loc("acc"), fmt::format("tk.dot: the accumulator is {} but the product "
-                                                 "is [{}, {}]",
-                                                 typeStr(acc), m, n));
+                                                   "is [{}, {}]",
+                                                   typeStr(acc), m, n));
     } else {
       Value *zero = L.materialize(Val::ofInt(0), loc, outElem);
       acc = L.broadcastTo(L.castTo(zero, outElem, loc), {m, n}, loc);
@@ -588,9 +587,9 @@ Val lowerBuiltin(Lowerer &L, const BuiltinInfo &info, Args &args, SourceLoc loc)
       precision = "ieee";
     if (precision != "ieee" && precision != "tf32" && precision != "tf32x3")
       return L.fail(args.loc("input_precision"),
-                  fmt::format("input_precision must be \"ieee\", \"tf32\" or \"tf32x3\", got "
-                              "\"{}\"",
-                              precision));
+                    fmt::format("input_precision must be \"ieee\", \"tf32\" or \"tf32x3\", got "
+                                "\"{}\"",
+                                precision));
     return Val::dyn(b.dot(loc, a, c, acc, precision));
   }
   case BuiltinId::Where: {
@@ -706,8 +705,8 @@ Val lowerBuiltin(Lowerer &L, const BuiltinInfo &info, Args &args, SourceLoc loc)
     int64_t rank = x->type()->rank();
     int64_t axis = *a < 0 ? *a + rank + 1 : *a;
     if (axis < 0 || axis > rank)
-      return L.fail(args.loc("axis"), fmt::format("axis {} is out of range for expand_dims of {}",
-                                                *a, typeStr(x)));
+      return L.fail(args.loc("axis"),
+                    fmt::format("axis {} is out of range for expand_dims of {}", *a, typeStr(x)));
     if (!x->type()->isTensor())
       return Val::dyn(b.splat(loc, x, {1}));
     return Val::dyn(b.expandDims(loc, x, int(axis)));
@@ -733,7 +732,7 @@ Val lowerBuiltin(Lowerer &L, const BuiltinInfo &info, Args &args, SourceLoc loc)
       n *= d;
     if (!x->type()->isTensor() || n != x->type()->numElements())
       return L.fail(loc, fmt::format("cannot reshape {} ({} elements) to {} ({} elements)",
-                                   typeStr(x), x->type()->numElements(), shapeStr(shape), n));
+                                     typeStr(x), x->type()->numElements(), shapeStr(shape), n));
     return Val::dyn(b.reshape(loc, x, shape));
   }
   case BuiltinId::Permute:
@@ -747,8 +746,8 @@ Val lowerBuiltin(Lowerer &L, const BuiltinInfo &info, Args &args, SourceLoc loc)
     std::vector<int64_t> order;
     for (const Val &d : dims) {
       if (d.kind != Val::Kind::Int)
-        return L.fail(loc, fmt::format("dimensions must be compile-time integers, got {}",
-                                     describe(d)));
+        return L.fail(loc,
+                      fmt::format("dimensions must be compile-time integers, got {}", describe(d)));
       order.push_back(d.i);
     }
     unsigned rank = x->type()->rank();
@@ -761,7 +760,7 @@ Val lowerBuiltin(Lowerer &L, const BuiltinInfo &info, Args &args, SourceLoc loc)
       perm = sorted[i] == int64_t(i);
     if (!perm)
       return L.fail(loc, fmt::format("{} is not a permutation of the dimensions of {}",
-                                   shapeStr(order), typeStr(x)));
+                                     shapeStr(order), typeStr(x)));
     return Val::dyn(b.trans(loc, x, order));
   }
   case BuiltinId::AtomicAdd:
@@ -800,8 +799,8 @@ Val lowerBuiltin(Lowerer &L, const BuiltinInfo &info, Args &args, SourceLoc loc)
     std::optional<bool> t = L.constTruth(cond);
     if (!t)
       return L.fail(args.loc("cond"), fmt::format("tk.static_assert needs a compile-time "
-                                                "condition, got {}",
-                                                describe(cond)));
+                                                  "condition, got {}",
+                                                  describe(cond)));
     if (!*t) {
       Val msg = args.get("msg");
       std::string text = msg.kind == Val::Kind::Str ? msg.s : "";
@@ -824,8 +823,8 @@ Val lowerBuiltin(Lowerer &L, const BuiltinInfo &info, Args &args, SourceLoc loc)
       Val p = args.get("prefix");
       if (p.kind != Val::Kind::Str)
         return L.fail(args.loc("prefix"), fmt::format("tk.device_print needs a string prefix, got "
-                                                    "{}",
-                                                    describe(p)));
+                                                      "{}",
+                                                      describe(p)));
       prefix = p.s;
     } else if (!rest.empty() && rest[0].kind == Val::Kind::Str) {
       prefix = rest[0].s;
@@ -910,8 +909,8 @@ Val lowerBuiltin(Lowerer &L, const BuiltinInfo &info, Args &args, SourceLoc loc)
         return Val::ofFloat(std::numeric_limits<double>::quiet_NaN());
     }
     if (!x.isScalarConst())
-      return L.fail(loc, fmt::format("{}() needs a compile-time number, got {}", info.name,
-                                   describe(x)));
+      return L.fail(
+          loc, fmt::format("{}() needs a compile-time number, got {}", info.name, describe(x)));
     if (info.id == BuiltinId::PyBool)
       return Val::ofBool(*L.constTruth(x));
     if (info.id == BuiltinId::PyFloat)
@@ -996,8 +995,8 @@ Val Lowerer::member(const Val &self, const ast::Attribute *a) {
 Val Lowerer::callMethod(const Val &self, const ast::Attribute *callee, const Call *call) {
   std::optional<TensorMemberId> id = lookupTensorMember(callee->attr);
   if (!id || tensorMemberInfo(*id).kind != MemberKind::Method)
-    return fail(callee->attrLoc, fmt::format("{} has no method '{}'", describe(self),
-                                             callee->attr));
+    return fail(callee->attrLoc,
+                fmt::format("{} has no method '{}'", describe(self), callee->attr));
   // dtype predicates: x.dtype.is_floating(), ...
   if (self.kind == Val::Kind::DType) {
     Type *t = self.type;
@@ -1028,7 +1027,8 @@ Val Lowerer::callMethod(const Val &self, const ast::Attribute *callee, const Cal
   }
   // Every other method is the tk.* builtin of the same name with the
   // receiver as its first argument (x.to is tk.cast).
-  std::string_view builtinName = *id == TensorMemberId::To ? "cast" : callee->attr;
+  std::string_view builtinName =
+      *id == TensorMemberId::To ? std::string_view("cast") : std::string_view(callee->attr);
   std::optional<BuiltinId> bid = lookupTkBuiltin(builtinName);
   if (!bid)
     return fail(callee->attrLoc, fmt::format("not supported yet: .{}()", callee->attr));

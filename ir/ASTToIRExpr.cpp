@@ -134,8 +134,8 @@ Value *Lowerer::materialize(const Val &v, SourceLoc loc, Type *like) {
         return b_.constantFloat(loc, double(v.i), elem);
       return b_.constantInt(loc, v.i, elem);
     }
-    bool fits32 = v.i >= std::numeric_limits<int32_t>::min() &&
-                  v.i <= std::numeric_limits<int32_t>::max();
+    bool fits32 =
+        v.i >= std::numeric_limits<int32_t>::min() && v.i <= std::numeric_limits<int32_t>::max();
     return b_.constantInt(loc, v.i, fits32 ? ctx_.i32() : ctx_.i64());
   }
   case Val::Kind::Float:
@@ -176,8 +176,8 @@ Value *Lowerer::castTo(Value *v, Type *elem, SourceLoc loc, bool bitcast) {
   unsigned fb = dtypeBits(f), tb = dtypeBits(t);
   // To bool: x != 0, as Python's bool(x) and Triton do.
   if (t == DType::I1) {
-    Value *zero = isFloat(f) ? b_.constantFloat(loc, 0.0, v->type())
-                             : b_.constantInt(loc, 0, v->type());
+    Value *zero =
+        isFloat(f) ? b_.constantFloat(loc, 0.0, v->type()) : b_.constantInt(loc, 0, v->type());
     return isFloat(f) ? b_.cmpf(loc, "une", v, zero) : b_.cmpi(loc, "ne", v, zero);
   }
   if (isFloat(f) && isFloat(t)) {
@@ -249,8 +249,8 @@ Value *Lowerer::broadcastTo(Value *v, const std::vector<int64_t> &shape, SourceL
   if (!t->isTensor())
     return b_.splat(loc, v, shape);
   if (t->rank() > shape.size()) {
-    diag_.error(loc, fmt::format("cannot broadcast {} to {}", shapeStr(t->shape()),
-                                 shapeStr(shape)));
+    diag_.error(loc,
+                fmt::format("cannot broadcast {} to {}", shapeStr(t->shape()), shapeStr(shape)));
     return nullptr;
   }
   while (v->type()->rank() < shape.size())
@@ -258,8 +258,8 @@ Value *Lowerer::broadcastTo(Value *v, const std::vector<int64_t> &shape, SourceL
   const std::vector<int64_t> &have = v->type()->shape();
   for (size_t i = 0; i < shape.size(); ++i)
     if (have[i] != shape[i] && have[i] != 1) {
-      diag_.error(loc, fmt::format("cannot broadcast {} to {}", shapeStr(t->shape()),
-                                   shapeStr(shape)));
+      diag_.error(loc,
+                  fmt::format("cannot broadcast {} to {}", shapeStr(t->shape()), shapeStr(shape)));
       return nullptr;
     }
   return b_.broadcast(loc, v, shape);
@@ -617,12 +617,12 @@ Val Lowerer::unary(UnaryOp op, Val a, SourceLoc loc) {
         return fail(loc, "constant expression overflows 64-bit integers");
       return Val::ofInt(-a.i);
     }
-    return fail(loc, fmt::format("bad operand type for unary '{}': {}", unaryOpSpelling(op),
-                                 describe(a)));
+    return fail(
+        loc, fmt::format("bad operand type for unary '{}': {}", unaryOpSpelling(op), describe(a)));
   }
   if (!a.isDyn() || a.v->type()->isPointerLike())
-    return fail(loc, fmt::format("bad operand type for unary '{}': {}", unaryOpSpelling(op),
-                                 describe(a)));
+    return fail(
+        loc, fmt::format("bad operand type for unary '{}': {}", unaryOpSpelling(op), describe(a)));
   Value *v = a.v;
   switch (op) {
   case UnaryOp::Pos:
@@ -789,8 +789,7 @@ Val Lowerer::expr(const Expr *e) {
   }
   case NodeKind::Tuple:
   case NodeKind::List: {
-    const std::vector<Expr *> &elts =
-        isa<Tuple>(e) ? cast<Tuple>(e)->elts : cast<List>(e)->elts;
+    const std::vector<Expr *> &elts = isa<Tuple>(e) ? cast<Tuple>(e)->elts : cast<List>(e)->elts;
     std::vector<Val> vals;
     for (const Expr *x : elts) {
       vals.push_back(expr(x));
@@ -847,8 +846,8 @@ Val Lowerer::expr(const Expr *e) {
         return Val::ofBool(*t);
       }
       Value *x = castTo(acc.v, ctx_.i1(), bo->loc), *y = castTo(next.v, ctx_.i1(), bo->loc);
-      acc = binary(bo->isAnd ? BinaryOp::BitAnd : BinaryOp::BitOr, Val::dyn(x), Val::dyn(y),
-                   bo->loc);
+      acc =
+          binary(bo->isAnd ? BinaryOp::BitAnd : BinaryOp::BitOr, Val::dyn(x), Val::dyn(y), bo->loc);
     }
     return acc;
   }

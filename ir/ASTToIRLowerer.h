@@ -160,8 +160,7 @@ public:
   /// NumPy broadcasting of two shapes; nullopt (after reporting) when they
   /// do not broadcast.
   std::optional<std::vector<int64_t>> broadcastShapes(const std::vector<int64_t> &a,
-                                                      const std::vector<int64_t> &b,
-                                                      SourceLoc loc);
+                                                      const std::vector<int64_t> &b, SourceLoc loc);
   /// `v` (scalar or tensor) stretched to `shape` (splat, expand, broadcast).
   Value *broadcastTo(Value *v, const std::vector<int64_t> &shape, SourceLoc loc);
   /// Materialises and broadcasts two operands of an elementwise op to one

@@ -203,9 +203,8 @@ std::optional<std::vector<SignatureEntry>> parseSignature(std::string_view text,
   size_t start = 0;
   while (start <= text.size()) {
     size_t comma = text.find(',', start);
-    std::string_view item =
-        trim(text.substr(start, comma == std::string_view::npos ? std::string_view::npos
-                                                                : comma - start));
+    std::string_view item = trim(text.substr(
+        start, comma == std::string_view::npos ? std::string_view::npos : comma - start));
     start = comma == std::string_view::npos ? text.size() + 1 : comma + 1;
     auto bad = [&](std::string why) {
       diag.error(loc, fmt::format("invalid signature entry '{}' (#{}): {}", item,
@@ -234,8 +233,8 @@ std::optional<std::vector<SignatureEntry>> parseSignature(std::string_view text,
                                  "not '{}'",
                                  divText));
         e.divisibility = *div;
-        e.equalsOne = *div == 1 && e.kind == SignatureEntry::Kind::Scalar && isInteger(*d) &&
-                      *d != DType::I1;
+        e.equalsOne =
+            *div == 1 && e.kind == SignatureEntry::Kind::Scalar && isInteger(*d) && *d != DType::I1;
       }
     } else if (e.kind == SignatureEntry::Kind::Pointer) {
       return bad(fmt::format("unknown dtype '{}'", base));
@@ -254,8 +253,7 @@ std::optional<std::vector<SignatureEntry>> parseSignature(std::string_view text,
 
 bool specializeParams(const ast::FunctionDef &fn, const KernelSpec &spec, DiagnosticEngine &diag,
                       std::vector<ParamBinding> &out) {
-  std::optional<std::vector<SignatureEntry>> sig =
-      parseSignature(spec.signature, fn.nameLoc, diag);
+  std::optional<std::vector<SignatureEntry>> sig = parseSignature(spec.signature, fn.nameLoc, diag);
   if (!sig)
     return false;
 
@@ -308,8 +306,8 @@ bool specializeParams(const ast::FunctionDef &fn, const KernelSpec &spec, Diagno
     }
 
     auto given = spec.constants.find(p.name);
-    if (given != spec.constants.end() && (constexprParam || !entry ||
-                                          entry->kind == SignatureEntry::Kind::Constant)) {
+    if (given != spec.constants.end() &&
+        (constexprParam || !entry || entry->kind == SignatureEntry::Kind::Constant)) {
       // -D names the value of a constexpr (or of a parameter with no type).
       b.isConstant = true;
       b.value = given->second;

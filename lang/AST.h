@@ -113,7 +113,8 @@ enum class NameBinding : uint8_t {
   Global,   // a module-level constant (constexpr global)
   Function, // a @tk.jit function of the same module
   Module,   // the `tk` module or an alias of it (`import tk as tl`)
-  Builtin,  // a name imported from tk (`from tk import load`) or a Python builtin (`range`, `min`, ...)
+  Builtin,  // a name imported from tk (`from tk import load`) or a Python builtin (`range`, `min`,
+            // ...)
 };
 
 #define TK_AST_LEAF(NAME)                                                                          \

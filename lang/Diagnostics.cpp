@@ -73,7 +73,8 @@ Diagnostic &DiagnosticEngine::report(Severity severity, SourceLoc loc, std::stri
   if (severity == Severity::Error) {
     if (numErrors_ == errorLimit_) {
       ++numErrors_;
-      diags_.push_back({Severity::Error, {}, fmt::format("too many errors (limit {})", errorLimit_), {}});
+      diags_.push_back(
+          {Severity::Error, {}, fmt::format("too many errors (limit {})", errorLimit_), {}});
       dropped_ = {};
       return dropped_;
     }

@@ -700,7 +700,6 @@ void Checker::checkWhile(While *s) {
   checkLoopBody(nullptr, s->body, s->loc, "while", /*unrolled=*/false);
 }
 
-
 } // namespace sema_impl
 
 bool checkModule(ast::Module &module, const SourceManager &sm, DiagnosticEngine &diag,

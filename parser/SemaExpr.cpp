@@ -485,6 +485,5 @@ bool Checker::isCompileTime(const Expr *e) const {
   }
 }
 
-
 } // namespace sema_impl
 } // namespace tk

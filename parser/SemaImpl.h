@@ -258,5 +258,4 @@ private:
   bool inDecorator_ = false;
 };
 
-
 } // namespace tk::sema_impl

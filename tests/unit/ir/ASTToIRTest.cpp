@@ -99,13 +99,15 @@ TEST(ASTToIRPromotion, Table) {
   };
   for (const Case &c : cases) {
     Lowered r = addOf(c.a, c.b);
-    EXPECT_IR(r, std::string("add ") );
+    EXPECT_IR(r, std::string("add "));
     EXPECT_TRUE(contains(r.ir, std::string(" : tensor<64x") + c.result + ">\n"))
-        << c.a << " + " << c.b << " should compute in " << c.result << ":\n" << r.ir;
+        << c.a << " + " << c.b << " should compute in " << c.result << ":\n"
+        << r.ir;
     // Symmetric.
     Lowered s = addOf(c.b, c.a);
     EXPECT_TRUE(contains(s.ir, std::string(" : tensor<64x") + c.result + ">\n"))
-        << c.b << " + " << c.a << ":\n" << s.ir;
+        << c.b << " + " << c.a << ":\n"
+        << s.ir;
   }
 }
 
@@ -447,14 +449,20 @@ TEST(ASTToIRTutorials, RoundTrip) {
     std::map<std::string, ConstValue> constants;
   };
   const Tutorial tutorials[] = {
-      {"01-vector-add.tk", "add_kernel", "*fp32:16, *fp32:16, *fp32:16, i32",
+      {"01-vector-add.tk",
+       "add_kernel",
+       "*fp32:16, *fp32:16, *fp32:16, i32",
        {{"BLOCK_SIZE", ConstValue::ofInt(1024)}}},
-      {"02-fused-softmax.tk", "softmax_kernel", "*fp32:16, *fp32:16, i32, i32, i32, i32",
+      {"02-fused-softmax.tk",
+       "softmax_kernel",
+       "*fp32:16, *fp32:16, i32, i32, i32, i32",
        {{"BLOCK_SIZE", ConstValue::ofInt(1024)}}},
-      {"03-layer-norm.tk", "layer_norm_fwd",
+      {"03-layer-norm.tk",
+       "layer_norm_fwd",
        "*fp16:16, *fp16:16, *fp16:16, *fp16:16, *fp32:16, *fp32:16, i32, i32, fp32",
        {{"BLOCK_SIZE", ConstValue::ofInt(512)}}},
-      {"04-matmul.tk", "matmul_kernel",
+      {"04-matmul.tk",
+       "matmul_kernel",
        "*fp16:16, *fp16:16, *fp16:16, i32, i32, i32, i32:16, i32:1, i32:16, i32:1, i32:16, i32:1",
        {{"BLOCK_SIZE_M", ConstValue::ofInt(128)},
         {"BLOCK_SIZE_N", ConstValue::ofInt(64)},
