@@ -1,4 +1,5 @@
 #include "ir/Attribute.h"
+#include "lang/Quote.h"
 
 #include <algorithm>
 #include <cmath>
@@ -13,32 +14,6 @@ uint64_t bitsOf(double d) {
   uint64_t b;
   std::memcpy(&b, &d, sizeof b);
   return b;
-}
-
-std::string quote(const std::string &s) {
-  std::string out = "\"";
-  for (char c : s) {
-    switch (c) {
-    case '"':
-      out += "\\\"";
-      break;
-    case '\\':
-      out += "\\\\";
-      break;
-    case '\n':
-      out += "\\n";
-      break;
-    case '\t':
-      out += "\\t";
-      break;
-    default:
-      if (static_cast<unsigned char>(c) < 0x20)
-        out += fmt::format("\\x{:02x}", static_cast<unsigned char>(c));
-      else
-        out += c;
-    }
-  }
-  return out + "\"";
 }
 
 } // namespace
@@ -81,7 +56,7 @@ std::string Attribute::str() const {
   case Kind::Float:
     return formatDouble(getFloat());
   case Kind::String:
-    return quote(getString());
+    return quoteString(getString());
   case Kind::Bool:
     return getBool() ? "true" : "false";
   case Kind::Type:

@@ -240,6 +240,9 @@ private:
       case 't':
         t.text += '\t';
         break;
+      case 'r':
+        t.text += '\r';
+        break;
       case '"':
       case '\\':
         t.text += e;

@@ -1,4 +1,5 @@
 #include "lang/ASTPrinter.h"
+#include "lang/Quote.h"
 
 #include <fmt/format.h>
 
@@ -8,36 +9,6 @@ namespace tk {
 namespace {
 
 using namespace ast;
-
-// Python-style double-quoted text with escapes, so a string stays on one line.
-std::string quoted(std::string_view s) {
-  std::string out = "\"";
-  for (char c : s) {
-    switch (c) {
-    case '\\':
-      out += "\\\\";
-      break;
-    case '"':
-      out += "\\\"";
-      break;
-    case '\n':
-      out += "\\n";
-      break;
-    case '\r':
-      out += "\\r";
-      break;
-    case '\t':
-      out += "\\t";
-      break;
-    default:
-      if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
-        out += fmt::format("\\x{:02x}", static_cast<unsigned char>(c));
-      else
-        out += c;
-    }
-  }
-  return out + "\"";
-}
 
 // Python's repr of a float: shortest round-trip digits, always with a '.' or
 // an exponent so it reads as a float (`1.0`, not `1`).
@@ -145,7 +116,7 @@ void Printer::expr(int d, const Expr *e) {
     node(d, "NoneLit", e->loc);
     return;
   case NodeKind::StringLit:
-    node(d, "StringLit " + quoted(cast<StringLit>(e)->value), e->loc);
+    node(d, "StringLit " + quoteString(cast<StringLit>(e)->value), e->loc);
     return;
   case NodeKind::Attribute: {
     auto *a = cast<Attribute>(e);

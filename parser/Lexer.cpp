@@ -1,4 +1,5 @@
 #include "parser/Lexer.h"
+#include "lang/Quote.h"
 
 #include <fmt/format.h>
 
@@ -662,37 +663,6 @@ void Lexer::lexPunct() {
   ++pos_;
 }
 
-// Token dumps quote text and string values Python-style, with escapes, so
-// each token stays on one line.
-std::string quoted(std::string_view s) {
-  std::string out = "\"";
-  for (char c : s) {
-    switch (c) {
-    case '\\':
-      out += "\\\\";
-      break;
-    case '"':
-      out += "\\\"";
-      break;
-    case '\n':
-      out += "\\n";
-      break;
-    case '\r':
-      out += "\\r";
-      break;
-    case '\t':
-      out += "\\t";
-      break;
-    default:
-      if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
-        out += fmt::format("\\x{:02x}", static_cast<unsigned char>(c));
-      else
-        out += c;
-    }
-  }
-  return out + "\"";
-}
-
 } // namespace
 
 std::vector<Token> lex(const SourceManager &sm, BufferId buffer, DiagnosticEngine &diag) {
@@ -717,7 +687,7 @@ std::string dumpTokens(const std::vector<Token> &tokens, const SourceManager &sm
       out += fmt::format(" {} {}", t.text, t.floatValue);
       break;
     case TokenKind::String:
-      out += fmt::format(" {} {}", quoted(t.text), quoted(t.stringValue));
+      out += fmt::format(" {} {}", quoteString(t.text), quoteString(t.stringValue));
       break;
     default:
       out += fmt::format(" {}", t.text);

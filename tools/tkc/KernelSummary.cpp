@@ -1,4 +1,5 @@
 #include "tools/tkc/KernelSummary.h"
+#include "lang/Quote.h"
 
 #include <fmt/format.h>
 
@@ -9,29 +10,6 @@ namespace tk::tkc {
 namespace {
 
 using namespace ast;
-
-std::string quoted(const std::string &s) {
-  std::string out = "\"";
-  for (char c : s) {
-    switch (c) {
-    case '"':
-      out += "\\\"";
-      break;
-    case '\\':
-      out += "\\\\";
-      break;
-    case '\n':
-      out += "\\n";
-      break;
-    case '\t':
-      out += "\\t";
-      break;
-    default:
-      out += c;
-    }
-  }
-  return out + "\"";
-}
 
 std::string joined(const std::vector<Expr *> &elts) {
   std::string out;
@@ -182,7 +160,7 @@ std::string expressionText(const Expr *e) {
   case NodeKind::NoneLit:
     return "None";
   case NodeKind::StringLit:
-    return quoted(cast<StringLit>(e)->value);
+    return quoteString(cast<StringLit>(e)->value);
   case NodeKind::Attribute:
     return expressionText(cast<Attribute>(e)->value) + "." + cast<Attribute>(e)->attr;
   case NodeKind::Call: {

@@ -1,0 +1,36 @@
+#include "lang/Quote.h"
+
+#include <fmt/format.h>
+
+namespace tk {
+
+std::string quoteString(std::string_view s) {
+  std::string out = "\"";
+  for (char c : s) {
+    switch (c) {
+    case '\\':
+      out += "\\\\";
+      break;
+    case '"':
+      out += "\\\"";
+      break;
+    case '\n':
+      out += "\\n";
+      break;
+    case '\r':
+      out += "\\r";
+      break;
+    case '\t':
+      out += "\\t";
+      break;
+    default:
+      if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
+        out += fmt::format("\\x{:02x}", static_cast<unsigned char>(c));
+      else
+        out += c;
+    }
+  }
+  return out + "\"";
+}
+
+} // namespace tk
