@@ -1,0 +1,303 @@
+"""Issue 5's speed benchmark: tk vs Triton 3.6 vs torch, one run on the GPU machine.
+
+Generalises bench/gpu_smoke.py. Two row-wise workloads of shared/anchors.md:
+
+- fused softmax, fp32, M x N in 8192x1024, 8192x4096, 4096x8192, 4096x16384;
+- LayerNorm forward, fp16 in/out, fp32 statistics, weight and bias, mean and
+  rstd written, eps 1e-5, M = 8192 and N in 1024, 4096, 8192, 16384.
+
+tk's kernels are tutorials/02-fused-softmax.tk and tutorials/03-layer-norm.tk,
+compiled ahead of time to PTX by bench/make_gpu_bundle.sh (one file per
+BLOCK_SIZE and num_warps) and launched here through CuPy. Every variant is
+timed and the fastest is reported, as Triton's best of num_warps 4/8/16 is.
+Each output is poisoned with NaN before the first launch and checked against
+torch in higher precision, so an unwritten element or a wrong index fails.
+
+Bandwidth is bytes that must move (inputs read once, outputs written once)
+over the median time of triton.testing.do_bench (CUDA events, warmup 25 ms,
+rep 100 ms); the ceiling is a 1 GiB device-to-device torch copy measured in
+the same run (read + write counted). Example, on the GPU machine:
+
+    bash bench/make_gpu_bundle.sh build      # on the development machine
+    python3 -u bench/gpu_bench.py --ptx-dir gpu-bundle/ptx --out-dir $OUT --commit abc1234
+
+writes gpu-bench.json and gpu-bench.png to --out-dir and prints a table.
+"""
+import argparse
+import datetime
+import json
+import os
+import platform
+import sys
+
+import cupy as cp
+import numpy as np
+import torch
+import triton
+import triton.language as tl
+
+SOFTMAX_SHAPES = ((8192, 1024), (8192, 4096), (4096, 8192), (4096, 16384))
+LAYERNORM_SHAPES = ((8192, 1024), (8192, 4096), (8192, 8192), (8192, 16384))
+LAYERNORM_BLOCKS = (1024, 4096, 8192, 16384)
+WARPS = (4, 8, 16)
+EPS = 1e-5
+
+
+@triton.jit
+def triton_row_softmax(out_ptr, in_ptr, in_stride, out_stride, n_cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    valid = cols < n_cols
+    x = tl.load(in_ptr + row * in_stride + cols, mask=valid, other=-float("inf"))
+    shifted = x - tl.max(x, axis=0)
+    e = tl.exp(shifted)
+    tl.store(out_ptr + row * out_stride + cols, e / tl.sum(e, axis=0), mask=valid)
+
+
+@triton.jit
+def triton_layer_norm_fwd(x_ptr, y_ptr, w_ptr, b_ptr, mean_ptr, rstd_ptr, stride, n_cols, eps,
+                          BLOCK: tl.constexpr):
+    # The whole row stays in registers (BLOCK >= n_cols), so x is read from
+    # memory once: the strongest single-pass form for these widths.
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    valid = cols < n_cols
+    x = tl.load(x_ptr + row * stride + cols, mask=valid, other=0.0).to(tl.float32)
+    mean = tl.sum(x, axis=0) / n_cols
+    centred = tl.where(valid, x - mean, 0.0)
+    rstd = 1.0 / tl.sqrt(tl.sum(centred * centred, axis=0) / n_cols + eps)
+    tl.store(mean_ptr + row, mean)
+    tl.store(rstd_ptr + row, rstd)
+    w = tl.load(w_ptr + cols, mask=valid).to(tl.float32)
+    b = tl.load(b_ptr + cols, mask=valid).to(tl.float32)
+    tl.store(y_ptr + row * stride + cols, (centred * rstd * w + b).to(tl.float16), mask=valid)
+
+
+def bench(fn):
+    return triton.testing.do_bench(fn, warmup=25, rep=100, return_mode="median")
+
+
+def gbps(nbytes, ms):
+    return nbytes / ms * 1e-6
+
+
+def errors(out, ref):
+    """Max abs error, relative L2 error, and whether every element is finite."""
+    out = out.double()
+    ref = ref.double()
+    finite = bool(torch.isfinite(out).all().item())
+    diff = (out - ref).abs()
+    return {"max_abs_err": diff.max().item(),
+            "rel_l2_err": (diff.norm() / ref.norm()).item(),
+            "all_written": finite}
+
+
+def ptr(t):
+    return np.uint64(t.data_ptr())
+
+
+def load_kernel(ptx_dir, name, entry):
+    return cp.RawModule(path=os.path.join(ptx_dir, name)).get_function(entry)
+
+
+def copy_bandwidth():
+    src = torch.empty(1 << 28, device="cuda").uniform_(-1.0, 1.0)  # 1 GiB of fp32
+    dst = torch.empty_like(src)
+    ms = bench(lambda: dst.copy_(src))
+    assert torch.equal(dst, src)
+    return gbps(2 * src.numel() * 4, ms)
+
+
+def best_of(variants):
+    """Times each (label, fn) and returns (best_ms, best_label, {label: ms})."""
+    times = {}
+    for label, fn in variants:
+        fn()
+        times[label] = bench(fn)
+    label = min(times, key=times.get)
+    return times[label], label, times
+
+
+def softmax(ptx_dir, m, n):
+    x = torch.randn(m, n, device="cuda") * 3.0
+    ref = torch.softmax(x.double(), dim=-1)
+    nbytes = 2 * 4 * m * n
+
+    tk_variants, tk_checks = [], {}
+    for w in WARPS:
+        kernel = load_kernel(ptx_dir, f"softmax_{n}_w{w}.ptx", "softmax_kernel")
+        out = torch.full_like(x, float("nan"))
+
+        def run(kernel=kernel, out=out, w=w):
+            kernel((m,), (32 * w,), (ptr(out), ptr(x), np.int32(n), np.int32(n), np.int32(m),
+                                     np.int32(n)))
+        run()
+        torch.cuda.synchronize()
+        tk_checks[f"w{w}"] = errors(out, ref)
+        tk_variants.append((f"w{w}", run))
+    tk_ms, tk_label, tk_times = best_of(tk_variants)
+
+    tri_out = torch.full_like(x, float("nan"))
+    tri_variants = [(f"w{w}", lambda w=w: triton_row_softmax[(m,)](
+        tri_out, x, n, n, n, BLOCK=n, num_warps=w)) for w in WARPS]
+    tri_ms, tri_label, tri_times = best_of(tri_variants)
+    torch.cuda.synchronize()
+    torch_ms = bench(lambda: torch.softmax(x, dim=-1))
+    return {"workload": "softmax_fp32", "m": m, "n": n, "bytes": nbytes,
+            "tk_gbps": gbps(nbytes, tk_ms), "tk_best": tk_label,
+            "tk_variants_ms": tk_times, "tk_checks": tk_checks,
+            "triton_gbps": gbps(nbytes, tri_ms), "triton_best": tri_label,
+            "triton_variants_ms": tri_times, "triton_check": errors(tri_out, ref),
+            "torch_gbps": gbps(nbytes, torch_ms)}
+
+
+def layernorm(ptx_dir, m, n):
+    x = (torch.randn(m, n, device="cuda") * 2.0 + 0.5).half()
+    w = (torch.rand(n, device="cuda") + 0.5).half()
+    b = (torch.randn(n, device="cuda") * 0.1).half()
+    xf = x.double()
+    ref_y = torch.nn.functional.layer_norm(x.float(), (n,), w.float(), b.float(), EPS)
+    ref_mean = xf.mean(dim=-1)
+    ref_rstd = 1.0 / torch.sqrt(xf.var(dim=-1, unbiased=False) + EPS)
+    # Mean and rstd once more on the host with numpy, as an independent check
+    # of the torch reference the kernels are compared with.
+    x_np = x.cpu().numpy().astype(np.float64)
+    np_mean = x_np.mean(axis=1)
+    np_rstd = 1.0 / np.sqrt(x_np.var(axis=1) + EPS)
+    ref_agree = max(np.abs(np_mean - ref_mean.cpu().numpy()).max(),
+                    np.abs(np_rstd / ref_rstd.cpu().numpy() - 1.0).max())
+    nbytes = 2 * m * n * 2 + 2 * n * 2 + 2 * m * 4  # x, y; w, b; mean, rstd
+
+    def outputs():
+        return (torch.full_like(x, float("nan")),
+                torch.full((m,), float("nan"), device="cuda"),
+                torch.full((m,), float("nan"), device="cuda"))
+
+    def check(y, mean, rstd):
+        return {"y": errors(y, ref_y), "mean": errors(mean, ref_mean),
+                "rstd": errors(rstd, ref_rstd)}
+
+    tk_variants, tk_checks = [], {}
+    for block in LAYERNORM_BLOCKS:
+        if block > n:
+            continue
+        for wp in WARPS:
+            kernel = load_kernel(ptx_dir, f"layernorm_{block}_w{wp}.ptx", "layer_norm_fwd")
+            y, mean, rstd = outputs()
+
+            def run(kernel=kernel, y=y, mean=mean, rstd=rstd, wp=wp):
+                kernel((m,), (32 * wp,), (ptr(x), ptr(y), ptr(w), ptr(b), ptr(mean), ptr(rstd),
+                                          np.int32(n), np.int32(n), np.float32(EPS)))
+            run()
+            torch.cuda.synchronize()
+            label = f"b{block}_w{wp}"
+            tk_checks[label] = check(y, mean, rstd)
+            tk_variants.append((label, run))
+    tk_ms, tk_label, tk_times = best_of(tk_variants)
+
+    ty, tmean, trstd = outputs()
+    tri_variants = [(f"w{wp}", lambda wp=wp: triton_layer_norm_fwd[(m,)](
+        x, ty, w, b, tmean, trstd, n, n, EPS, BLOCK=n, num_warps=wp)) for wp in WARPS]
+    tri_ms, tri_label, tri_times = best_of(tri_variants)
+    torch.cuda.synchronize()
+    torch_ms = bench(lambda: torch.nn.functional.layer_norm(x, (n,), w, b, EPS))
+    return {"workload": "layernorm_fwd_fp16", "m": m, "n": n, "bytes": nbytes,
+            "reference_numpy_vs_torch": float(ref_agree),
+            "tk_gbps": gbps(nbytes, tk_ms), "tk_best": tk_label,
+            "tk_variants_ms": tk_times, "tk_checks": tk_checks,
+            "triton_gbps": gbps(nbytes, tri_ms), "triton_best": tri_label,
+            "triton_variants_ms": tri_times, "triton_check": check(ty, tmean, trstd),
+            "torch_gbps": gbps(nbytes, torch_ms)}
+
+
+def passes(row):
+    """Whether every tk variant of a row matched the reference."""
+    for c in row["tk_checks"].values():
+        parts = [c] if "max_abs_err" in c else [c["y"], c["mean"], c["rstd"]]
+        for p in parts:
+            if not p["all_written"]:
+                return False
+        if row["workload"] == "softmax_fp32":
+            if c["max_abs_err"] > 1e-5 or c["rel_l2_err"] > 1e-5:
+                return False
+        else:
+            # y is fp16: half an ulp at |y| < 16 is under 8e-3.
+            if c["y"]["max_abs_err"] > 1.6e-2 or c["y"]["rel_l2_err"] > 1e-3:
+                return False
+            if c["mean"]["max_abs_err"] > 1e-4 or c["rstd"]["rel_l2_err"] > 1e-5:
+                return False
+    return True
+
+
+def plot(result, path):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, axes = plt.subplots(1, 2, figsize=(13, 4.8))
+    for ax, workload, title in ((axes[0], "softmax_fp32", "fused softmax, fp32"),
+                                (axes[1], "layernorm_fwd_fp16", "LayerNorm forward, fp16")):
+        rows = [r for r in result["rows"] if r["workload"] == workload]
+        xs = np.arange(len(rows))
+        for i, (key, name) in enumerate((("tk_gbps", "tk"), ("triton_gbps", "Triton 3.6"),
+                                         ("torch_gbps", "torch"))):
+            ax.bar(xs + (i - 1) * 0.27, [r[key] for r in rows], 0.27, label=name)
+        copy = result["copy_gbps"]
+        ax.axhline(copy, color="black", linestyle="--", linewidth=1,
+                   label=f"D2D copy {copy:.0f}")
+        ax.axhline(0.9 * copy, color="grey", linestyle=":", linewidth=1, label="90% of copy")
+        ax.set_xticks(xs, [f"{r['m']}x{r['n']}" for r in rows])
+        ax.set_ylabel("GB/s (read + write)")
+        ax.set_title(title)
+        ax.legend(loc="lower right", fontsize=8)
+    fig.suptitle(f"{result['device']}, {result['date']}, tk {result['commit']}")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--ptx-dir", required=True)
+    ap.add_argument("--out-dir", required=True)
+    ap.add_argument("--commit", default="unknown")
+    args = ap.parse_args()
+    seed = int.from_bytes(os.urandom(4), "little")  # fresh inputs every run, recorded
+    torch.manual_seed(seed)
+
+    copy = copy_bandwidth()
+    rows = [softmax(args.ptx_dir, m, n) for m, n in SOFTMAX_SHAPES]
+    rows += [layernorm(args.ptx_dir, m, n) for m, n in LAYERNORM_SHAPES]
+    for r in rows:
+        r["correct"] = passes(r)
+        r["tk_over_triton"] = r["tk_gbps"] / r["triton_gbps"]
+        r["tk_over_copy"] = r["tk_gbps"] / copy
+        r["triton_over_copy"] = r["triton_gbps"] / copy
+    result = {
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "commit": args.commit,
+        "command": "python3 -u " + " ".join(sys.argv),
+        "device": torch.cuda.get_device_name(),
+        "torch": torch.__version__, "triton": triton.__version__, "cupy": cp.__version__,
+        "numpy": np.__version__, "python": platform.python_version(), "host": platform.node(),
+        "timing": "triton.testing.do_bench median, warmup 25 ms, rep 100 ms",
+        "note": "tk PTX from bench/make_gpu_bundle.sh, launched through CuPy",
+        "seed": seed,
+        "copy_gbps": copy,
+        "rows": rows,
+    }
+    os.makedirs(args.out_dir, exist_ok=True)
+    with open(os.path.join(args.out_dir, "gpu-bench.json"), "w") as f:
+        json.dump(result, f, indent=2)
+
+    print(f"device-to-device copy: {copy:.0f} GB/s")
+    print(f"{'workload':<19} {'shape':<11} {'ok':<3} {'tk':>6} {'best':<10} {'triton':>6} "
+          f"{'torch':>6} {'tk/tri':>6} {'tk/copy':>7} {'tri/copy':>8}")
+    for r in rows:
+        print(f"{r['workload']:<19} {r['m']}x{r['n']:<6} {'yes' if r['correct'] else 'NO':<3} "
+              f"{r['tk_gbps']:>6.0f} {r['tk_best']:<10} {r['triton_gbps']:>6.0f} "
+              f"{r['torch_gbps']:>6.0f} {r['tk_over_triton']:>6.2f} {r['tk_over_copy']:>7.2f} "
+              f"{r['triton_over_copy']:>8.2f}")
+    plot(result, os.path.join(args.out_dir, "gpu-bench.png"))
+
+
+if __name__ == "__main__":
+    main()
