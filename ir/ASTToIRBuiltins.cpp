@@ -1,8 +1,6 @@
-// Calls of tk.* builtins, Python builtins and tensor members (x.to(...),
-// x.shape). Arguments are bound to the builtin's signature from
-// lang/Builtins.def (the checks already validated counts and keywords), then
-// each family lowers to its ops.
-#include "ir/ASTToIRLowerer.h"
+// The builtin families: each tk.* or Python builtin, its arguments bound by
+// ASTToIRCalls.cpp, lowered to its ops.
+#include "ir/ASTToIRArgs.h"
 
 #include <fmt/format.h>
 
@@ -16,85 +14,6 @@ using namespace ast;
 namespace {
 
 bool isPowerOfTwo(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
-
-// Arguments bound to a signature's parameters; unpassed ones are absent.
-struct Args {
-  const Signature *sig = nullptr;
-  std::vector<std::optional<Val>> vals;
-  std::vector<SourceLoc> locs;
-  std::vector<Val> rest; // a variadic parameter's values
-  SourceLoc callLoc;
-
-  int index(std::string_view name) const {
-    for (size_t i = 0; i < sig->params.size(); ++i)
-      if (sig->params[i].name == name)
-        return int(i);
-    return -1;
-  }
-  bool has(std::string_view name) const {
-    int i = index(name);
-    return i >= 0 && vals[i] && vals[i]->kind != Val::Kind::None;
-  }
-  Val get(std::string_view name) const {
-    int i = index(name);
-    return i >= 0 && vals[i] ? *vals[i] : Val::none();
-  }
-  SourceLoc loc(std::string_view name) const {
-    int i = index(name);
-    return i >= 0 && locs[i].isValid() ? locs[i] : callLoc;
-  }
-};
-
-} // namespace
-
-namespace {
-
-// Binds `call`'s arguments (after `self`, for methods) to `sig`.
-bool bindArgs(Lowerer &L, const Signature &sig, const Call *call, const Val *self, Args &out) {
-  out.sig = &sig;
-  out.callLoc = call->loc;
-  out.vals.assign(sig.params.size(), std::nullopt);
-  out.locs.assign(sig.params.size(), SourceLoc{});
-  size_t p = 0;
-  std::vector<std::pair<Val, SourceLoc>> positional;
-  if (self)
-    positional.emplace_back(*self, call->loc);
-  for (const Expr *a : call->args) {
-    Val v = L.expr(a);
-    if (!v.ok())
-      return false;
-    positional.emplace_back(v, a->loc);
-  }
-  for (auto &[v, loc] : positional) {
-    while (p < sig.params.size() && sig.params[p].keywordOnly)
-      ++p;
-    if (p >= sig.params.size()) {
-      L.fail(loc, "too many arguments");
-      return false;
-    }
-    if (sig.params[p].variadic) {
-      out.rest.push_back(v);
-      out.locs[p] = loc;
-      continue;
-    }
-    out.vals[p] = v;
-    out.locs[p] = loc;
-    ++p;
-  }
-  for (const Keyword &k : call->keywords) {
-    int i = out.index(k.name);
-    if (i < 0) {
-      L.fail(k.loc, fmt::format("unexpected keyword argument '{}'", k.name));
-      return false;
-    }
-    Val v = L.expr(k.value);
-    if (!v.ok())
-      return false;
-    out.vals[i] = v;
-    out.locs[i] = k.value->loc;
-  }
-  return true;
-}
 
 // A dimension list: an int, or a tuple of ints (tk.zeros([M, N]), reshape(x, M, N)).
 std::optional<std::vector<int64_t>> shapeOf(Lowerer &L, const Val &v, SourceLoc loc,
@@ -132,8 +51,6 @@ std::optional<int> axisFor(Lowerer &L, int64_t axis, unsigned rank, SourceLoc lo
   }
   return int(a);
 }
-
-std::string memberName(TensorMemberId id) { return std::string(tensorMemberInfo(id).name); }
 
 } // namespace
 
@@ -400,8 +317,6 @@ public:
 };
 
 } // namespace
-
-namespace {
 
 Val lowerBuiltin(Lowerer &L, const BuiltinInfo &info, Args &args, SourceLoc loc) {
   BuiltinLowering B(L, args, loc, qualifiedName(info));
@@ -933,110 +848,6 @@ Val lowerBuiltin(Lowerer &L, const BuiltinInfo &info, Args &args, SourceLoc loc)
   default:
     return L.fail(loc, fmt::format("not supported yet: {}", qualifiedName(info)));
   }
-}
-
-} // namespace
-
-Val Lowerer::callBuiltin(const BuiltinInfo &info, const Call *call) {
-  Args args;
-  if (!bindArgs(*this, info.signature, call, nullptr, args))
-    return Val::error();
-  return lowerBuiltin(*this, info, args, call->loc);
-}
-
-//===----------------------------------------------------------------------===//
-// Members: x.to(...), x.shape, x.dtype.element_ty, ...
-//===----------------------------------------------------------------------===//
-
-Val Lowerer::member(const Val &self, const ast::Attribute *a) {
-  std::optional<TensorMemberId> id = lookupTensorMember(a->attr);
-  if (!id || tensorMemberInfo(*id).kind != MemberKind::Property)
-    return fail(a->attrLoc, fmt::format("{} has no attribute '{}'", describe(self), a->attr));
-  if (self.kind == Val::Kind::DType) {
-    Type *t = self.type;
-    switch (*id) {
-    case TensorMemberId::ElementTy:
-      if (!t->isPointer())
-        return fail(a->attrLoc, fmt::format("{} is not a pointer dtype", describe(self)));
-      return Val::ofType(cast<PointerType>(t)->pointee());
-    case TensorMemberId::PrimitiveBitwidth:
-      return Val::ofInt(t->isPointer() ? 64 : dtypeBits(t->dtype()));
-    default:
-      return fail(a->attrLoc, fmt::format("a dtype has no attribute '{}'", a->attr));
-    }
-  }
-  if (*id == TensorMemberId::Value && self.isConst())
-    return self;
-  if (!self.isDyn())
-    return fail(a->attrLoc, fmt::format("{} has no attribute '{}'", describe(self), a->attr));
-  Type *t = self.v->type();
-  switch (*id) {
-  case TensorMemberId::Shape: {
-    std::vector<Val> dims;
-    for (int64_t d : t->shape())
-      dims.push_back(Val::ofInt(d));
-    return Val::tuple(dims);
-  }
-  case TensorMemberId::MDtype:
-    return Val::ofType(t->elementType());
-  case TensorMemberId::Type:
-    return Val::ofType(t->elementType());
-  case TensorMemberId::Numel:
-    return Val::ofInt(t->numElements());
-  case TensorMemberId::T:
-    if (t->rank() != 2)
-      return fail(a->attrLoc, fmt::format(".T needs a 2-D tensor, got {}", t->str()));
-    return Val::dyn(b_.trans(a->loc, self.v, {1, 0}));
-  default:
-    return fail(a->attrLoc, fmt::format("not supported yet: .{}", memberName(*id)));
-  }
-}
-
-Val Lowerer::callMethod(const Val &self, const ast::Attribute *callee, const Call *call) {
-  std::optional<TensorMemberId> id = lookupTensorMember(callee->attr);
-  if (!id || tensorMemberInfo(*id).kind != MemberKind::Method)
-    return fail(callee->attrLoc,
-                fmt::format("{} has no method '{}'", describe(self), callee->attr));
-  // dtype predicates: x.dtype.is_floating(), ...
-  if (self.kind == Val::Kind::DType) {
-    Type *t = self.type;
-    bool scalar = !t->isPointer();
-    DType d = scalar ? t->dtype() : DType::I64;
-    switch (*id) {
-    case TensorMemberId::IsFloating:
-      return Val::ofBool(scalar && isFloat(d));
-    case TensorMemberId::IsInt:
-      return Val::ofBool(scalar && isInteger(d));
-    case TensorMemberId::IsIntSigned:
-      return Val::ofBool(scalar && isSigned(d));
-    case TensorMemberId::IsIntUnsigned:
-      return Val::ofBool(scalar && isUnsigned(d));
-    case TensorMemberId::IsPtr:
-      return Val::ofBool(!scalar);
-    case TensorMemberId::IsFp16:
-      return Val::ofBool(scalar && d == DType::F16);
-    case TensorMemberId::IsBf16:
-      return Val::ofBool(scalar && d == DType::BF16);
-    case TensorMemberId::IsFp32:
-      return Val::ofBool(scalar && d == DType::F32);
-    case TensorMemberId::IsFp64:
-      return Val::ofBool(scalar && d == DType::F64);
-    default:
-      return fail(callee->attrLoc, fmt::format("a dtype has no method '{}'", callee->attr));
-    }
-  }
-  // Every other method is the tk.* builtin of the same name with the
-  // receiver as its first argument (x.to is tk.cast).
-  std::string_view builtinName =
-      *id == TensorMemberId::To ? std::string_view("cast") : std::string_view(callee->attr);
-  std::optional<BuiltinId> bid = lookupTkBuiltin(builtinName);
-  if (!bid)
-    return fail(callee->attrLoc, fmt::format("not supported yet: .{}()", callee->attr));
-  const BuiltinInfo &info = builtinInfo(*bid);
-  Args args;
-  if (!bindArgs(*this, info.signature, call, &self, args))
-    return Val::error();
-  return lowerBuiltin(*this, info, args, call->loc);
 }
 
 } // namespace tk::astir
