@@ -4,15 +4,72 @@ namespace tk::ast {
 
 const char *nodeKindName(NodeKind k) {
   switch (k) {
-#define K(N)                                                                                       \
-  case NodeKind::N:                                                                                \
-    return #N;
-    K(Name)
-    K(IntLit) K(FloatLit) K(BoolLit) K(NoneLit) K(StringLit) K(Attribute) K(Call) K(Subscript)
-        K(Slice) K(Tuple) K(List) K(Dict) K(Binary) K(Unary) K(Compare) K(BoolOp) K(IfExp)
-            K(ExprStmt) K(Assign) K(AugAssign) K(AnnAssign) K(If) K(For) K(While) K(Break)
-                K(Continue) K(Return) K(Pass) K(Assert) K(FunctionDef) K(Import) K(ImportFrom)
-#undef K
+  case NodeKind::Name:
+    return "Name";
+  case NodeKind::IntLit:
+    return "IntLit";
+  case NodeKind::FloatLit:
+    return "FloatLit";
+  case NodeKind::BoolLit:
+    return "BoolLit";
+  case NodeKind::NoneLit:
+    return "NoneLit";
+  case NodeKind::StringLit:
+    return "StringLit";
+  case NodeKind::Attribute:
+    return "Attribute";
+  case NodeKind::Call:
+    return "Call";
+  case NodeKind::Subscript:
+    return "Subscript";
+  case NodeKind::Slice:
+    return "Slice";
+  case NodeKind::Tuple:
+    return "Tuple";
+  case NodeKind::List:
+    return "List";
+  case NodeKind::Dict:
+    return "Dict";
+  case NodeKind::Binary:
+    return "Binary";
+  case NodeKind::Unary:
+    return "Unary";
+  case NodeKind::Compare:
+    return "Compare";
+  case NodeKind::BoolOp:
+    return "BoolOp";
+  case NodeKind::IfExp:
+    return "IfExp";
+  case NodeKind::ExprStmt:
+    return "ExprStmt";
+  case NodeKind::Assign:
+    return "Assign";
+  case NodeKind::AugAssign:
+    return "AugAssign";
+  case NodeKind::AnnAssign:
+    return "AnnAssign";
+  case NodeKind::If:
+    return "If";
+  case NodeKind::For:
+    return "For";
+  case NodeKind::While:
+    return "While";
+  case NodeKind::Break:
+    return "Break";
+  case NodeKind::Continue:
+    return "Continue";
+  case NodeKind::Return:
+    return "Return";
+  case NodeKind::Pass:
+    return "Pass";
+  case NodeKind::Assert:
+    return "Assert";
+  case NodeKind::FunctionDef:
+    return "FunctionDef";
+  case NodeKind::Import:
+    return "Import";
+  case NodeKind::ImportFrom:
+    return "ImportFrom";
   }
   return "?";
 }
