@@ -11,18 +11,6 @@ namespace {
 
 constexpr std::string_view kPrefix = "expected-";
 
-const char *severityWord(Severity s) {
-  switch (s) {
-  case Severity::Note:
-    return "note";
-  case Severity::Warning:
-    return "warning";
-  case Severity::Error:
-    return "error";
-  }
-  return "error";
-}
-
 bool isLower(char c) { return c >= 'a' && c <= 'z'; }
 bool isDigit(char c) { return c >= '0' && c <= '9'; }
 bool isSpace(char c) { return c == ' ' || c == '\t'; }
@@ -225,12 +213,12 @@ bool DiagnosticVerifier::verify(const std::vector<Diagnostic> &produced) {
       continue;
     const ExpectedDiagnostic &e = expected_[i];
     findings.push_back({e.loc, fmt::format("expected {} on line {} was not produced: {{{{{}}}}}",
-                                           severityWord(e.severity), e.line, e.text)});
+                                           severityName(e.severity), e.line, e.text)});
   }
   for (const Actual &a : actuals)
     if (!a.matched)
       findings.push_back(
-          {a.loc, fmt::format("unexpected {}: {}", severityWord(a.severity), *a.message)});
+          {a.loc, fmt::format("unexpected {}: {}", severityName(a.severity), *a.message)});
 
   if (expected_.empty() && actuals.empty()) {
     SourceLoc where = buffers_.empty() ? SourceLoc{} : SourceLoc{buffers_.front(), 1, 1};

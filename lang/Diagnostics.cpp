@@ -12,18 +12,6 @@ constexpr const char *kCyan = "\033[1;36m";
 constexpr const char *kGreen = "\033[1;32m";
 constexpr const char *kReset = "\033[0m";
 
-const char *severityName(Severity s) {
-  switch (s) {
-  case Severity::Note:
-    return "note";
-  case Severity::Warning:
-    return "warning";
-  case Severity::Error:
-    return "error";
-  }
-  return "error";
-}
-
 const char *severityColor(Severity s) {
   switch (s) {
   case Severity::Note:
@@ -68,6 +56,18 @@ void renderOne(std::string &out, const SourceManager &sm, Severity sev, SourceLo
 }
 
 } // namespace
+
+const char *severityName(Severity s) {
+  switch (s) {
+  case Severity::Note:
+    return "note";
+  case Severity::Warning:
+    return "warning";
+  case Severity::Error:
+    return "error";
+  }
+  return "error";
+}
 
 Diagnostic &DiagnosticEngine::report(Severity severity, SourceLoc loc, std::string message) {
   if (severity == Severity::Error) {

@@ -27,6 +27,9 @@ namespace tk {
 
 enum class Severity { Note, Warning, Error };
 
+/// "note", "warning", "error": the word diagnostics are rendered with.
+const char *severityName(Severity s);
+
 struct DiagnosticNote {
   SourceLoc loc;
   std::string message;
