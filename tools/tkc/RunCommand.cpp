@@ -8,6 +8,8 @@
 // count, how many were written, min/max/mean and the first elements.
 #include "tools/tkc/RunCommand.h"
 
+#include "tools/tkc/OptionArgs.h"
+
 #include "driver/HostBuffer.h"
 #include "driver/Interpreter.h"
 #include "ir/ASTToIR.h"
@@ -109,20 +111,10 @@ bool splitNameValue(std::string_view s, std::string &name, std::string &value) {
 int parseRunArgs(int argc, char **argv, RunOptions &o, bool &help) {
   std::vector<std::string_view> args(argv + 1, argv + argc);
   for (size_t i = 0; i < args.size(); ++i) {
-    std::string_view arg = args[i], name = arg, inlineValue;
-    bool hasInline = false;
-    if (size_t eq = arg.find('='); arg.substr(0, 2) == "--" && eq != std::string_view::npos) {
-      name = arg.substr(0, eq);
-      inlineValue = arg.substr(eq + 1);
-      hasInline = true;
-    }
-    auto value = [&]() -> std::optional<std::string_view> {
-      if (hasInline)
-        return inlineValue;
-      if (i + 1 < args.size())
-        return args[++i];
-      return std::nullopt;
-    };
+    std::string_view arg = args[i];
+    OptionArg opt = splitOption(arg);
+    std::string_view name = opt.name;
+    auto value = [&] { return optionValue(opt, args, i); };
     auto need = [&](std::optional<std::string_view> v) {
       if (!v)
         usage(fmt::format("option '{}' needs a value", name));
@@ -216,7 +208,7 @@ int parseRunArgs(int argc, char **argv, RunOptions &o, bool &help) {
       else
         o.maxSteps = uint64_t(*n);
     } else if (name == "--color") {
-      std::string_view c = hasInline ? inlineValue : "always";
+      std::string_view c = opt.inlineValue.value_or("always");
       if (c != "auto" && c != "always" && c != "never")
         return usage(fmt::format("--color must be auto, always or never, not '{}'", c));
       o.color = c == "auto" ? -1 : c == "always" ? 1 : 0;

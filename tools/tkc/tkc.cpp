@@ -19,6 +19,7 @@
 #include "parser/Lexer.h"
 #include "tk/Version.h"
 #include "tools/tkc/KernelSummary.h"
+#include "tools/tkc/OptionArgs.h"
 #include "tools/tkc/RunCommand.h"
 
 #include <fmt/format.h>
@@ -225,20 +226,13 @@ ParseResult parseArgs(int argc, char **argv, Options &opts) {
 
     // Splits "--name=value" / "--name value"; returns nullopt (after
     // reporting) when the value is missing.
-    std::string_view name = arg, inlineValue;
-    bool hasInlineValue = false;
-    if (size_t eq = arg.find('='); arg.substr(0, 2) == "--" && eq != std::string_view::npos) {
-      name = arg.substr(0, eq);
-      inlineValue = arg.substr(eq + 1);
-      hasInlineValue = true;
-    }
+    OptionArg opt = splitOption(arg);
+    std::string_view name = opt.name;
     auto value = [&]() -> std::optional<std::string_view> {
-      if (hasInlineValue)
-        return inlineValue;
-      if (i + 1 < args.size())
-        return args[++i];
-      usageError(fmt::format("option '{}' needs a value", name));
-      return std::nullopt;
+      std::optional<std::string_view> v = optionValue(opt, args, i);
+      if (!v)
+        usageError(fmt::format("option '{}' needs a value", name));
+      return v;
     };
 
     if (name == "--help" || name == "-h") {
@@ -281,7 +275,7 @@ ParseResult parseArgs(int argc, char **argv, Options &opts) {
       opts.output = *v;
     } else if (name == "--color") {
       // A bare --color means always, as in ls and grep.
-      std::string_view v = hasInlineValue ? inlineValue : "always";
+      std::string_view v = opt.inlineValue.value_or("always");
       if (v == "auto")
         opts.color = ColorMode::Auto;
       else if (v == "always")
