@@ -2,6 +2,9 @@
 
 #include "lowering/LLVMTarget.h"
 #include "lowering/codegen/LowerToLLVM.h"
+#ifdef TK_WITH_LLVM
+#include "lowering/codegen/Libdevice.h"
+#endif
 
 #include <fmt/format.h>
 
@@ -61,6 +64,9 @@ std::unique_ptr<llvm::Module> buildOptimized(Module &module, const TargetOptions
     diag.error({}, fmt::format("internal error: the generated LLVM IR is invalid:\n{}", problems));
     return nullptr;
   }
+  // fp64 math calls libdevice: link what is used before O3 inlines it.
+  if (!linkLibdevice(*llmod, diag))
+    return nullptr;
   llvm::LoopAnalysisManager lam;
   llvm::FunctionAnalysisManager fam;
   llvm::CGSCCAnalysisManager cgam;

@@ -8,9 +8,10 @@
 // the PTX approximate instructions (exp(x) = ex2.approx(x * log2(e)), about 2
 // ulp, as Triton does); sqrt and division are IEEE (sqrt.rn, div.rn); fp16 and
 // bf16 compute in fp32 and round once; erf is a rational approximation
-// (Abramowitz & Stegun 7.1.26, |error| < 1.5e-7). fp64 transcendentals need
-// libdevice and are reported as not supported yet.
+// (Abramowitz & Stegun 7.1.26, |error| < 1.5e-7). fp64 transcendentals call
+// libdevice (Libdevice.h), linked only when used.
 #include "lowering/codegen/FunctionLowering.h"
+#include "lowering/codegen/Libdevice.h"
 
 #include <llvm/IR/IntrinsicsNVPTX.h>
 #include <llvm/IR/Module.h>
@@ -212,8 +213,8 @@ llvm::Value *FunctionLowering::scalarOp(Opcode opc, const AttrDict &attrs, Type 
   case Opcode::Rsqrt:
   case Opcode::Erf: {
     llvm::Type *t = a()->getType();
-    if (t->isDoubleTy())
-      return nullptr;
+    if (t->isDoubleTy()) // IEEE-accurate through libdevice (Libdevice.h)
+      return libdeviceMath(b, opc, a());
     // 16-bit floats: compute in fp32, round once.
     llvm::Value *x = t->isFloatTy() ? a() : b.CreateFPExt(a(), b.getFloatTy());
     llvm::Value *r = nullptr;

@@ -81,6 +81,27 @@ public:
   bool lowerFor(Operation &op); // ControlFlowToLLVM.cpp
   bool lowerIf(Operation &op);
   bool lowerWhile(Operation &op);
+  bool lowerAtomic(Operation &op);       // AtomicToLLVM.cpp
+  bool lowerReshapeTrans(Operation &op); // ShapeToLLVM.cpp
+  bool lowerScan(Operation &op);         // ScanToLLVM.cpp
+  bool lowerDebug(Operation &op);        // DebugToLLVM.cpp
+
+  // --- helpers of the families above (ShapeToLLVM.cpp)
+  /// Per register of tensor `v`, an i1 that is true on the one thread (and
+  /// register) that owns the element and false on those holding a copy (a
+  /// dimension smaller than the layout's tile); null where there are no
+  /// copies. For a scalar, one predicate: thread 0.
+  std::vector<llvm::Value *> ownerPredicates(Value *v);
+  /// Per register of tensor `v`, the row-major linear index of its element.
+  std::vector<llvm::Value *> linearIndices(Value *v);
+  /// Moves values between threads through the shared scratch: register i of
+  /// `src` is written at slot `writeIdx[i]` when `writePred[i]` (null or
+  /// missing: always) holds, else at the spare slot `numSlots`; a barrier;
+  /// slot `readIdx[j]` is read for each j; a barrier. i1 travels as a byte.
+  /// Needs numSlots + 1 slots of the element type (sharedSlotBytes).
+  Regs exchangeThroughShared(const Regs &src, const std::vector<llvm::Value *> &writeIdx,
+                             const std::vector<llvm::Value *> &writePred,
+                             const std::vector<llvm::Value *> &readIdx, int64_t numSlots);
 
   /// One elementwise op on one register of each operand (also used by the
   /// reduction combiners).

@@ -3,6 +3,7 @@
 // the shared-memory scratch buffer, and the dispatch of each op to its
 // family's file.
 #include "analysis/AxisInfo.h"
+#include "lowering/DataMovement.h"
 #include "lowering/codegen/FunctionLowering.h"
 #include "lowering/codegen/LowerToLLVM.h"
 
@@ -125,9 +126,13 @@ bool FunctionLowering::lowerOp(Operation &op) {
   case Opcode::Splat:
   case Opcode::Broadcast:
   case Opcode::ExpandDims:
+    return lowerShape(op);
   case Opcode::Reshape:
   case Opcode::Trans:
-    return lowerShape(op);
+    return lowerReshapeTrans(op);
+  case Opcode::AtomicRMW:
+  case Opcode::AtomicCAS:
+    return lowerAtomic(op);
   case Opcode::Load:
   case Opcode::Store:
     return lowerLoadStore(op);
@@ -147,11 +152,11 @@ bool FunctionLowering::lowerOp(Operation &op) {
     b_.CreateRetVoid();
     return true;
   case Opcode::Scan:
-  case Opcode::Dot:
-  case Opcode::AtomicRMW:
-  case Opcode::AtomicCAS:
+    return lowerScan(op);
   case Opcode::Assert:
   case Opcode::Print:
+    return lowerDebug(op);
+  case Opcode::Dot:
   case Opcode::Call:
     return unsupported(op, "");
   default:
@@ -173,6 +178,9 @@ unsigned storageBytes(Type *t) {
 int64_t scratchBytes(Operation &op, int64_t numWarps) {
   if (op.is(Opcode::ConvertLayout))
     return op.result()->type()->numElements() * storageBytes(op.result()->type());
+  // reshape/trans, scans and atomics that move data between threads.
+  if (int64_t bytes = movementScratchBytes(op))
+    return bytes;
   if (op.is(Opcode::Reduce)) {
     int64_t bytes = 0;
     for (Value *r : op.results())

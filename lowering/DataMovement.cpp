@@ -1,0 +1,134 @@
+// Data movement of reshape, trans, scan and atomics (see DataMovement.h).
+#include "lowering/DataMovement.h"
+
+#include "ir/Layout.h"
+
+#include <algorithm>
+
+namespace tk {
+namespace {
+
+const LayoutAttr *layoutOf(const Value *v) {
+  auto *t = dyn_cast<TensorType>(v->type());
+  return t ? t->layout() : nullptr;
+}
+
+int64_t slotBytes(Type *t) {
+  Type *e = t->elementType();
+  return e->isPointer() ? 8 : std::max<int64_t>(1, dtypeBytes(e->dtype()));
+}
+
+int64_t partBytes(Type *t) {
+  int64_t numel = t->isTensor() ? t->numElements() : 1;
+  return ((numel + 1) * slotBytes(t) + 15) / 16 * 16;
+}
+
+std::vector<int64_t> unravel(int64_t linear, const std::vector<int64_t> &shape) {
+  std::vector<int64_t> c(shape.size());
+  for (size_t d = shape.size(); d-- > 0;) {
+    c[d] = linear % shape[d];
+    linear /= shape[d];
+  }
+  return c;
+}
+
+int64_t ravel(const std::vector<int64_t> &c, const std::vector<int64_t> &shape) {
+  int64_t lin = 0;
+  for (size_t d = 0; d < shape.size(); ++d)
+    lin = lin * shape[d] + c[d];
+  return lin;
+}
+
+} // namespace
+
+bool reshapeTransIsLocal(const Operation &op, std::vector<int64_t> *pick) {
+  Value *in = op.operand(0), *res = op.result();
+  const LayoutAttr *inL = layoutOf(in), *outL = layoutOf(res);
+  if (!inL || !outL)
+    return false;
+  const std::vector<int64_t> &inShape = in->type()->shape(), &outShape = res->type()->shape();
+  std::vector<int64_t> order;
+  if (op.is(Opcode::Trans)) {
+    order = op.attrs().get("order")->getIntArray();
+    if (order.size() != outShape.size())
+      return false;
+  }
+  // The operand's row-major index of the result element with row-major
+  // index `lin`.
+  auto source = [&](int64_t lin) {
+    if (order.empty())
+      return lin;
+    std::vector<int64_t> c = unravel(lin, outShape), ic(inShape.size());
+    for (size_t i = 0; i < order.size(); ++i)
+      ic[static_cast<size_t>(order[i])] = c[i];
+    return ravel(ic, inShape);
+  };
+  ThreadMap inMap(inL, inShape), outMap(outL, outShape);
+  std::vector<std::vector<int64_t>> inElems = inMap.elementsPerThread(),
+                                    outElems = outMap.elementsPerThread();
+  if (inElems.size() != outElems.size())
+    return false;
+  std::vector<int64_t> chosen(static_cast<size_t>(outMap.numRegisters()), -1);
+  for (size_t t = 0; t < outElems.size(); ++t)
+    for (size_t j = 0; j < outElems[t].size(); ++j) {
+      auto it = std::find(inElems[t].begin(), inElems[t].end(), source(outElems[t][j]));
+      if (it == inElems[t].end())
+        return false;
+      int64_t reg = it - inElems[t].begin();
+      if (chosen[j] >= 0 && chosen[j] != reg)
+        return false;
+      chosen[j] = reg;
+    }
+  if (pick)
+    *pick = std::move(chosen);
+  return true;
+}
+
+bool scanIsInThread(const Operation &op) {
+  const LayoutAttr *l = layoutOf(op.operand(0));
+  if (!l)
+    return false;
+  ThreadMap map(l, op.operand(0)->type()->shape());
+  const ThreadMap::Dim &d = map.dim(static_cast<unsigned>(*op.attrs().getInt("axis")));
+  int64_t lanes = std::clamp<int64_t>(d.extent / d.size, 1, d.threads);
+  int64_t warps = std::clamp<int64_t>(d.extent / (d.size * d.threads), 1, d.warps);
+  return lanes == 1 && warps == 1;
+}
+
+bool atomicSharesResult(const Operation &op) {
+  Value *res = op.result();
+  if (!res->hasUses())
+    return false;
+  const LayoutAttr *l = layoutOf(res);
+  if (!l)
+    return !res->type()->isTensor(); // a scalar: thread 0 issues it
+  ThreadMap map(l, res->type()->shape());
+  for (unsigned d = 0; d < map.rank(); ++d)
+    if (map.dim(d).tile() > map.dim(d).extent)
+      return true;
+  return false;
+}
+
+int64_t scanScratchPart(const Operation &op, unsigned i) {
+  int64_t offset = 0;
+  for (unsigned k = 0; k < i; ++k)
+    offset += partBytes(op.operand(k)->type());
+  return offset;
+}
+
+int64_t movementScratchBytes(const Operation &op) {
+  switch (op.opcode()) {
+  case Opcode::Reshape:
+  case Opcode::Trans:
+    return reshapeTransIsLocal(op) ? 0 : partBytes(op.result()->type());
+  case Opcode::AtomicRMW:
+  case Opcode::AtomicCAS:
+    return atomicSharesResult(op) ? partBytes(op.result()->type()) : 0;
+  case Opcode::Scan:
+    return scanIsInThread(op) ? 0 : scanScratchPart(op, op.numOperands());
+  default:
+    return 0;
+  }
+}
+
+} // namespace tk

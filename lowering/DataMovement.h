@@ -1,0 +1,41 @@
+// DataMovement: which reshape, trans, scan and atomic ops exchange data
+// between threads through shared memory, and how much scratch they take.
+// --allocate-shared (SharedMemory.h scratchBytes) and the code generation
+// (codegen/ShapeToLLVM.cpp, ScanToLLVM.cpp, AtomicToLLVM.cpp) both ask here,
+// so they agree on which ops have scratch.
+//
+//   %t = trans %x {order = [1, 0]} : 32x32 in a blocked layout -> another
+//   reshapeTransIsLocal(op) == false; movementScratchBytes(op) == (1024 + 1) * 4
+//
+// Scratch is one slot per element plus a spare slot (for threads that must
+// not write), per value moved, each part 16-byte aligned.
+#pragma once
+
+#include "ir/Module.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace tk {
+
+/// reshape/trans whose result registers are operand registers of the same
+/// thread (no data moves). `pick`, when given, receives per result register
+/// the operand register it is.
+bool reshapeTransIsLocal(const Operation &op, std::vector<int64_t> *pick = nullptr);
+
+/// A scan whose axis each thread holds whole (not split over lanes or
+/// warps): it runs on registers.
+bool scanIsInThread(const Operation &op);
+
+/// An atomic whose old value must reach threads holding copies (a scalar
+/// atomic, or a layout with copies) and is used.
+bool atomicSharesResult(const Operation &op);
+
+/// Scratch bytes of a reshape, trans, scan or atomic (0 when it moves no
+/// data through shared memory, and for other ops).
+int64_t movementScratchBytes(const Operation &op);
+
+/// The byte offset of part `i` (operand i's slots) inside a scan's scratch.
+int64_t scanScratchPart(const Operation &op, unsigned i);
+
+} // namespace tk

@@ -1,0 +1,182 @@
+// print and assert -> the CUDA device runtime's `vprintf` and `__assertfail`.
+//
+//   print %x {prefix = "x: "} : tensor<4xfp32, L>
+//   -> per element the thread owns:
+//        if (owner) vprintf("pid (%d, %d, %d) idx (%d) x: %.9g\n", &{pid0, pid1, pid2, i,
+//        (double)x})
+//
+// vprintf takes a format string and a pointer to the arguments laid out as a
+// C struct (each at its natural alignment; floats promoted to double, as C
+// varargs do). The lines follow the interpreter's: "pid (x, y, z) idx (i, j)
+// <prefix><value>", "(operand k) " before the value when several are
+// printed, hex values zero-padded to the element's width. Floats print with
+// %.9g (fp32; fp64 %.17g, fp16/bf16 %.5g/%.4g): enough digits to round-trip,
+// not the interpreter's shortest form. Copies (threads holding an element
+// another thread owns) stay silent, so each element prints once; the order of
+// lines across threads is the GPU's.
+//
+// assert calls __assertfail(message, file, line, function, 1) on an owner
+// whose element is false; the kernel stops with an error the driver reports
+// (CUDA_ERROR_ASSERT). The IR has no debug option, so asserts are always
+// compiled in, as the interpreter always checks them.
+#include "lowering/codegen/FunctionLowering.h"
+
+#include <fmt/format.h>
+#include <llvm/IR/Module.h>
+
+namespace tk {
+namespace {
+
+// `text` as a generic pointer to a private constant string.
+llvm::Value *globalString(llvm::IRBuilderBase &b, std::string_view text, const char *name) {
+  llvm::Module *m = b.GetInsertBlock()->getModule();
+  llvm::GlobalVariable *g = b.CreateGlobalString(text, name, 1, m);
+  return b.CreateAddrSpaceCast(g, b.getPtrTy(0));
+}
+
+std::string escapePercent(std::string_view s) {
+  std::string out;
+  for (char c : s) {
+    out += c;
+    if (c == '%')
+      out += '%';
+  }
+  return out;
+}
+
+// The conversion and value of one printed element: the vprintf argument (i64
+// or double) and its format.
+std::pair<std::string, llvm::Value *> printArg(llvm::IRBuilderBase &b, Type *t, llvm::Value *v,
+                                               bool hex) {
+  Type *e = t->elementType();
+  llvm::Type *i64 = b.getInt64Ty();
+  if (e->isPointer())
+    return {"0x%llx", b.CreatePtrToInt(v, i64)};
+  DType d = e->dtype();
+  if (hex) {
+    unsigned bits = dtypeBits(d);
+    llvm::Value *asInt = v->getType()->isIntegerTy() ? v : b.CreateBitCast(v, b.getIntNTy(bits));
+    return {fmt::format("0x%0{}llx", std::max(1u, dtypeBytes(d)) * 2), b.CreateZExt(asInt, i64)};
+  }
+  if (isFloat(d)) {
+    const char *f = d == DType::F64   ? "%.17g"
+                    : d == DType::F32 ? "%.9g"
+                    : d == DType::F16 ? "%.5g"
+                                      : "%.4g";
+    return {f, b.CreateFPExt(v, b.getDoubleTy())};
+  }
+  if (isSigned(d) && d != DType::I1)
+    return {"%lld", b.CreateSExt(v, i64)};
+  return {"%llu", b.CreateZExt(v, i64)};
+}
+
+} // namespace
+
+bool FunctionLowering::lowerDebug(Operation &op) {
+  llvm::Module *m = b_.GetInsertBlock()->getModule();
+  llvm::LLVMContext &ctx = b_.getContext();
+  llvm::Function *fn = b_.GetInsertBlock()->getParent();
+  llvm::Type *ptr = b_.getPtrTy(0);
+  // Runs `body` on the threads where `pred` (null: all) holds.
+  auto guarded = [&](llvm::Value *pred, auto body) {
+    if (!pred) {
+      body();
+      return;
+    }
+    auto *then = llvm::BasicBlock::Create(ctx, "dbg.then", fn);
+    auto *cont = llvm::BasicBlock::Create(ctx, "dbg.cont", fn);
+    b_.CreateCondBr(pred, then, cont);
+    b_.SetInsertPoint(then);
+    body();
+    b_.CreateBr(cont);
+    b_.SetInsertPoint(cont);
+  };
+
+  if (op.is(Opcode::Assert)) {
+    Value *cond = op.operand(0);
+    std::string message = op.attrs().getString("message").value_or("");
+    const SourceManager &sm = diag_.sourceManager();
+    SourceLoc loc = op.loc();
+    bool known = loc.isValid() && loc.buffer < sm.numBuffers();
+    std::string file = known ? sm.fileName(loc.buffer) : "<unknown>";
+    unsigned line = known ? sm.displayLine(loc) : 0;
+    llvm::FunctionCallee fail = m->getOrInsertFunction(
+        "__assertfail",
+        llvm::FunctionType::get(b_.getVoidTy(), {ptr, ptr, b_.getInt32Ty(), ptr, b_.getInt64Ty()},
+                                false));
+    std::vector<llvm::Value *> owners = ownerPredicates(cond);
+    const Regs &regs = get(cond);
+    for (size_t r = 0; r < regs.size(); ++r) {
+      llvm::Value *bad = b_.CreateNot(regs[r]);
+      if (owners[r])
+        bad = b_.CreateAnd(bad, owners[r]);
+      guarded(bad, [&] {
+        b_.CreateCall(fail, {globalString(b_, message, "assert.msg"),
+                             globalString(b_, file, "assert.file"), b_.getInt32(line),
+                             globalString(b_, fn->getName(), "assert.func"), b_.getInt64(1)});
+      });
+    }
+    return true;
+  }
+
+  std::string prefix = escapePercent(op.attrs().getString("prefix").value_or(""));
+  bool hex = op.attrs().getBool("hex").value_or(false);
+  llvm::FunctionCallee vprintf = m->getOrInsertFunction(
+      "vprintf", llvm::FunctionType::get(b_.getInt32Ty(), {ptr, ptr}, false));
+  std::vector<llvm::Value *> pid = {target_.programId(b_, 0), target_.programId(b_, 1),
+                                    target_.programId(b_, 2)};
+  // One call: the format and its arguments (the pid first).
+  auto emit = [&](const std::string &format, std::vector<llvm::Value *> args) {
+    std::vector<llvm::Value *> all = pid;
+    all.insert(all.end(), args.begin(), args.end());
+    std::vector<llvm::Type *> types;
+    for (llvm::Value *a : all)
+      types.push_back(a->getType());
+    auto *bufTy = llvm::StructType::get(ctx, types);
+    llvm::AllocaInst *buf;
+    {
+      llvm::IRBuilderBase::InsertPointGuard keep(b_);
+      b_.SetInsertPoint(&fn->getEntryBlock(), fn->getEntryBlock().begin());
+      buf = b_.CreateAlloca(bufTy);
+    }
+    for (size_t i = 0; i < all.size(); ++i)
+      b_.CreateStore(all[i], b_.CreateStructGEP(bufTy, buf, static_cast<unsigned>(i)));
+    b_.CreateCall(vprintf, {globalString(b_, format, "printf.fmt"), buf});
+  };
+  std::string head = "pid (%d, %d, %d)";
+  if (op.numOperands() == 0) {
+    // A message: once per program (thread 0).
+    llvm::Value *t0 = b_.CreateICmpEQ(
+        b_.CreateAdd(b_.CreateMul(warp_, b_.getInt32(kWarpSize)), lane_), b_.getInt32(0));
+    guarded(t0, [&] { emit(head + " " + prefix + "\n", {}); });
+    return true;
+  }
+  for (unsigned k = 0; k < op.numOperands(); ++k) {
+    Value *v = op.operand(k);
+    std::string which = op.numOperands() > 1 ? fmt::format("(operand {}) ", k) : "";
+    std::vector<llvm::Value *> owners = ownerPredicates(v);
+    const Regs &regs = get(v);
+    std::vector<std::vector<llvm::Value *>> coords;
+    if (v->type()->isTensor())
+      coords = coordinates(v);
+    for (size_t r = 0; r < regs.size(); ++r) {
+      auto [valueFormat, value] = printArg(b_, v->type(), regs[r], hex);
+      std::string idx;
+      std::vector<llvm::Value *> args;
+      if (!coords.empty()) {
+        idx = " idx (";
+        for (size_t d = 0; d < coords[r].size(); ++d) {
+          idx += d ? ", %d" : "%d";
+          args.push_back(coords[r][d]);
+        }
+        idx += ")";
+      }
+      args.push_back(value);
+      guarded(owners[r],
+              [&] { emit(head + idx + " " + prefix + which + valueFormat + "\n", args); });
+    }
+  }
+  return true;
+}
+
+} // namespace tk

@@ -1,0 +1,113 @@
+// Libdevice lookup and linking (see Libdevice.h).
+#include "lowering/codegen/Libdevice.h"
+
+#include <fmt/format.h>
+#include <llvm/Bitcode/BitcodeReader.h>
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/Module.h>
+#include <llvm/Linker/Linker.h>
+#include <llvm/Support/MemoryBuffer.h>
+#include <llvm/Transforms/IPO/Internalize.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+namespace tk {
+
+llvm::Value *callLibdevice(llvm::IRBuilderBase &b, std::string_view name, llvm::Value *x) {
+  llvm::Module *m = b.GetInsertBlock()->getModule();
+  llvm::Type *t = x->getType();
+  llvm::FunctionCallee fn = m->getOrInsertFunction(llvm::StringRef(name.data(), name.size()),
+                                                   llvm::FunctionType::get(t, {t}, false));
+  if (auto *f = llvm::dyn_cast<llvm::Function>(fn.getCallee())) {
+    // Pure math: lets CSE and DCE treat the call like an instruction.
+    f->setDoesNotAccessMemory();
+    f->setDoesNotThrow();
+    f->setWillReturn();
+  }
+  return b.CreateCall(fn, {x});
+}
+
+llvm::Value *libdeviceMath(llvm::IRBuilderBase &b, Opcode opcode, llvm::Value *x) {
+  static const std::pair<Opcode, const char *> kFunctions[] = {
+      {Opcode::Exp, "__nv_exp"},     {Opcode::Exp2, "__nv_exp2"}, {Opcode::Log, "__nv_log"},
+      {Opcode::Log2, "__nv_log2"},   {Opcode::Sin, "__nv_sin"},   {Opcode::Cos, "__nv_cos"},
+      {Opcode::Rsqrt, "__nv_rsqrt"}, {Opcode::Erf, "__nv_erf"},
+  };
+  for (const auto &[op, name] : kFunctions)
+    if (op == opcode)
+      return callLibdevice(b, name, x);
+  return nullptr;
+}
+
+std::vector<std::string> libdeviceCandidates() {
+  std::vector<std::string> paths;
+  // An explicit path is the only one tried: a wrong setting is reported,
+  // not silently replaced by another toolkit's file.
+  if (const char *p = std::getenv("TK_LIBDEVICE_PATH"); p && *p)
+    return {p};
+  if (const char *home = std::getenv("CUDA_HOME"); home && *home)
+    paths.push_back(std::string(home) + "/nvvm/libdevice/libdevice.10.bc");
+  paths.push_back("/usr/local/cuda/nvvm/libdevice/libdevice.10.bc");
+  return paths;
+}
+
+bool linkLibdevice(llvm::Module &m, DiagnosticEngine &diag) {
+  bool needed = false;
+  for (const llvm::Function &f : m)
+    needed |= f.isDeclaration() && f.getName().starts_with("__nv_");
+  if (!needed)
+    return true;
+  std::vector<std::string> paths = libdeviceCandidates();
+  std::string found;
+  for (const std::string &p : paths) {
+    std::error_code ec;
+    if (std::filesystem::is_regular_file(p, ec)) {
+      found = p;
+      break;
+    }
+  }
+  if (found.empty()) {
+    std::string tried;
+    for (const std::string &p : paths)
+      tried += (tried.empty() ? "" : ", ") + p;
+    diag.error({}, fmt::format("fp64 math needs the CUDA toolkit's libdevice bitcode, which was "
+                               "not found (tried {}); set TK_LIBDEVICE_PATH to libdevice.10.bc",
+                               tried));
+    return false;
+  }
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buf = llvm::MemoryBuffer::getFile(found);
+  if (!buf) {
+    diag.error({}, fmt::format("cannot read libdevice '{}': {}", found, buf.getError().message()));
+    return false;
+  }
+  llvm::Expected<std::unique_ptr<llvm::Module>> lib =
+      llvm::parseBitcodeFile((*buf)->getMemBufferRef(), m.getContext());
+  if (!lib) {
+    diag.error({}, fmt::format("libdevice '{}' is not valid bitcode: {}", found,
+                               llvm::toString(lib.takeError())));
+    return false;
+  }
+  // libdevice says nvptx64-nvidia-gpulibs and an older data layout; take the
+  // kernel module's so the linker has nothing to warn about.
+  (*lib)->setTargetTriple(m.getTargetTriple());
+  (*lib)->setDataLayout(m.getDataLayout());
+  bool failed = llvm::Linker::linkModules(
+      m, std::move(*lib), llvm::Linker::LinkOnlyNeeded,
+      [](llvm::Module &mod, const llvm::StringSet<> &linked) {
+        // Everything that came from libdevice becomes internal: O3 inlines
+        // it and deletes what is left.
+        llvm::internalizeModule(mod, [&linked](const llvm::GlobalValue &gv) {
+          return !gv.hasName() || !linked.contains(gv.getName());
+        });
+      });
+  if (failed) {
+    diag.error({}, fmt::format("linking libdevice '{}' failed", found));
+    return false;
+  }
+  if (!m.getModuleFlag("nvvm-reflect-ftz"))
+    m.addModuleFlag(llvm::Module::Override, "nvvm-reflect-ftz", uint32_t(0));
+  return true;
+}
+
+} // namespace tk

@@ -1,0 +1,49 @@
+// Libdevice: fp64 math through the CUDA toolkit's libdevice bitcode, linked
+// into a generated module only when a kernel calls one of its functions.
+//
+//   llvm::Value *y = callLibdevice(builder, "__nv_exp", x);  // double @__nv_exp(double)
+//   ...
+//   if (!linkLibdevice(*llmod, diag)) ...   // before LLVM's O3 pipeline
+//
+// The file is $TK_LIBDEVICE_PATH when that is set (only that), else the
+// first of $CUDA_HOME/nvvm/libdevice/libdevice.10.bc and
+// /usr/local/cuda/nvvm/libdevice/libdevice.10.bc that exists; when none
+// does, the error names every path tried. Only the functions the
+// module uses (and what they call) are linked, and they are internalised so
+// O3 inlines them and drops the rest. The module flag nvvm-reflect-ftz = 0
+// makes libdevice's __nvvm_reflect("__CUDA_FTZ") pick the IEEE (no flush to
+// zero) paths; LLVM's NVVMReflect pass, which the NVPTX target puts at the
+// start of O3, resolves those calls. Private to lowering.
+#pragma once
+
+#include "ir/Opcode.h"
+#include "lang/Diagnostics.h"
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace llvm {
+class IRBuilderBase;
+class Module;
+class Value;
+} // namespace llvm
+
+namespace tk {
+
+/// A call of libdevice's `name` (e.g. "__nv_exp") on `x`, declaring the
+/// function (same type in and out) in the insertion block's module.
+llvm::Value *callLibdevice(llvm::IRBuilderBase &b, std::string_view name, llvm::Value *x);
+
+/// The libdevice function of an fp64 math op (exp, exp2, log, log2, sin,
+/// cos, rsqrt, erf) applied to `x`; null for other ops.
+llvm::Value *libdeviceMath(llvm::IRBuilderBase &b, Opcode opcode, llvm::Value *x);
+
+/// The paths tried for libdevice, in order.
+std::vector<std::string> libdeviceCandidates();
+
+/// Links the libdevice functions `m` declares; true when there were none or
+/// the link succeeded, false after reporting an error.
+bool linkLibdevice(llvm::Module &m, DiagnosticEngine &diag);
+
+} // namespace tk
