@@ -9,6 +9,13 @@
 #include <memory>
 
 namespace tk {
+
+// ir/DotLayout.cpp: the mma and dot_operand kinds.
+void distributeDotLayout(const LayoutAttr *layout, std::vector<ThreadMap::Dim> &dims,
+                         std::vector<unsigned> &order, int64_t &numWarps);
+const LayoutAttr *buildDotLayout(IRContext &ctx, std::string_view kind,
+                                 const std::vector<LayoutParam> &params, std::string &error);
+
 namespace {
 
 bool isPowerOfTwo(int64_t n) { return n > 0 && (n & (n - 1)) == 0; }
@@ -49,6 +56,8 @@ void distribute(const LayoutAttr *layout, std::vector<ThreadMap::Dim> &dims,
     numWarps = product(b->warpsPerCTA());
     return;
   }
+  if (isa<MmaLayout>(layout) || isa<DotOperandLayout>(layout))
+    return distributeDotLayout(layout, dims, order, numWarps);
   auto *s = cast<SliceLayout>(layout);
   distribute(s->parent(), dims, order, numWarps);
   dims.erase(dims.begin() + s->dim());
@@ -95,12 +104,18 @@ std::string SliceLayout::str() const {
 unsigned layoutRank(const LayoutAttr *layout) {
   if (auto *b = dyn_cast<BlockedLayout>(layout))
     return b->rank();
+  if (isa<MmaLayout>(layout) || isa<DotOperandLayout>(layout))
+    return 2;
   return layoutRank(cast<SliceLayout>(layout)->parent()) - 1;
 }
 
 int64_t layoutNumWarps(const LayoutAttr *layout) {
   if (auto *b = dyn_cast<BlockedLayout>(layout))
     return product(b->warpsPerCTA());
+  if (auto *op = dyn_cast<DotOperandLayout>(layout))
+    layout = op->parent();
+  if (auto *mma = dyn_cast<MmaLayout>(layout))
+    return mma->warps()[0] * mma->warps()[1];
   return layoutNumWarps(cast<SliceLayout>(layout)->parent());
 }
 
@@ -253,7 +268,9 @@ const LayoutAttr *buildLayout(IRContext &ctx, std::string_view kind,
     }
     return SliceLayout::get(ctx, static_cast<unsigned>(*dim), *parent);
   }
-  error = fmt::format("unknown layout '{}' (blocked, slice)", kind);
+  if (const LayoutAttr *dot = buildDotLayout(ctx, kind, params, error); dot || !error.empty())
+    return dot;
+  error = fmt::format("unknown layout '{}' (blocked, slice, mma, dot_operand)", kind);
   return nullptr;
 }
 

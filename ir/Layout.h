@@ -94,6 +94,64 @@ private:
   const LayoutAttr *parent_;
 };
 
+/// The accumulator layout of the tensor cores' mma.sync (ir/DotLayout.cpp):
+/// the warps tile the [M, N] result `warps = [wm, wn]`, each warp computing
+/// `instr = [16, 8]` pieces. Within a piece lane l holds rows l/4 and l/4 + 8
+/// and columns 2 * (l % 4) + {0, 1}: as a ThreadMap this is the blocked
+/// layout size [1, 2], threads [8, 4], warps [wm, wn], order [1, 0], whose
+/// register pairs (k0 = 2i, 2i + 1) are the two row halves of one piece.
+/// `version = 2` is Ampere's mma.sync; Hopper's wgmma (version 3, a warp
+/// group per 64-row piece) is the same class with another distribution.
+///
+///   tensor<128x128xfp32, mma<version = 2, warps = [2, 2], instr = [16, 8]>>
+class MmaLayout : public LayoutAttr {
+public:
+  static const MmaLayout *get(IRContext &ctx, int64_t version, std::vector<int64_t> warps,
+                              std::vector<int64_t> instr);
+  int64_t version() const { return version_; }
+  const std::vector<int64_t> &warps() const { return warps_; }
+  const std::vector<int64_t> &instr() const { return instr_; }
+  std::string str() const override;
+  static bool classof(const LayoutAttr *l) { return l->layoutKind() == Kind::Mma; }
+
+private:
+  MmaLayout(int64_t version, std::vector<int64_t> warps, std::vector<int64_t> instr)
+      : LayoutAttr(Kind::Mma), version_(version), warps_(std::move(warps)),
+        instr_(std::move(instr)) {}
+  int64_t version_;
+  std::vector<int64_t> warps_, instr_;
+};
+
+/// The layout of operand `op_idx` (0: A [M, K], 1: B [K, N]) of a dot whose
+/// result has the mma layout `parent`: the registers ldmatrix gives mma.sync,
+/// `k_width` consecutive K elements per 32-bit register (2 for 16-bit types,
+/// 1 for tf32, 4 for int8). Warps along the other operand's dimension hold
+/// copies.
+///
+///   tensor<128x32xfp16, dot_operand<op_idx = 0, parent = mma<...>, k_width = 2>>
+class DotOperandLayout : public LayoutAttr {
+public:
+  static const DotOperandLayout *get(IRContext &ctx, unsigned opIdx, const MmaLayout *parent,
+                                     int64_t kWidth);
+  unsigned opIdx() const { return opIdx_; }
+  const MmaLayout *parent() const { return parent_; }
+  int64_t kWidth() const { return kWidth_; }
+  std::string str() const override;
+  static bool classof(const LayoutAttr *l) { return l->layoutKind() == Kind::DotOperand; }
+
+private:
+  DotOperandLayout(unsigned opIdx, const MmaLayout *parent, int64_t kWidth)
+      : LayoutAttr(Kind::DotOperand), opIdx_(opIdx), parent_(parent), kWidth_(kWidth) {}
+  unsigned opIdx_;
+  const MmaLayout *parent_;
+  int64_t kWidth_;
+};
+
+/// Empty when the mma parameters are consistent (version 2, two powers of
+/// two warps multiplying to at most 32, instr [16, 8]), else why not.
+std::string validateMma(int64_t version, const std::vector<int64_t> &warps,
+                        const std::vector<int64_t> &instr);
+
 /// LLVM-style casts on the layout kind.
 template <typename T> bool isa(const LayoutAttr *l) { return l && T::classof(l); }
 template <typename T> const T *cast(const LayoutAttr *l) { return static_cast<const T *>(l); }

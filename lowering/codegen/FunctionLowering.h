@@ -25,6 +25,9 @@ namespace tk {
 
 class AxisInfoAnalysis;
 
+/// Bytes of shared scratch a dot stages its operands in (DotToLLVM.cpp).
+int64_t dotScratchBytes(Operation &op);
+
 using Regs = std::vector<llvm::Value *>;
 
 /// The LLVM type of one element of `t` (a scalar or pointer, or a tensor's
@@ -85,6 +88,7 @@ public:
   bool lowerReshapeTrans(Operation &op); // ShapeToLLVM.cpp
   bool lowerScan(Operation &op);         // ScanToLLVM.cpp
   bool lowerDebug(Operation &op);        // DebugToLLVM.cpp
+  bool lowerDot(Operation &op);          // DotToLLVM.cpp
 
   // --- helpers of the families above (ShapeToLLVM.cpp)
   /// Per register of tensor `v`, an i1 that is true on the one thread (and

@@ -157,6 +157,7 @@ bool FunctionLowering::lowerOp(Operation &op) {
   case Opcode::Print:
     return lowerDebug(op);
   case Opcode::Dot:
+    return lowerDot(op);
   case Opcode::Call:
     return unsupported(op, "");
   default:
@@ -181,6 +182,8 @@ int64_t scratchBytes(Operation &op, int64_t numWarps) {
   // reshape/trans, scans and atomics that move data between threads.
   if (int64_t bytes = movementScratchBytes(op))
     return bytes;
+  if (op.is(Opcode::Dot))
+    return dotScratchBytes(op);
   if (op.is(Opcode::Reduce)) {
     int64_t bytes = 0;
     for (Value *r : op.results())

@@ -1,0 +1,291 @@
+// --accelerate-dot: puts each dot the tensor cores can compute on them. Runs
+// after --coalesce, so every tensor has a layout.
+//
+// A dot qualifies for mma.sync when its operands and accumulator are
+//   fp16 x fp16 + fp32, bf16 x bf16 + fp32   (m16n8k16)
+//   fp32 x fp32 + fp32 with input_precision "tf32" (tk.dot's default; m16n8k8)
+//   int8 x int8 + int32                      (m16n8k32)
+// and M, N, K are multiples of the instruction and of a warp arrangement:
+// the program's warps are split [wm, wn] over M and N (halving the longer
+// per-warp side first), each warp taking a multiple of 16 rows and 8 columns.
+// Its result and accumulator then take the layout mma<version = 2, warps =
+// [wm, wn], instr = [16, 8]>; the operands keep their (coalesced) layouts and
+// the lowering stages them through swizzled shared memory for ldmatrix
+// (lowering/codegen/DotToLLVM.cpp). Users of the result get a convert_layout
+// back to the layout they had. A loop-carried accumulator (`acc = tk.dot(a,
+// b, acc)` in a for loop) is carried in the mma layout, so the conversion
+// happens once, after the loop:
+//
+//   %r = for ... iter_args(%acc = %zero) {       %r = for ... iter_args(%acc = %zero') {
+//     %d = dot %a, %b, %acc : blocked      ->      %d = dot %a, %b, %acc : mma
+//     yield %d }                                   yield %d }
+//                                                %c = convert_layout %r : blocked
+//
+// Other dots stay on the FMA path; the reason is written on the op as
+// `fma_reason` (visible under TK_DUMP_IR=accelerate-dot), and their
+// accumulator is converted to the result's layout if it differs.
+#include "ir/Builder.h"
+#include "ir/IRContext.h"
+#include "ir/Layout.h"
+#include "lowering/Pass.h"
+
+#include <algorithm>
+#include <fmt/format.h>
+#include <map>
+
+namespace tk {
+namespace {
+
+const LayoutAttr *layoutOf(Value *v) {
+  auto *t = dyn_cast<TensorType>(v->type());
+  return t ? t->layout() : nullptr;
+}
+
+class DotAccelerator {
+public:
+  DotAccelerator(IRContext &ctx, int64_t numWarps) : ctx_(ctx), numWarps_(numWarps) {}
+
+  void run(Operation &dot) {
+    std::string reason = whyNot(dot);
+    if (!reason.empty()) {
+      dot.attrs().set("fma_reason", reason);
+      const LayoutAttr *l = layoutOf(dot.result());
+      if (l && layoutOf(dot.operand(2)) != l)
+        dot.setOperand(2, convertBefore(&dot, dot.operand(2), l));
+      return;
+    }
+    const LayoutAttr *old = layoutOf(dot.result());
+    const MmaLayout *mma = MmaLayout::get(ctx_, 2, {wm_, wn_}, {16, 8});
+    Value *res = dot.result(), *acc = dot.operand(2);
+
+    // A loop-carried accumulator: %acc is the body's argument and the body
+    // yields the dot's result. Carry it in the mma layout.
+    Operation *loop = nullptr;
+    unsigned slot = 0;
+    if (acc->isBlockArgument() && acc->index() > 0) {
+      Operation *parent = acc->ownerBlock()->parentOp();
+      Block *body = acc->ownerBlock();
+      slot = acc->index() - 1;
+      if (parent && parent->is(Opcode::For) && slot < parent->numResults() &&
+          body->terminator()->operand(slot) == res && acc->users().size() == 1)
+        loop = parent;
+    }
+
+    res->setType(withLayout(res, mma));
+    if (loop) {
+      acc->setType(withLayout(acc, mma));
+      Value *init = loop->operand(3 + slot);
+      loop->setOperand(3 + slot, convertBefore(loop, init, mma));
+      Value *out = loop->result(slot);
+      out->setType(withLayout(out, mma));
+      replaceUsesAfter(loop, out, old);
+      // Inside the body, uses of the result other than the yield want the
+      // old layout.
+      redirectUses(&dot, res, old, loop->body().terminator());
+    } else {
+      dot.setOperand(2, convertBefore(&dot, acc, mma));
+      replaceUsesAfter(&dot, res, old);
+    }
+  }
+
+private:
+  Type *withLayout(Value *v, const LayoutAttr *l) {
+    return ctx_.tensor(v->type()->shape(), v->type()->elementType(), l);
+  }
+
+  // `v` in layout `l`, computed just before `before`: a constant or splat is
+  // re-created in `l`, anything else converted.
+  Value *convertBefore(Operation *before, Value *v, const LayoutAttr *l) {
+    if (layoutOf(v) == l)
+      return v;
+    Builder b(ctx_);
+    b.setInsertionPoint(before);
+    Operation *def = v->definingOp();
+    if (def && (def->is(Opcode::Constant) || def->is(Opcode::Splat)))
+      return b.create(def->opcode(), def->loc(), def->operands(), {withLayout(v, l)}, def->attrs())
+          ->result();
+    return b.create(Opcode::ConvertLayout, before->loc(), {v}, {withLayout(v, l)})->result();
+  }
+
+  // Every use of `v` (defined by `def`) now sees `v` converted to `l`, the
+  // conversion placed right after `def`.
+  void replaceUsesAfter(Operation *def, Value *v, const LayoutAttr *l) {
+    if (!v->hasUses())
+      return;
+    Builder b(ctx_);
+    b.setInsertionPointAfter(def);
+    Operation *conv = b.create(Opcode::ConvertLayout, def->loc(), {v}, {withLayout(v, l)});
+    v->replaceAllUsesWith(conv->result());
+    conv->setOperand(0, v);
+    epilogue(conv);
+  }
+
+  // The epilogue after a dot or loop: an accumulator converted back to a
+  // blocked layout costs 4 bytes of shared memory per element (64 KiB for a
+  // 128x128 tile, more than a kernel may have statically). Instead, the ops
+  // after the conversion in its block that are elementwise (bias, activation,
+  // the cast to fp16) and the stores are re-created in the mma layout, with
+  // their other operands re-computed in it (offsets from make_range, splat,
+  // expand_dims, broadcast, arithmetic; a bias load): the tile is stored
+  // straight from the accumulator registers. Users that cannot follow keep
+  // the conversion; DCE erases what is left unused.
+  void epilogue(Operation *conv) {
+    remat_.clear();
+    const LayoutAttr *l = layoutOf(conv->operand(0));
+    remat_[{conv->result(), l}] = conv->operand(0);
+    for (Operation *op = conv->nextNode(); op; op = op->nextNode()) {
+      bool uses = false;
+      for (Value *v : op->operands())
+        uses |= remat_.count({v, l}) > 0;
+      if (!uses)
+        continue;
+      if (op->is(Opcode::Store) && op->operand(0)->type()->isTensor()) {
+        std::vector<Value *> ops;
+        for (Value *v : op->operands())
+          ops.push_back(inLayout(v, l, 0));
+        if (std::find(ops.begin(), ops.end(), nullptr) != ops.end())
+          continue;
+        Builder b(ctx_);
+        b.setInsertionPoint(op);
+        b.create(Opcode::Store, op->loc(), ops, {}, op->attrs());
+        Operation *dead = op;
+        op = op->prevNode();
+        dead->erase();
+        if (!op)
+          break;
+        continue;
+      }
+      if (op->hasTrait(OpTrait::Elementwise) && op->numResults() == 1 &&
+          op->result()->type()->isTensor())
+        inLayout(op->result(), l, 0);
+    }
+  }
+
+  // `v` computed in layout `l` (a distributed layout of v's rank),
+  // re-creating the ops that compute it where they are cheap; null when
+  // some op cannot be re-created.
+  Value *inLayout(Value *v, const LayoutAttr *l, int depth) {
+    if (!v->type()->isTensor() || layoutOf(v) == l)
+      return v;
+    if (auto it = remat_.find({v, l}); it != remat_.end())
+      return it->second;
+    Operation *def = v->definingOp();
+    if (!def || depth > 32 ||
+        !(def->hasTrait(OpTrait::Elementwise) || def->is(Opcode::Broadcast) ||
+          def->is(Opcode::ExpandDims) || def->is(Opcode::Load) || def->is(Opcode::Splat) ||
+          def->is(Opcode::MakeRange) || def->is(Opcode::Constant)))
+      return nullptr;
+    std::vector<Value *> ops;
+    for (unsigned i = 0; i < def->numOperands(); ++i) {
+      const LayoutAttr *want = l;
+      if (def->is(Opcode::ExpandDims))
+        want = SliceLayout::get(ctx_, static_cast<unsigned>(*def->attrs().getInt("axis")), l);
+      Value *o = inLayout(def->operand(i), want, depth + 1);
+      if (!o)
+        return nullptr;
+      ops.push_back(o);
+    }
+    if (def->is(Opcode::Load) && def->attrs().getBool("volatile").value_or(false))
+      return nullptr;
+    // Just before the original: its operands' copies sit before theirs, so
+    // every use stays dominated.
+    Builder b(ctx_);
+    b.setInsertionPoint(def);
+    Value *out =
+        b.create(def->opcode(), def->loc(), ops, {withLayout(v, l)}, def->attrs())->result();
+    remat_[{v, l}] = out;
+    return out;
+  }
+
+  // Like replaceUsesAfter, but `keep` goes on using `v` itself.
+  void redirectUses(Operation *def, Value *v, const LayoutAttr *l, Operation *keep) {
+    std::vector<Operation *> users = v->users();
+    bool others = false;
+    for (Operation *u : users)
+      others |= u != keep;
+    if (!others)
+      return;
+    Builder b(ctx_);
+    b.setInsertionPointAfter(def);
+    Operation *conv = b.create(Opcode::ConvertLayout, def->loc(), {v}, {withLayout(v, l)});
+    for (Operation *u : users)
+      if (u != keep && u != conv)
+        for (unsigned i = 0; i < u->numOperands(); ++i)
+          if (u->operand(i) == v)
+            u->setOperand(i, conv->result());
+  }
+
+  // Empty when `dot` goes to the tensor cores (and wm_, wn_ are set), else
+  // why not.
+  std::string whyNot(Operation &dot) {
+    Type *a = dot.operand(0)->type(), *c = dot.result()->type();
+    if (!layoutOf(dot.result()) || !layoutOf(dot.operand(0)))
+      return "the dot has no layout (run --coalesce first)";
+    DType at = a->dtype(), ct = c->dtype();
+    std::string precision = dot.attrs().getString("input_precision").value_or("ieee");
+    int64_t kStep;
+    if ((at == DType::F16 || at == DType::BF16) && ct == DType::F32)
+      kStep = 16;
+    else if (at == DType::F32 && ct == DType::F32 && precision == "tf32")
+      kStep = 8;
+    else if (at == DType::I8 && ct == DType::I32)
+      kStep = 32;
+    else if (at == DType::F32 && ct == DType::F32)
+      return fmt::format("input_precision \"{}\" is computed exactly on the CUDA cores", precision);
+    else
+      return fmt::format("{} x {} + {} has no tensor-core instruction (fp16/bf16 + fp32, tf32 + "
+                         "fp32, int8 + int32)",
+                         a->elementType()->str(), a->elementType()->str(), c->elementType()->str());
+    int64_t M = a->shape()[0], K = a->shape()[1], N = c->shape()[1];
+    if (M % 16 || N % 8 || K % kStep)
+      return fmt::format("shape {}x{}x{} (MxNxK) is not a multiple of the instruction's "
+                         "16x8x{}",
+                         M, N, K, kStep);
+    wm_ = 1, wn_ = 1;
+    while (wm_ * wn_ < numWarps_) {
+      bool mFits = M % (32 * wm_) == 0, nFits = N % (16 * wn_) == 0;
+      if (mFits && (M / wm_ >= N / wn_ || !nFits))
+        wm_ *= 2;
+      else if (nFits)
+        wn_ *= 2;
+      else
+        return fmt::format("{} warps cannot split a {}x{} result into pieces of at least 16x8 "
+                           "per warp",
+                           numWarps_, M, N);
+    }
+    return {};
+  }
+
+  IRContext &ctx_;
+  int64_t numWarps_;
+  int64_t wm_ = 1, wn_ = 1;
+  // (value, layout) -> the value re-created in that layout (epilogue).
+  std::map<std::pair<Value *, const LayoutAttr *>, Value *> remat_;
+};
+
+class AccelerateDotPass : public Pass {
+public:
+  AccelerateDotPass() : Pass(PassId::AccelerateDot) {}
+
+  bool run(Module &module, DiagnosticEngine &) override {
+    bool changed = false;
+    for (auto &fn : module.functions()) {
+      std::vector<Operation *> dots;
+      fn->walk([&](Operation *op) {
+        if (op->is(Opcode::Dot) && op->result()->type()->rank() == 2)
+          dots.push_back(op);
+      });
+      DotAccelerator acc(module.context(), fn->attrs().getInt("num_warps").value_or(4));
+      for (Operation *dot : dots)
+        acc.run(*dot);
+      changed |= !dots.empty();
+    }
+    return changed;
+  }
+};
+
+} // namespace
+
+std::unique_ptr<Pass> createAccelerateDotPass() { return std::make_unique<AccelerateDotPass>(); }
+
+} // namespace tk

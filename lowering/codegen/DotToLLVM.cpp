@@ -1,0 +1,388 @@
+// dot -> LLVM IR: C[M, N] = A[M, K] x B[K, N] + acc, on the CUDA cores (FMA)
+// or on the tensor cores (mma.sync), with both operands staged through the
+// shared-memory scratch.
+//
+// FMA (the result has a blocked layout; any dtype and shape): every thread
+// writes its registers of A and B to shared memory (A transposed, [K][M], so
+// the rows a thread needs for one k are one row of the buffer), a barrier,
+// then for k = 0..K-1 each thread reads A[m][k] for each row m it holds and
+// B[k][n] for each column n and does one multiply-add per register, in k
+// order from the accumulator: products and sums in fp32 (fp64 when an
+// operand or the accumulator is fp64; integers in the result's width), like
+// the interpreter. A barrier, and the result is rounded once to its type.
+//
+// mma (the result has an mma layout, chosen by --accelerate-dot): A is
+// written as [M][K] and B as [N][K] (K contiguous), or, for 16-bit types
+// whose registers run along M (A) or N (B), as [K][M] / [K][N] read with
+// ldmatrix .trans. Each buffer row is split into 16-byte chunks and chunk c
+// of row r is stored at chunk c ^ ((r / per_phase) % max_phase), with
+// per_phase = max(1, 128 / row bytes): the 8 rows one ldmatrix phase reads
+// then fall in 8 different 16-byte bank groups (no conflicts). Per k step of
+// the instruction (32 bytes of K) each warp loads its A pieces with
+// ldmatrix.x4 and its B pieces with ldmatrix.x4 (two n pieces) or .x2, and
+// issues one mma.sync per (16-row, 8-column) piece:
+//
+//   fp16/bf16: mma.sync.aligned.m16n8k16.row.col.f32.{f16,bf16}...f32
+//   tf32:      mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32
+//              (operands rounded with cvt.rna.tf32.f32 as they are staged,
+//              the interpreter's rounding)
+//   int8:      mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32
+//
+// The accumulator registers are the mma layout's (ir/DotLayout.cpp): piece
+// (i, j) is registers (k0, k1) = (2i..2i+1, 2j..2j+1).
+#include "lowering/codegen/FunctionLowering.h"
+
+#include <fmt/format.h>
+#include <llvm/IR/InlineAsm.h>
+#include <llvm/IR/IntrinsicsNVPTX.h>
+
+#include <algorithm>
+
+namespace tk {
+namespace {
+
+constexpr int64_t kChunkBytes = 16;
+
+// A 2-D buffer in the shared scratch: `rows` rows of `rowLen` elements of
+// `elemBytes`, 16-byte chunks swizzled by row (see the header).
+struct SmemTile {
+  llvm::Value *base = nullptr; // i8 addrspace(3)*
+  int64_t rows = 0, rowLen = 0, elemBytes = 0;
+  int64_t perPhase = 1, maxPhase = 1;
+
+  int64_t bytes() const { return rows * rowLen * elemBytes; }
+  int64_t vec() const { return std::max<int64_t>(1, kChunkBytes / elemBytes); }
+
+  void swizzle() {
+    int64_t rowBytes = rowLen * elemBytes;
+    perPhase = std::max<int64_t>(1, 128 / rowBytes);
+    maxPhase = std::clamp<int64_t>(rowBytes / kChunkBytes, 1, 8);
+  }
+
+  /// The byte address of element (row, col) (i32 values).
+  llvm::Value *address(llvm::IRBuilderBase &b, llvm::Value *row, llvm::Value *col) const {
+    llvm::Value *c = col;
+    if (maxPhase > 1) {
+      llvm::Value *phase = b.CreateAnd(b.CreateUDiv(row, b.getInt32(perPhase)), maxPhase - 1);
+      llvm::Value *chunk = b.CreateUDiv(col, b.getInt32(vec()));
+      c = b.CreateAdd(b.CreateMul(b.CreateXor(chunk, phase), b.getInt32(vec())),
+                      b.CreateURem(col, b.getInt32(vec())));
+    }
+    llvm::Value *elem = b.CreateAdd(b.CreateMul(row, b.getInt32(rowLen)), c);
+    return b.CreateGEP(b.getInt8Ty(), base, b.CreateMul(elem, b.getInt32(elemBytes)));
+  }
+};
+
+// Rounds an fp32 value to tf32 (nearest, ties away), as the interpreter.
+llvm::Value *roundTF32(llvm::IRBuilderBase &b, llvm::Value *v) {
+  auto *fnTy = llvm::FunctionType::get(b.getInt32Ty(), {b.getFloatTy()}, false);
+  llvm::Value *bits =
+      b.CreateCall(llvm::InlineAsm::get(fnTy, "cvt.rna.tf32.f32 $0, $1;", "=r,f", false), {v});
+  return b.CreateBitCast(bits, b.getFloatTy());
+}
+
+} // namespace
+
+// Writes the registers of `v` (rank 2) into `tile`: buffer row = coordinate
+// `rowDim` of the element, buffer column = the other coordinate. Runs of
+// registers consecutive along the column dimension go out as one vector of
+// at most 16 bytes and at most `baseAlign`, the alignment of the tile's base.
+static void stageOperand(FunctionLowering &fl, Value *v, const SmemTile &tile, unsigned rowDim,
+                         bool tf32, int64_t baseAlign) {
+  llvm::IRBuilder<> &b = fl.builder();
+  unsigned colDim = 1 - rowDim;
+  ThreadMap map = fl.threadMap(v);
+  const Regs &regs = fl.get(v);
+  std::vector<std::vector<llvm::Value *>> coords = fl.coordinates(v);
+  int64_t run = 1;
+  if (map.order()[0] == colDim)
+    run = std::min({map.dim(colDim).size, tile.vec(), map.dim(colDim).extent,
+                    std::max<int64_t>(1, baseAlign / tile.elemBytes)});
+  llvm::Type *elemTy = regs.front()->getType();
+  for (int64_t r = 0; r < map.numRegisters(); ++r) {
+    if (map.registerIndex(r)[colDim] % run)
+      continue;
+    llvm::Value *addr = tile.address(b, coords[r][rowDim], coords[r][colDim]);
+    llvm::Value *val;
+    if (run == 1) {
+      val = tf32 ? roundTF32(b, regs[r]) : regs[r];
+    } else {
+      val = llvm::PoisonValue::get(llvm::FixedVectorType::get(elemTy, run));
+      for (int64_t i = 0; i < run; ++i) {
+        llvm::Value *e = regs[r + i];
+        val = b.CreateInsertElement(val, tf32 ? roundTF32(b, e) : e, i);
+      }
+    }
+    b.CreateAlignedStore(val, addr, llvm::Align(run * tile.elemBytes));
+  }
+}
+
+namespace {
+
+// The FMA dot (see the header).
+class FmaDot {
+public:
+  FmaDot(FunctionLowering &fl, Operation &op) : fl_(fl), b_(fl.builder()), op_(op) {}
+
+  bool run() {
+    Value *a = op_.operand(0), *bv = op_.operand(1), *res = op_.result();
+    Type *aElem = a->type()->elementType();
+    int64_t M = a->type()->shape()[0], K = a->type()->shape()[1], N = bv->type()->shape()[1];
+    bool isInt = aElem->isIntLike();
+    bool tf32 = aElem->dtype() == DType::F32 &&
+                op_.attrs().getString("input_precision").value_or("ieee") == "tf32";
+    llvm::Type *compute;
+    if (isInt)
+      compute = fl_.elementType(res->type());
+    else if (aElem->dtype() == DType::F64 || op_.operand(2)->type()->dtype() == DType::F64)
+      compute = b_.getDoubleTy();
+    else
+      compute = b_.getFloatTy();
+    int64_t eb = dtypeBytes(aElem->dtype());
+    SmemTile ta{fl_.scratch(), K, M, eb}, tb{fl_.scratch(), K, N, eb};
+    tb.base = b_.CreateGEP(b_.getInt8Ty(), fl_.scratch(), b_.getInt32(ta.bytes()));
+    stageOperand(fl_, a, ta, 1, tf32, kChunkBytes);
+    stageOperand(fl_, bv, tb, 0, tf32, ta.bytes() & -ta.bytes());
+    fl_.target().barrier(b_);
+
+    ThreadMap map = fl_.threadMap(res);
+    std::vector<std::vector<llvm::Value *>> coords = fl_.coordinates(res);
+    int64_t rows = map.dim(0).perThread, cols = map.dim(1).perThread;
+    std::vector<llvm::Value *> rowOf(rows), colOf(cols);
+    for (int64_t i = 0; i < rows; ++i)
+      rowOf[i] = coords[map.registerOf({i, 0})][0];
+    for (int64_t j = 0; j < cols; ++j)
+      colOf[j] = coords[map.registerOf({0, j})][1];
+
+    bool accSigned = isSigned(op_.operand(2)->type()->dtype());
+    Regs acc;
+    for (llvm::Value *c : fl_.get(op_.operand(2)))
+      acc.push_back(convert(c, compute, accSigned));
+    llvm::Type *storage = fl_.elementType(a->type());
+    bool aSigned = isSigned(aElem->dtype());
+    std::vector<llvm::Value *> av(rows), bvals(cols);
+    for (int64_t k = 0; k < K; ++k) {
+      for (int64_t i = 0; i < rows; ++i)
+        av[i] = convert(b_.CreateLoad(storage, ta.address(b_, b_.getInt32(k), rowOf[i])), compute,
+                        aSigned);
+      for (int64_t j = 0; j < cols; ++j)
+        bvals[j] = convert(b_.CreateLoad(storage, tb.address(b_, b_.getInt32(k), colOf[j])),
+                           compute, aSigned);
+      for (int64_t r = 0; r < map.numRegisters(); ++r) {
+        std::vector<int64_t> idx = map.registerIndex(r);
+        llvm::Value *x = av[idx[0]], *y = bvals[idx[1]];
+        acc[r] = isInt ? b_.CreateAdd(acc[r], b_.CreateMul(x, y))
+                       : b_.CreateIntrinsic(llvm::Intrinsic::fma, {compute}, {x, y, acc[r]});
+      }
+    }
+    fl_.target().barrier(b_);
+    llvm::Type *outTy = fl_.elementType(res->type());
+    for (llvm::Value *&v : acc)
+      v = convert(v, outTy, true);
+    fl_.set(res, std::move(acc));
+    return true;
+  }
+
+private:
+  llvm::Value *convert(llvm::Value *v, llvm::Type *to, bool isSignedInt) {
+    llvm::Type *from = v->getType();
+    if (from == to)
+      return v;
+    if (from->isIntegerTy())
+      return isSignedInt ? b_.CreateSExtOrTrunc(v, to) : b_.CreateZExtOrTrunc(v, to);
+    return b_.CreateFPCast(v, to);
+  }
+
+  FunctionLowering &fl_;
+  llvm::IRBuilder<> &b_;
+  Operation &op_;
+};
+
+// The tensor-core dot (see the header).
+class MmaDot {
+public:
+  MmaDot(FunctionLowering &fl, Operation &op, const MmaLayout *mma)
+      : fl_(fl), b_(fl.builder()), op_(op), mma_(mma) {}
+
+  bool run() {
+    Value *a = op_.operand(0), *bv = op_.operand(1), *res = op_.result();
+    DType dt = a->type()->dtype();
+    M_ = a->type()->shape()[0], K_ = a->type()->shape()[1], N_ = bv->type()->shape()[1];
+    wm_ = mma_->warps()[0], wn_ = mma_->warps()[1];
+    eb_ = dtypeBytes(dt);
+    kStep_ = 32 / eb_;
+    if (M_ % (16 * wm_) || N_ % (8 * wn_) || K_ % kStep_ || fl_.numWarps() != wm_ * wn_)
+      return fl_.unsupported(op_, fmt::format("on the tensor cores with shape {}x{}x{} and {}", M_,
+                                              N_, K_, mma_->str()));
+    // 16-bit operands whose registers run along M (A) or N (B) are stored
+    // that way and read with ldmatrix .trans; others K-contiguous.
+    transA_ = eb_ == 2 && threadMapOrder(a) == 0;
+    transB_ = eb_ == 2 && threadMapOrder(bv) == 1;
+    SmemTile ta{fl_.scratch(), transA_ ? K_ : M_, transA_ ? M_ : K_, eb_};
+    SmemTile tb{fl_.scratch(), transB_ ? K_ : N_, transB_ ? N_ : K_, eb_};
+    tb.base = b_.CreateGEP(b_.getInt8Ty(), fl_.scratch(), b_.getInt32(ta.bytes()));
+    ta.swizzle();
+    tb.swizzle();
+    bool tf32 = dt == DType::F32;
+    stageOperand(fl_, a, ta, transA_ ? 1 : 0, tf32, kChunkBytes);
+    stageOperand(fl_, bv, tb, transB_ ? 0 : 1, tf32, kChunkBytes);
+    fl_.target().barrier(b_);
+
+    llvm::Value *lane = fl_.laneId(), *warp = fl_.warpId();
+    warpM_ = b_.CreateURem(b_.CreateUDiv(warp, b_.getInt32(wn_)), b_.getInt32(wm_));
+    warpN_ = b_.CreateURem(warp, b_.getInt32(wn_));
+    quad_ = b_.CreateUDiv(lane, b_.getInt32(8));
+    rowInMatrix_ = b_.CreateURem(lane, b_.getInt32(8));
+
+    ThreadMap map = fl_.threadMap(res);
+    Regs acc = fl_.get(op_.operand(2));
+    int64_t numMi = M_ / (16 * wm_), numNi = N_ / (8 * wn_);
+    for (int64_t kk = 0; kk < K_ / kStep_; ++kk) {
+      std::vector<Regs> afr, bfr(numNi);
+      for (int64_t mi = 0; mi < numMi; ++mi)
+        afr.push_back(loadA(ta, mi, kk));
+      for (int64_t ni = 0; ni < numNi;) {
+        bool pair = ni + 1 < numNi;
+        Regs r = loadB(tb, ni, kk, pair);
+        bfr[ni] = {r[0], r[1]};
+        if (pair)
+          bfr[ni + 1] = {r[2], r[3]};
+        ni += pair ? 2 : 1;
+      }
+      for (int64_t mi = 0; mi < numMi; ++mi)
+        for (int64_t ni = 0; ni < numNi; ++ni) {
+          int64_t regs[4] = {map.registerOf({2 * mi, 2 * ni}), map.registerOf({2 * mi, 2 * ni + 1}),
+                             map.registerOf({2 * mi + 1, 2 * ni}),
+                             map.registerOf({2 * mi + 1, 2 * ni + 1})};
+          Regs c;
+          for (int64_t r : regs)
+            c.push_back(acc[r]);
+          Regs d = issueMma(dt, afr[mi], bfr[ni], c);
+          for (int i = 0; i < 4; ++i)
+            acc[regs[i]] = d[i];
+        }
+    }
+    fl_.target().barrier(b_);
+    fl_.set(res, std::move(acc));
+    return true;
+  }
+
+private:
+  unsigned threadMapOrder(Value *v) { return fl_.threadMap(v).order()[0]; }
+
+  Regs ldmatrix(llvm::Value *addr, bool x4, bool trans) {
+    llvm::Intrinsic::ID id =
+        x4 ? (trans ? llvm::Intrinsic::nvvm_ldmatrix_sync_aligned_m8n8_x4_trans_b16
+                    : llvm::Intrinsic::nvvm_ldmatrix_sync_aligned_m8n8_x4_b16)
+           : (trans ? llvm::Intrinsic::nvvm_ldmatrix_sync_aligned_m8n8_x2_trans_b16
+                    : llvm::Intrinsic::nvvm_ldmatrix_sync_aligned_m8n8_x2_b16);
+    llvm::Value *call = b_.CreateIntrinsic(id, {addr->getType()}, {addr});
+    Regs out;
+    for (unsigned i = 0; i < (x4 ? 4u : 2u); ++i)
+      out.push_back(b_.CreateExtractValue(call, {i}));
+    return out;
+  }
+
+  // The A piece (rows 16 mi.., k step kk) of this warp: 4 registers. Lane L
+  // addresses row L % 8 of matrix L / 8 = (row half q % 2, k half q / 2).
+  Regs loadA(const SmemTile &t, int64_t mi, int64_t kk) {
+    llvm::Value *q = quad_;
+    llvm::Value *mHalf = b_.CreateAnd(q, 1), *kHalf = b_.CreateLShr(q, 1);
+    // Tensor row of the matrix's first row: (2 mi + half) * 8 wm + 8 warpM.
+    llvm::Value *row0 =
+        b_.CreateAdd(b_.CreateMul(b_.CreateAdd(b_.getInt32(2 * mi), mHalf), b_.getInt32(8 * wm_)),
+                     b_.CreateMul(warpM_, b_.getInt32(8)));
+    int64_t kHalfElems = kStep_ / 2;
+    llvm::Value *k0 =
+        b_.CreateAdd(b_.getInt32(kk * kStep_), b_.CreateMul(kHalf, b_.getInt32(kHalfElems)));
+    llvm::Value *addr = transA_ ? t.address(b_, b_.CreateAdd(k0, rowInMatrix_), row0)
+                                : t.address(b_, b_.CreateAdd(row0, rowInMatrix_), k0);
+    return ldmatrix(addr, true, transA_);
+  }
+
+  // The B pieces (columns of n piece ni, and ni + 1 when `pair`) of this
+  // warp: 2 registers per piece. Matrix q = (piece q / 2, k half q % 2).
+  Regs loadB(const SmemTile &t, int64_t ni, int64_t kk, bool pair) {
+    llvm::Value *q = pair ? quad_ : b_.CreateAnd(quad_, 1);
+    llvm::Value *kHalf = b_.CreateAnd(q, 1), *piece = b_.CreateLShr(q, 1);
+    llvm::Value *col0 =
+        b_.CreateAdd(b_.CreateMul(b_.CreateAdd(b_.getInt32(ni), piece), b_.getInt32(8 * wn_)),
+                     b_.CreateMul(warpN_, b_.getInt32(8)));
+    int64_t kHalfElems = kStep_ / 2;
+    llvm::Value *k0 =
+        b_.CreateAdd(b_.getInt32(kk * kStep_), b_.CreateMul(kHalf, b_.getInt32(kHalfElems)));
+    llvm::Value *addr = transB_ ? t.address(b_, b_.CreateAdd(k0, rowInMatrix_), col0)
+                                : t.address(b_, b_.CreateAdd(col0, rowInMatrix_), k0);
+    return ldmatrix(addr, pair, transB_);
+  }
+
+  Regs issueMma(DType dt, const Regs &a, const Regs &bb, const Regs &c) {
+    std::string shape, types;
+    switch (dt) {
+    case DType::F16:
+      shape = "m16n8k16", types = "f32.f16.f16.f32";
+      break;
+    case DType::BF16:
+      shape = "m16n8k16", types = "f32.bf16.bf16.f32";
+      break;
+    case DType::F32:
+      shape = "m16n8k8", types = "f32.tf32.tf32.f32";
+      break;
+    case DType::U8:
+      shape = "m16n8k32", types = "s32.u8.u8.s32";
+      break;
+    default:
+      shape = "m16n8k32", types = "s32.s8.s8.s32";
+      break;
+    }
+    bool isInt = dt == DType::I8 || dt == DType::U8;
+    llvm::Type *accTy = isInt ? b_.getInt32Ty() : b_.getFloatTy();
+    std::string text = fmt::format("mma.sync.aligned.{}.row.col.{} {{$0, $1, $2, $3}}, "
+                                   "{{$4, $5, $6, $7}}, {{$8, $9}}, {{$10, $11, $12, $13}};",
+                                   shape, types);
+    std::string cons = isInt ? "=r,=r,=r,=r" : "=f,=f,=f,=f";
+    cons += ",r,r,r,r,r,r,0,1,2,3";
+    std::vector<llvm::Type *> params(6, b_.getInt32Ty());
+    params.insert(params.end(), 4, accTy);
+    auto *retTy = llvm::StructType::get(b_.getContext(), {accTy, accTy, accTy, accTy});
+    auto *fnTy = llvm::FunctionType::get(retTy, params, false);
+    std::vector<llvm::Value *> args = {a[0],  a[1], a[2], a[3], bb[0],
+                                       bb[1], c[0], c[1], c[2], c[3]};
+    llvm::Value *call = b_.CreateCall(llvm::InlineAsm::get(fnTy, text, cons, false), args);
+    Regs out;
+    for (unsigned i = 0; i < 4; ++i)
+      out.push_back(b_.CreateExtractValue(call, {i}));
+    return out;
+  }
+
+  FunctionLowering &fl_;
+  llvm::IRBuilder<> &b_;
+  Operation &op_;
+  const MmaLayout *mma_;
+  int64_t M_ = 0, N_ = 0, K_ = 0, wm_ = 1, wn_ = 1, eb_ = 2, kStep_ = 16;
+  bool transA_ = false, transB_ = false;
+  llvm::Value *warpM_ = nullptr, *warpN_ = nullptr, *quad_ = nullptr, *rowInMatrix_ = nullptr;
+};
+
+} // namespace
+
+int64_t dotScratchBytes(Operation &op) {
+  Value *a = op.operand(0), *b = op.operand(1);
+  return (a->type()->numElements() + b->type()->numElements()) * dtypeBytes(a->type()->dtype());
+}
+
+bool FunctionLowering::lowerDot(Operation &op) {
+  Value *a = op.operand(0), *res = op.result();
+  if (a->type()->rank() != 2)
+    return unsupported(op, "of rank other than 2");
+  if (layoutOf(op.operand(2)) != layoutOf(res))
+    return unsupported(op, "whose accumulator layout differs from its result's (run "
+                           "--accelerate-dot)");
+  if (auto *mma = dyn_cast<MmaLayout>(layoutOf(res)))
+    return MmaDot(*this, op, mma).run();
+  if (!isa<BlockedLayout>(layoutOf(res)))
+    return unsupported(op, "with a result layout other than blocked or mma");
+  return FmaDot(*this, op).run();
+}
+
+} // namespace tk
