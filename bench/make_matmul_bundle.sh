@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# Writes the PTX that bench/matmul_bench.py launches into gpu-bundle-dot/ptx
+# (git-ignored; carried to the GPU machine by the device tool), with a
+# manifest of what each file is. Run after a build.
+#
+#   bash bench/make_matmul_bundle.sh [build-dir]
+#
+# - mm_<dtype>_<BM>x<BN>x<BK>_w<W>.ptx: tutorials/04-matmul.tk (no
+#   activation), fp16 or bf16 in and out, M, N, K and the leading strides
+#   divisible by 16, unit inner strides;
+# - bias_<BM>x<BN>x<BK>_w<W>.ptx: the fused bias + leaky_relu kernel of the
+#   same tutorial;
+# - chk_<dtype>_<BM>x<BN>x<BK>_w<W>_<t>.ptx: bench/dot_check.tk for the
+#   correctness sweep; t = nn, tn, nt (A and/or B transposed: its unit stride
+#   on the other dimension), sizes and strides unspecialised (ragged edges).
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+tkc="${1:-build}/bin/tkc"
+out=gpu-bundle-dot/ptx
+rm -rf "$out"
+mkdir -p "$out"
+manifest="$out/manifest.txt"
+: > "$manifest"
+
+mm_sig() { echo "*$1:16, *$1:16, *$1:16, i32:16, i32:16, i32:16, i32:16, i32:1, i32:16, i32:1, i32:16, i32:1"; }
+for dt in fp16 bf16; do
+  for cfg in "128 128 32 4" "128 128 32 8" "128 256 32 8" "128 64 32 4" "64 128 32 4" \
+             "128 64 64 4" "64 64 32 4"; do
+    set -- $cfg
+    name="mm_${dt}_$1x$2x$3_w$4"
+    "$tkc" tutorials/04-matmul.tk --kernel matmul_kernel --emit=ptx --num-warps="$4" \
+      --signature "$(mm_sig $dt)" -D BLOCK_SIZE_M="$1" -D BLOCK_SIZE_N="$2" -D BLOCK_SIZE_K="$3" \
+      -D GROUP_SIZE_M=8 -D ACTIVATION=plain -o "$out/$name.ptx"
+    echo "mm $name $dt $1 $2 $3 $4" >> "$manifest"
+  done
+done
+for cfg in "128 64 32 4" "64 64 32 4"; do
+  set -- $cfg
+  name="bias_$1x$2x$3_w$4"
+  "$tkc" tutorials/04-matmul.tk --kernel matmul_bias_kernel --emit=ptx --num-warps="$4" \
+    --signature "*fp16:16, *fp16:16, *fp16:16, *fp16:16, i32, i32, i32, i32, i32:1, i32, i32:1, i32, i32:1" \
+    -D BLOCK_SIZE_M="$1" -D BLOCK_SIZE_N="$2" -D BLOCK_SIZE_K="$3" -D GROUP_SIZE_M=8 \
+    -o "$out/$name.ptx"
+  echo "bias $name fp16 $1 $2 $3 $4" >> "$manifest"
+done
+
+# Correctness sweep: tiles 16..256, every dtype, transposed operands.
+chk_sig() {
+  local ab="*$1" c="*$2" am ak bk bn
+  case "$3" in
+    nn) am="i32" ak="i32:1" bk="i32" bn="i32:1" ;;
+    tn) am="i32:1" ak="i32" bk="i32" bn="i32:1" ;;
+    nt) am="i32" ak="i32:1" bk="i32:1" bn="i32" ;;
+  esac
+  echo "$ab, $ab, $c, i32, i32, i32, $am, $ak, $bk, $bn, i32, i32:1"
+}
+for dt in fp16 bf16 fp32 i8; do
+  c=fp32 acc=0
+  if [ "$dt" = i8 ]; then c=i32 acc=1; fi
+  for cfg in "16 16 16 1" "16 16 16 4" "32 32 32 4" "64 64 32 4" "128 128 32 4" "128 64 64 8" \
+             "64 256 32 8" "256 64 16 8" "32 16 64 2"; do
+    set -- $cfg
+    for t in nn tn nt; do
+      name="chk_${dt}_$1x$2x$3_w$4_$t"
+      if "$tkc" bench/dot_check.tk --emit=ptx --num-warps="$4" --signature "$(chk_sig $dt $c $t)" \
+          -D BM="$1" -D BN="$2" -D BK="$3" -D ACC_INT=$acc -o "$out/$name.ptx" 2> "$out/$name.err"; then
+        rm -f "$out/$name.err"
+        echo "chk $name $dt $1 $2 $3 $4 $t" >> "$manifest"
+      else
+        echo "FAILED to compile $name:" >&2
+        head -5 "$out/$name.err" >&2
+      fi
+    done
+  done
+done
+# Keep only what ptxas (when present) accepts for sm_90, so one bad variant
+# does not stop the run on the GPU machine.
+if command -v ptxas > /dev/null || [ -x /usr/local/cuda/bin/ptxas ]; then
+  px=$(command -v ptxas || echo /usr/local/cuda/bin/ptxas)
+  while read -r kind name rest; do
+    if "$px" -arch=sm_90 "$out/$name.ptx" -o /dev/null 2> "$out/$name.ptxas"; then
+      rm -f "$out/$name.ptxas"
+      echo "$kind $name $rest"
+    else
+      echo "ptxas rejected $name: $(head -1 "$out/$name.ptxas")" >&2
+    fi
+  done < "$manifest" > "$manifest.ok"
+  mv "$manifest.ok" "$manifest"
+fi
+wc -l "$manifest"
