@@ -18,6 +18,13 @@ constexpr int kFuncMaxThreadsPerBlock = 0;
 constexpr int kFuncSharedSizeBytes = 1;
 constexpr int kFuncLocalSizeBytes = 3;
 constexpr int kFuncNumRegs = 4;
+constexpr int kJitOptimizationLevel = 7;
+constexpr int kJitInputPtx = 1;
+constexpr int kFuncMaxDynamicSharedSizeBytes = 8;
+constexpr int kDevMaxThreadsPerBlock = 1;
+constexpr int kDevMaxSharedPerBlock = 8;
+constexpr int kDevMaxRegistersPerBlock = 12;
+constexpr int kDevMaxSharedPerBlockOptin = 97;
 constexpr int kDevMultiprocessorCount = 16;
 constexpr int kDevComputeCapabilityMajor = 75;
 constexpr int kDevComputeCapabilityMinor = 76;
@@ -66,11 +73,54 @@ std::vector<Symbol> symbolTable(CudaFunctions &f) {
       {slotOf(f.cuEventDestroy), "cuEventDestroy_v2", "cuEventDestroy"},
       {slotOf(f.cuGetErrorName), "cuGetErrorName", nullptr},
       {slotOf(f.cuGetErrorString), "cuGetErrorString", nullptr},
+      {slotOf(f.cuDriverGetVersion), "cuDriverGetVersion", nullptr},
+      {slotOf(f.cuFuncSetAttribute), "cuFuncSetAttribute", nullptr},
+      {slotOf(f.cuLinkCreate), "cuLinkCreate_v2", "cuLinkCreate"},
+      {slotOf(f.cuLinkAddData), "cuLinkAddData_v2", "cuLinkAddData"},
+      {slotOf(f.cuLinkComplete), "cuLinkComplete", nullptr},
+      {slotOf(f.cuLinkDestroy), "cuLinkDestroy", nullptr},
   };
 }
 
 // The JIT writes at most this much of each log; longer logs are cut.
 constexpr size_t kJitLogBytes = 16384;
+
+// The JIT options every load and link passes: both log buffers (a failure is
+// useless to the user without the error log) and, when asked for, an
+// optimisation level. The arrays point into this object, which must outlive
+// the driver call.
+struct JitLogs {
+  std::vector<char> info = std::vector<char>(kJitLogBytes, '\0');
+  std::vector<char> error = std::vector<char>(kJitLogBytes, '\0');
+  int options[5];
+  void *values[5];
+  unsigned count = 4;
+
+  explicit JitLogs(const JitOptions &jit) {
+    options[0] = kJitInfoLogBuffer;
+    values[0] = info.data();
+    options[1] = kJitInfoLogBufferSize;
+    values[1] = reinterpret_cast<void *>(kJitLogBytes - 1);
+    options[2] = kJitErrorLogBuffer;
+    values[2] = error.data();
+    options[3] = kJitErrorLogBufferSize;
+    values[3] = reinterpret_cast<void *>(kJitLogBytes - 1);
+    if (jit.optimizationLevel >= 0) {
+      options[4] = kJitOptimizationLevel;
+      values[4] = reinterpret_cast<void *>(uintptr_t(jit.optimizationLevel));
+      count = 5;
+    }
+  }
+  // "<what> failed: <error>", then the logs that have something in them.
+  std::string describe(const std::string &failure) const {
+    std::string s = failure;
+    if (error[0])
+      s += fmt::format("\nJIT error log:\n{}", error.data());
+    if (info[0])
+      s += fmt::format("\nJIT info log:\n{}", info.data());
+    return s;
+  }
+};
 
 } // namespace
 
@@ -123,6 +173,14 @@ bool CudaDriver::initialize(std::string &error) {
   if (!check(api_.cuDeviceGet(&device_, 0), "cuDeviceGet", error) ||
       !check(api_.cuDevicePrimaryCtxRetain(&context_, device_), "cuDevicePrimaryCtxRetain", error))
     return false;
+  const std::pair<int *, int> limits[] = {
+      {&limits_.maxThreadsPerBlock, kDevMaxThreadsPerBlock},
+      {&limits_.maxRegistersPerBlock, kDevMaxRegistersPerBlock},
+      {&limits_.maxSharedPerBlock, kDevMaxSharedPerBlock},
+      {&limits_.maxSharedPerBlockOptin, kDevMaxSharedPerBlockOptin}};
+  for (auto [slot, attribute] : limits)
+    if (!check(api_.cuDeviceGetAttribute(slot, attribute, device_), "cuDeviceGetAttribute", error))
+      return false;
   return makeCurrent(error);
 }
 
@@ -161,30 +219,61 @@ int CudaDriver::computeCapability() const {
   return major * 10 + minor;
 }
 
+int CudaDriver::driverVersion() const {
+  int v = 0;
+  api_.cuDriverGetVersion(&v);
+  return v;
+}
+
 int CudaDriver::multiprocessorCount() const {
   int n = 0;
   api_.cuDeviceGetAttribute(&n, kDevMultiprocessorCount, device_);
   return n;
 }
 
-bool CudaDriver::loadModule(const std::string &image, CUmodule &out, std::string &error) {
-  // The JIT fills these buffers with ptxas's messages; a failed load is
-  // useless to the user without the error log, so it always travels with
-  // the CUDA error name.
-  std::vector<char> infoLog(kJitLogBytes, '\0'), errorLog(kJitLogBytes, '\0');
-  int options[] = {kJitInfoLogBuffer, kJitInfoLogBufferSize, kJitErrorLogBuffer,
-                   kJitErrorLogBufferSize};
-  void *values[] = {infoLog.data(), reinterpret_cast<void *>(kJitLogBytes - 1), errorLog.data(),
-                    reinterpret_cast<void *>(kJitLogBytes - 1)};
-  CUresult r = api_.cuModuleLoadDataEx(&out, image.c_str(), 4, options, values);
+bool CudaDriver::loadModule(const std::string &image, CUmodule &out, std::string &error,
+                            const JitOptions &jit) {
+  // A cubin (ELF) carries its size in its headers; PTX is NUL-terminated,
+  // which std::string guarantees.
+  JitLogs logs(jit);
+  CUresult r = api_.cuModuleLoadDataEx(&out, image.c_str(), logs.count, logs.options, logs.values);
   if (r == 0)
     return true;
-  error = fmt::format("cuModuleLoadDataEx failed: {}", errorText(r));
-  if (errorLog[0])
-    error += fmt::format("\nJIT error log:\n{}", errorLog.data());
-  if (infoLog[0])
-    error += fmt::format("\nJIT info log:\n{}", infoLog.data());
+  error = logs.describe(fmt::format("cuModuleLoadDataEx failed: {}", errorText(r)));
   return false;
+}
+
+bool CudaDriver::linkToCubin(const std::string &ptx, std::string &cubin, std::string &error,
+                             const JitOptions &jit) {
+  JitLogs logs(jit);
+  CUlinkState state = nullptr;
+  CUresult r = api_.cuLinkCreate(logs.count, logs.options, logs.values, &state);
+  if (r != 0) {
+    error = fmt::format("cuLinkCreate failed: {}", errorText(r));
+    return false;
+  }
+  // The input size counts the terminating NUL, as the driver expects for PTX.
+  r = api_.cuLinkAddData(state, kJitInputPtx, const_cast<char *>(ptx.c_str()), ptx.size() + 1,
+                         "kernel.ptx", 0, nullptr, nullptr);
+  const char *what = "cuLinkAddData";
+  void *image = nullptr;
+  size_t size = 0;
+  if (r == 0) {
+    what = "cuLinkComplete";
+    r = api_.cuLinkComplete(state, &image, &size);
+  }
+  // The image belongs to the link state: copy it out before destroying it.
+  if (r == 0)
+    cubin.assign(static_cast<const char *>(image), size);
+  else
+    error = logs.describe(fmt::format("{} failed: {}", what, errorText(r)));
+  api_.cuLinkDestroy(state);
+  return r == 0;
+}
+
+bool CudaDriver::setMaxDynamicShared(CUfunction function, int bytes, std::string &error) {
+  return check(api_.cuFuncSetAttribute(function, kFuncMaxDynamicSharedSizeBytes, bytes),
+               "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)", error);
 }
 
 bool CudaDriver::getFunction(CUmodule module, const std::string &name, CUfunction &out,

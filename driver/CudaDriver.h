@@ -13,6 +13,8 @@
 //   if (!cuda->loadModule(ptx, module, error))
 //     ... error is "cuModuleLoadDataEx failed: CUDA_ERROR_INVALID_PTX (a PTX JIT
 //         compilation failed)" followed by the JIT's own log lines
+//   std::string cubin;                    // PTX -> cubin, to cache and reload
+//   if (!cuda->linkToCubin(ptx, cubin, error)) ...
 //   CUdeviceptr p;
 //   if (!cuda->allocate(4096, p, error)) ...
 //
@@ -40,6 +42,7 @@ using CUmodule = struct CUmod_st *;
 using CUfunction = struct CUfunc_st *;
 using CUstream = struct CUstream_st *;
 using CUevent = struct CUevent_st *;
+using CUlinkState = struct CUlinkState_st *;
 
 /// The driver entry points tk uses, looked up by name from libcuda.
 struct CudaFunctions {
@@ -72,6 +75,13 @@ struct CudaFunctions {
   CUresult (*cuEventDestroy)(CUevent);
   CUresult (*cuGetErrorName)(CUresult, const char **);
   CUresult (*cuGetErrorString)(CUresult, const char **);
+  CUresult (*cuDriverGetVersion)(int *);
+  CUresult (*cuFuncSetAttribute)(CUfunction, int, int);
+  CUresult (*cuLinkCreate)(unsigned, int *, void **, CUlinkState *);
+  CUresult (*cuLinkAddData)(CUlinkState, int, void *, size_t, const char *, unsigned, int *,
+                            void **);
+  CUresult (*cuLinkComplete)(CUlinkState, void **, size_t *);
+  CUresult (*cuLinkDestroy)(CUlinkState);
 };
 
 /// What cuFuncGetAttribute reports about a loaded kernel.
@@ -80,6 +90,21 @@ struct KernelResources {
   int localBytes = 0;        // per thread: spills and local arrays
   int staticSharedBytes = 0; // per program
   int maxThreadsPerBlock = 0;
+};
+
+/// The device's per-program limits that a kernel's resources are checked
+/// against before its first launch.
+struct DeviceLimits {
+  int maxThreadsPerBlock = 0;
+  int maxRegistersPerBlock = 0;   // 32-bit registers for all threads of a program
+  int maxSharedPerBlock = 0;      // without opting in (48 KiB)
+  int maxSharedPerBlockOptin = 0; // with cuFuncSetAttribute (227 KiB on sm_90)
+};
+
+/// Options for the driver's PTX JIT. optimizationLevel -1: the driver's
+/// default (4, the highest).
+struct JitOptions {
+  int optimizationLevel = -1;
 };
 
 class CudaDriver {
@@ -106,10 +131,21 @@ public:
   std::string deviceName() const;
   int computeCapability() const;
   int multiprocessorCount() const;
+  /// cuDriverGetVersion: 13000 for CUDA 13.0.
+  int driverVersion() const;
+  const DeviceLimits &limits() const { return limits_; }
 
   /// Loads PTX (NUL-terminated text) or a cubin; the JIT's error log (and
   /// its info log, when it has something to say) is appended to `error`.
-  bool loadModule(const std::string &image, CUmodule &out, std::string &error);
+  bool loadModule(const std::string &image, CUmodule &out, std::string &error,
+                  const JitOptions &jit = {});
+  /// Compiles PTX to a cubin for this device with the driver's JIT
+  /// (cuLinkCreate / cuLinkAddData / cuLinkComplete); errors carry the log.
+  bool linkToCubin(const std::string &ptx, std::string &cubin, std::string &error,
+                   const JitOptions &jit = {});
+  /// Lets `function` use up to `bytes` of dynamic shared memory (needed
+  /// above 48 KiB).
+  bool setMaxDynamicShared(CUfunction function, int bytes, std::string &error);
   bool getFunction(CUmodule module, const std::string &name, CUfunction &out, std::string &error);
   bool queryResources(CUfunction function, KernelResources &out, std::string &error);
 
@@ -129,6 +165,7 @@ private:
   CudaFunctions api_{};
   CUdevice device_ = 0;
   CUcontext context_ = nullptr;
+  DeviceLimits limits_;
 };
 
 } // namespace tk

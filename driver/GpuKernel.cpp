@@ -7,7 +7,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cassert>
+#include <chrono>
 #include <fstream>
 #include <memory>
 #include <mutex>
@@ -20,7 +22,8 @@ namespace tk {
 class GpuKernelCache {
 public:
   static GpuKernel *getOrCompile(const std::string &source, const std::string &fileName,
-                                 const GpuCompileOptions &opts, std::string &error);
+                                 const GpuCompileOptions &opts, std::string &error,
+                                 GpuFailure &failure);
 };
 
 namespace {
@@ -40,6 +43,17 @@ GpuParam describeParam(const std::string &name, Type *type) {
     return p;
   }
   switch (type->dtype()) {
+  case DType::I1:
+    p.kind = GpuArg::Kind::I1;
+    break;
+  case DType::I8:
+  case DType::U8:
+    p.kind = GpuArg::Kind::I8;
+    break;
+  case DType::I16:
+  case DType::U16:
+    p.kind = GpuArg::Kind::I16;
+    break;
   case DType::I32:
   case DType::U32:
     p.kind = GpuArg::Kind::I32;
@@ -48,52 +62,118 @@ GpuParam describeParam(const std::string &name, Type *type) {
   case DType::U64:
     p.kind = GpuArg::Kind::I64;
     break;
+  case DType::F16:
+    p.kind = GpuArg::Kind::F16;
+    break;
+  case DType::BF16:
+    p.kind = GpuArg::Kind::BF16;
+    break;
   case DType::F32:
     p.kind = GpuArg::Kind::F32;
     break;
-  default:
-    p.supported = false;
+  case DType::F64:
+    p.kind = GpuArg::Kind::F64;
     break;
   }
   return p;
 }
 
-// The cache key spells out every input of a compile, each prefixed with its
-// length so that no two different inputs give the same key. The options map
-// is ordered, so the key is deterministic.
-std::string cacheKey(const std::string &source, const std::string &fileName,
-                     const GpuCompileOptions &opts) {
-  std::string key;
-  auto add = [&key](const std::string &field) {
-    key += std::to_string(field.size());
-    key += ':';
-    key += field;
-  };
-  add(source);
-  add(fileName);
-  add(opts.kernel);
-  add(opts.signature);
-  for (const auto &[name, value] : opts.constants) {
-    add(name);
-    add(std::to_string(int(value.kind)) + value.str());
-  }
-  add(std::to_string(opts.numWarps));
-  add(opts.arch);
-  return key;
+using Clock = std::chrono::steady_clock;
+double msSince(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
 }
 
+// The version of the kernel payload's layout (inside the cache entry).
+constexpr uint32_t kPayloadVersion = 1;
+
 } // namespace
+
+CacheKey gpuCompileKey(const std::string &source, const std::string &fileName,
+                       const GpuCompileOptions &opts) {
+  // Fields in a fixed order, each length-prefixed by the builder; the
+  // constants map is ordered, so the key is deterministic.
+  CacheKeyBuilder b;
+  b.add("tk-gpu-kernel").add(compilerVersion()).add(source).add(fileName).add(opts.kernel);
+  b.add(opts.signature);
+  b.add(int64_t(opts.constants.size()));
+  for (const auto &[name, value] : opts.constants)
+    b.add(name).add(int64_t(value.kind)).add(value.str());
+  b.add(int64_t(opts.numWarps)).add(int64_t(opts.numStages)).add(int64_t(opts.debug));
+  b.add(opts.arch);
+  b.add(int64_t(opts.keyExtras.size()));
+  for (const std::string &extra : opts.keyExtras)
+    b.add(extra);
+  return b.key();
+}
+
+std::string serializeCompiledPTX(const CompiledPTX &c) {
+  ByteWriter w;
+  w.u32(kPayloadVersion);
+  w.str(c.name);
+  w.str(c.ptx);
+  w.u32(uint32_t(c.numWarps));
+  w.u32(uint32_t(c.sharedBytes));
+  w.u32(c.dynamicShared ? 1 : 0);
+  w.u32(uint32_t(c.params.size()));
+  for (const GpuParam &p : c.params) {
+    w.str(p.name);
+    w.u32(uint32_t(p.kind));
+    w.u32(p.supported ? 1 : 0);
+    w.str(p.typeName);
+  }
+  return std::move(w.bytes());
+}
+
+bool parseCompiledPTX(std::string_view payload, CompiledPTX &c) {
+  ByteReader r(payload);
+  if (r.u32() != kPayloadVersion)
+    return false;
+  c.name = r.str();
+  c.ptx = r.str();
+  c.numWarps = int(r.u32());
+  c.sharedBytes = int(r.u32());
+  c.dynamicShared = r.u32() != 0;
+  uint32_t n = r.u32();
+  c.params.clear();
+  // Each parameter takes at least 24 bytes: a bound on n before reserving.
+  if (!r.ok() || n > payload.size() / 24)
+    return false;
+  for (uint32_t i = 0; i < n && r.ok(); ++i) {
+    GpuParam p;
+    p.name = r.str();
+    uint32_t kind = r.u32();
+    if (kind > uint32_t(GpuArg::Kind::F64))
+      return false;
+    p.kind = GpuArg::Kind(kind);
+    p.supported = r.u32() != 0;
+    p.typeName = r.str();
+    c.params.push_back(std::move(p));
+  }
+  return r.done() && c.numWarps > 0 && !c.ptx.empty();
+}
 
 const char *gpuArgKindName(GpuArg::Kind kind) {
   switch (kind) {
   case GpuArg::Kind::Pointer:
     return "pointer";
+  case GpuArg::Kind::I1:
+    return "i1";
+  case GpuArg::Kind::I8:
+    return "i8";
+  case GpuArg::Kind::I16:
+    return "i16";
   case GpuArg::Kind::I32:
     return "i32";
   case GpuArg::Kind::I64:
     return "i64";
+  case GpuArg::Kind::F16:
+    return "fp16";
+  case GpuArg::Kind::BF16:
+    return "bf16";
   case GpuArg::Kind::F32:
     return "fp32";
+  case GpuArg::Kind::F64:
+    return "fp64";
   }
   return "?";
 }
@@ -101,6 +181,17 @@ const char *gpuArgKindName(GpuArg::Kind kind) {
 bool compileToPTX(const std::string &source, const std::string &fileName,
                   const GpuCompileOptions &opts, std::string &ptx, std::vector<GpuParam> &params,
                   int &numWarps, std::string &error) {
+  CompiledPTX c;
+  if (!compileToPTX(source, fileName, opts, c, error))
+    return false;
+  ptx = std::move(c.ptx);
+  params = std::move(c.params);
+  numWarps = c.numWarps;
+  return true;
+}
+
+bool compileToPTX(const std::string &source, const std::string &fileName,
+                  const GpuCompileOptions &opts, CompiledPTX &out, std::string &error) {
   // Each compile has its own source manager and diagnostics: the caller gets
   // them rendered (file:line:col, source line, caret), which is all a host
   // program can do with them.
@@ -145,76 +236,195 @@ bool compileToPTX(const std::string &source, const std::string &fileName,
   TargetOptions target;
   target.arch = opts.arch;
   target.numWarps = opts.numWarps;
-  ptx.clear();
-  if (!emitPTX(module, target, ptx, diag))
+  out.ptx.clear();
+  if (!emitPTX(module, target, out.ptx, diag))
     return fail();
-
+  out.name = opts.kernel;
+  out.numWarps = int(fn->attrs().getInt("num_warps").value_or(opts.numWarps));
+  out.sharedBytes = int(fn->attrs().getInt("shared_bytes").value_or(0));
+  out.params.clear();
   // The IR arguments are the bindings that have one, in parameter order.
-  params.clear();
   for (const ParamBinding &b : bindings)
     if (b.isArgument)
-      params.push_back(describeParam(b.name, fn->argument(unsigned(params.size()))->type()));
-  assert(params.size() == fn->numArguments() && "one IR argument per runtime parameter");
-  numWarps = int(fn->attrs().getInt("num_warps").value_or(opts.numWarps));
+      out.params.push_back(
+          describeParam(b.name, fn->argument(unsigned(out.params.size()))->type()));
+  assert(out.params.size() == fn->numArguments() && "one IR argument per runtime parameter");
+  // Shared memory the code generator declares `extern` is dynamic: its size
+  // comes from the launch, and is the function's shared_bytes.
+  out.dynamicShared = out.sharedBytes > 0 && out.ptx.find(".extern .shared") != std::string::npos;
+  return true;
+}
+
+bool checkKernelResources(const std::string &kernel, const GpuKernelInfo &info,
+                          const DeviceLimits &limits, std::string &error, GpuFailure &failure) {
+  int64_t threads = int64_t(info.numWarps) * kWarpSize;
+  int64_t threadLimit = std::min(info.maxThreadsPerBlock, limits.maxThreadsPerBlock);
+  struct Use {
+    const char *resource;
+    int64_t needed, limit;
+    const char *unit;
+  } uses[] = {
+      {"shared memory", int64_t(info.staticSharedBytes) + info.dynamicSharedBytes,
+       limits.maxSharedPerBlockOptin, "bytes per program"},
+      {"registers", int64_t(info.registers) * threads, limits.maxRegistersPerBlock,
+       "registers per program"},
+      {"threads", threads, threadLimit, "threads per program"},
+  };
+  for (const Use &u : uses)
+    if (u.limit > 0 && u.needed > u.limit) {
+      failure.kind = GpuFailure::Kind::OutOfResources;
+      failure.resource = u.resource;
+      failure.needed = u.needed;
+      failure.limit = u.limit;
+      error = fmt::format("kernel '{}' is out of resources: {}: needs {} {}, the device allows {}",
+                          kernel, u.resource, u.needed, u.unit, u.limit);
+      if (u.resource == std::string("registers"))
+        error += fmt::format(" ({} registers per thread x {} threads; fewer warps or a smaller "
+                             "block use fewer)",
+                             info.registers, threads);
+      return false;
+    }
   return true;
 }
 
 GpuKernel *GpuKernelCache::getOrCompile(const std::string &source, const std::string &fileName,
-                                        const GpuCompileOptions &opts, std::string &error) {
+                                        const GpuCompileOptions &opts, std::string &error,
+                                        GpuFailure &failure) {
   static std::mutex mutex;
-  static std::map<std::string, std::unique_ptr<GpuKernel>> kernels;
+  static std::map<CacheKey, std::unique_ptr<GpuKernel>> kernels;
 
+  auto driverFailure = [&]() -> GpuKernel * {
+    failure.kind = GpuFailure::Kind::Driver;
+    return nullptr;
+  };
   CudaDriver *driver = CudaDriver::get(error);
   if (!driver)
-    return nullptr;
-  std::string key = cacheKey(source, fileName, opts);
+    return driverFailure();
+  CacheKey key = gpuCompileKey(source, fileName, opts);
+  // The loaded kernel also depends on the JIT level; the PTX does not.
+  CacheKey loadedKey =
+      CacheKeyBuilder().add(key.hex()).add(int64_t(opts.jitOptimizationLevel)).key();
   // Compiles run under the lock: two threads asking for the same kernel
   // compile it once, and loading a module is serialised anyway.
   std::lock_guard<std::mutex> lock(mutex);
-  if (auto it = kernels.find(key); it != kernels.end())
+  if (auto it = kernels.find(loadedKey); it != kernels.end())
     return it->second.get();
 
   std::unique_ptr<GpuKernel> k(new GpuKernel());
-  k->name_ = opts.kernel;
-  if (!compileToPTX(source, fileName, opts, k->ptx_, k->params_, k->numWarps_, error))
-    return nullptr;
-  if (k->params_.size() > kMaxParams) {
+  GpuKernelInfo &info = k->info_;
+  CompileCache &cache = CompileCache::process();
+  CompiledPTX c;
+  std::string payload;
+  // A cached entry is trusted only when it parses and names this kernel.
+  if (cache.lookup(key, CacheKind::Kernel, payload) && parseCompiledPTX(payload, c) &&
+      c.name == opts.kernel) {
+    info.origin = GpuKernelOrigin::Cache;
+  } else {
+    auto t0 = Clock::now();
+    if (!compileToPTX(source, fileName, opts, c, error)) {
+      failure.kind = GpuFailure::Kind::Compile;
+      return nullptr;
+    }
+    info.compileMs = msSince(t0);
+    cache.store(key, CacheKind::Kernel, serializeCompiledPTX(c));
+  }
+  if (c.params.size() > kMaxParams) {
     error = fmt::format("kernel '{}' has {} runtime parameters; launch supports at most {}",
-                        opts.kernel, k->params_.size(), kMaxParams);
+                        opts.kernel, c.params.size(), kMaxParams);
+    failure.kind = GpuFailure::Kind::Compile;
     return nullptr;
   }
+  k->name_ = opts.kernel;
+  k->ptx_ = std::move(c.ptx);
+  k->params_ = std::move(c.params);
+  k->numWarps_ = c.numWarps;
   for (const GpuParam &p : k->params_) {
     k->kinds_.push_back(p.kind);
     k->allSupported_ = k->allSupported_ && p.supported;
   }
-  if (!driver->makeCurrent(error) || !driver->loadModule(k->ptx_, k->module_, error) ||
-      !driver->getFunction(k->module_, opts.kernel, k->function_, error) ||
+  if (!driver->makeCurrent(error))
+    return driverFailure();
+
+  // PTX -> cubin by the driver's JIT, cached per driver version and device;
+  // the module is loaded from the cubin either way (loading a cubin costs a
+  // fraction of a millisecond, the JIT tens of milliseconds).
+  JitOptions jit;
+  jit.optimizationLevel = opts.jitOptimizationLevel;
+  CacheKey cubinKey = CacheKeyBuilder()
+                          .add(key.hex())
+                          .add(int64_t(driver->driverVersion()))
+                          .add(int64_t(driver->computeCapability()))
+                          .add(int64_t(jit.optimizationLevel))
+                          .key();
+  auto t0 = Clock::now();
+  bool cachedCubin = cache.lookup(cubinKey, CacheKind::Cubin, k->cubin_);
+  bool loaded = cachedCubin && driver->loadModule(k->cubin_, k->module_, error);
+  if (!loaded) {
+    // No cubin, or one the driver rejects: JIT the PTX and replace it.
+    t0 = Clock::now();
+    if (!driver->linkToCubin(k->ptx_, k->cubin_, error, jit)) {
+      error = fmt::format("kernel '{}': {}", opts.kernel, error);
+      return driverFailure();
+    }
+    info.jitMs = msSince(t0);
+    cache.store(cubinKey, CacheKind::Cubin, k->cubin_);
+    t0 = Clock::now();
+    if (!driver->loadModule(k->cubin_, k->module_, error)) {
+      error = fmt::format("kernel '{}': {}", opts.kernel, error);
+      return driverFailure();
+    }
+  }
+  info.fromCubin = cachedCubin && loaded;
+  if (!driver->getFunction(k->module_, opts.kernel, k->function_, error) ||
       !driver->queryResources(k->function_, k->resources_, error)) {
     error = fmt::format("kernel '{}': {}", opts.kernel, error);
-    return nullptr;
+    return driverFailure();
   }
+  info.registers = k->resources_.registers;
+  info.localBytes = k->resources_.localBytes;
+  info.staticSharedBytes = k->resources_.staticSharedBytes;
+  info.dynamicSharedBytes = c.dynamicShared ? c.sharedBytes : 0;
+  info.maxThreadsPerBlock = k->resources_.maxThreadsPerBlock;
+  info.numWarps = k->numWarps_;
+  if (!checkKernelResources(opts.kernel, info, driver->limits(), error, failure))
+    return nullptr;
+  // Above the default 48 KiB a kernel must opt in to its dynamic shared
+  // memory before the first launch.
+  k->dynamicShared_ = unsigned(info.dynamicSharedBytes);
+  if (info.staticSharedBytes + info.dynamicSharedBytes > driver->limits().maxSharedPerBlock &&
+      !driver->setMaxDynamicShared(k->function_, info.dynamicSharedBytes, error)) {
+    error = fmt::format("kernel '{}': {}", opts.kernel, error);
+    return driverFailure();
+  }
+  info.loadMs = msSince(t0);
   k->driver_ = driver;
   k->api_ = &driver->api();
   GpuKernel *result = k.get();
-  kernels.emplace(std::move(key), std::move(k));
+  kernels.emplace(loadedKey, std::move(k));
   return result;
 }
 
 GpuKernel *GpuKernel::compile(const std::string &source, const std::string &fileName,
-                              const GpuCompileOptions &opts, std::string &error) {
-  return GpuKernelCache::getOrCompile(source, fileName, opts, error);
+                              const GpuCompileOptions &opts, std::string &error,
+                              GpuFailure *failure) {
+  GpuFailure local;
+  GpuFailure &f = failure ? *failure : local;
+  f = GpuFailure();
+  return GpuKernelCache::getOrCompile(source, fileName, opts, error, f);
 }
 
 GpuKernel *GpuKernel::compileFile(const std::string &path, const GpuCompileOptions &opts,
-                                  std::string &error) {
+                                  std::string &error, GpuFailure *failure) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     error = fmt::format("cannot read '{}'", path);
+    if (failure)
+      failure->kind = GpuFailure::Kind::Compile;
     return nullptr;
   }
   std::stringstream text;
   text << in.rdbuf();
-  return compile(text.str(), path, opts, error);
+  return compile(text.str(), path, opts, error, failure);
 }
 
 bool GpuKernel::launch(std::array<unsigned, 3> grid, std::span<const GpuArg> args, CUstream stream,
@@ -234,7 +444,7 @@ bool GpuKernel::launch(std::array<unsigned, 3> grid, std::span<const GpuArg> arg
   }
   CUresult r =
       api_->cuLaunchKernel(function_, grid[0], grid[1], grid[2], unsigned(numWarps_) * kWarpSize, 1,
-                           1, 0, stream, slots, nullptr);
+                           1, dynamicShared_, stream, slots, nullptr);
   if (r == 0)
     return true;
   error = fmt::format("launch of '{}' on grid ({}, {}, {}) with {} threads per program failed: {}",
@@ -248,7 +458,7 @@ bool GpuKernel::reportMismatch(std::span<const GpuArg> args, std::string &error)
   for (size_t i = 0; i < params_.size(); ++i)
     if (!params_[i].supported) {
       error = fmt::format("kernel '{}': parameter {} ('{}') has type {}, which launch() cannot "
-                          "pass (it takes pointers, i32, i64 and fp32)",
+                          "pass",
                           name_, i, params_[i].name, params_[i].typeName);
       return false;
     }

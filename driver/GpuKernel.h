@@ -19,14 +19,17 @@
 //         the argument passed is i64"
 //
 // Arguments are the kernel's runtime parameters (those that are not
-// constexpr) in parameter order: device pointers for pointer parameters,
-// i32/i64/fp32 scalars for the integer and float ones (u32/u64 take i32/i64).
-// A parameter specialised to 1 ("i32:1") still takes its argument.
+// constexpr) in parameter order: device pointers for pointer parameters, a
+// scalar of the parameter's type for the others (u8/u16/u32/u64 take the
+// signed kind of their width; fp16/bf16 pass their bit patterns). A
+// parameter specialised to 1 ("i32:1") still takes its argument.
 //
 // Compiled kernels live in an in-memory cache for the whole process, keyed by
-// the source text, file name and every option, so compiling the same thing
-// twice costs one map lookup; the pointer stays valid until exit. (The
-// on-disk cache of design.md is later work.)
+// a SHA-256 of the compiler version, the source text, file name and every
+// option, so compiling the same thing twice costs one map lookup; the pointer
+// stays valid until exit. The PTX and metadata, and the cubin the driver's
+// JIT made from them, also go to the disk cache (driver/CompileCache.h), so
+// another process skips the compile and the JIT.
 //
 // launch() is the fast path: it checks each argument's kind against a table
 // built at compile time and points the driver's parameter array at the
@@ -35,6 +38,7 @@
 // (CudaDriver::makeCurrent).
 #pragma once
 
+#include "driver/CompileCache.h"
 #include "driver/CudaDriver.h"
 #include "ir/Specialize.h"
 
@@ -43,25 +47,48 @@
 #include <map>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace tk {
 
 /// One launch argument.
 struct GpuArg {
-  enum class Kind : uint8_t { Pointer, I32, I64, F32 };
-  // The value comes first: launch() hands the driver its address.
+  enum class Kind : uint8_t { Pointer, I1, I8, I16, I32, I64, F16, BF16, F32, F64 };
+  // The value comes first: launch() hands the driver its address, and the
+  // driver copies as many bytes as the parameter has (1 for i1/i8, 2 for
+  // i16/fp16/bf16, ...) from the start of the union (little-endian).
   union {
     CUdeviceptr pointer;
+    uint8_t i1;
+    int8_t i8;
+    int16_t i16;
     int32_t i32;
     int64_t i64;
+    uint16_t bits16; // fp16 and bf16 patterns
     float f32;
+    double f64;
   } value;
   Kind kind;
 
   static GpuArg ptr(CUdeviceptr p) {
     GpuArg a(Kind::Pointer);
     a.value.pointer = p;
+    return a;
+  }
+  static GpuArg ofI1(bool x) {
+    GpuArg a(Kind::I1);
+    a.value.i1 = x ? 1 : 0;
+    return a;
+  }
+  static GpuArg ofI8(int8_t x) {
+    GpuArg a(Kind::I8);
+    a.value.i8 = x;
+    return a;
+  }
+  static GpuArg ofI16(int16_t x) {
+    GpuArg a(Kind::I16);
+    a.value.i16 = x;
     return a;
   }
   static GpuArg ofI32(int32_t x) {
@@ -74,9 +101,25 @@ struct GpuArg {
     a.value.i64 = x;
     return a;
   }
+  /// fp16 / bf16 from their 16-bit patterns (driver/Float16.h converts).
+  static GpuArg ofF16Bits(uint16_t bits) {
+    GpuArg a(Kind::F16);
+    a.value.bits16 = bits;
+    return a;
+  }
+  static GpuArg ofBF16Bits(uint16_t bits) {
+    GpuArg a(Kind::BF16);
+    a.value.bits16 = bits;
+    return a;
+  }
   static GpuArg ofF32(float x) {
     GpuArg a(Kind::F32);
     a.value.f32 = x;
+    return a;
+  }
+  static GpuArg ofF64(double x) {
+    GpuArg a(Kind::F64);
+    a.value.f64 = x;
     return a;
   }
 
@@ -84,7 +127,7 @@ private:
   explicit GpuArg(Kind k) : kind(k) { value.i64 = 0; }
 };
 
-/// "pointer", "i32", "i64", "fp32".
+/// "pointer", "i1", "i8", "i16", "i32", "i64", "fp16", "bf16", "fp32", "fp64".
 const char *gpuArgKindName(GpuArg::Kind kind);
 
 struct GpuCompileOptions {
@@ -93,13 +136,60 @@ struct GpuCompileOptions {
   std::map<std::string, ConstValue> constants; // constexpr values by name (tkc's -D)
   int numWarps = 4;
   std::string arch = "sm_90";
+  // Part of the cache key; the pipeline does not use them yet.
+  int numStages = 3;
+  bool debug = false;
+  /// Whatever else the caller's front end read to produce `source` (the
+  /// sources of @jit helpers it calls, values of globals): only hashed into
+  /// the cache key, so that a change there recompiles.
+  std::vector<std::string> keyExtras;
+  /// The driver JIT's optimisation level (CU_JIT_OPTIMIZATION_LEVEL 0-4);
+  /// -1: the driver's default.
+  int jitOptimizationLevel = -1;
 };
+
+/// Where a kernel came from.
+enum class GpuKernelOrigin : uint8_t {
+  Compiled, // front end, passes, LLVM, then the driver's JIT
+  Cache,    // PTX and metadata from the compile cache (memory or $TK_CACHE_DIR)
+};
+
+/// What a loaded kernel uses and what it cost to get it, for users
+/// (Python's .n_regs, .shared, .n_spills) and benchmarks.
+struct GpuKernelInfo {
+  int registers = 0;          // per thread
+  int localBytes = 0;         // per thread: spills and local arrays
+  int staticSharedBytes = 0;  // per program, declared in the PTX
+  int dynamicSharedBytes = 0; // per program, passed at launch
+  int maxThreadsPerBlock = 0; // what the function can be launched with
+  int numWarps = 4;
+  GpuKernelOrigin origin = GpuKernelOrigin::Compiled;
+  bool fromCubin = false; // loaded from a cached cubin rather than PTX
+  double compileMs = 0;   // source -> PTX (0 when the PTX came from the cache)
+  double jitMs = 0;       // PTX -> cubin through the driver (0 with a cached cubin)
+  double loadMs = 0;      // cuModuleLoadData of the cubin, function lookup, attributes
+};
+
+/// Why compile() failed, for callers that raise typed errors (Python's
+/// tk.CompilationError / tk.OutOfResources).
+struct GpuFailure {
+  enum class Kind : uint8_t { None, Compile, Driver, OutOfResources } kind = Kind::None;
+  std::string resource; // OutOfResources: "shared memory", "registers", "threads"
+  int64_t needed = 0;
+  int64_t limit = 0;
+};
+
+/// Checks a loaded kernel's use against the device's per-program limits;
+/// false with `error` ("kernel 'k' is out of resources: shared memory: needs
+/// 262144 bytes per program, the device allows 232448") and `failure` set.
+bool checkKernelResources(const std::string &kernel, const GpuKernelInfo &info,
+                          const DeviceLimits &limits, std::string &error, GpuFailure &failure);
 
 /// One runtime parameter of a compiled kernel.
 struct GpuParam {
   std::string name;
   GpuArg::Kind kind = GpuArg::Kind::I32;
-  bool supported = true; // false for scalar types launch() cannot pass (fp16, i1, ...)
+  bool supported = true; // false for a type launch() cannot pass (none today)
   std::string typeName;  // "ptr<fp32>", "i32", ...
 };
 
@@ -107,11 +197,13 @@ class GpuKernel {
 public:
   /// Compiles and loads `opts.kernel` from `source` (named `fileName` in
   /// diagnostics), or returns the cached kernel. Null after setting `error`.
+  /// `failure`, when given, says which kind of error it was.
   static GpuKernel *compile(const std::string &source, const std::string &fileName,
-                            const GpuCompileOptions &opts, std::string &error);
+                            const GpuCompileOptions &opts, std::string &error,
+                            GpuFailure *failure = nullptr);
   /// The same from a file.
   static GpuKernel *compileFile(const std::string &path, const GpuCompileOptions &opts,
-                                std::string &error);
+                                std::string &error, GpuFailure *failure = nullptr);
 
   /// Launches on `grid` programs with `args` (see the header comment).
   /// Returns false with `error` naming the argument on a count or kind
@@ -125,6 +217,9 @@ public:
   int numWarps() const { return numWarps_; }
   CUfunction function() const { return function_; }
   const KernelResources &resources() const { return resources_; }
+  const GpuKernelInfo &info() const { return info_; }
+  /// The cubin the kernel was loaded from (empty if it was loaded from PTX).
+  const std::string &cubin() const { return cubin_; }
 
 private:
   GpuKernel() = default;
@@ -132,6 +227,7 @@ private:
 
   std::string name_;
   std::string ptx_;
+  std::string cubin_;
   std::vector<GpuParam> params_;
   std::vector<GpuArg::Kind> kinds_; // params_[i].kind, packed for the launch check
   bool allSupported_ = true;
@@ -139,6 +235,8 @@ private:
   CUmodule module_ = nullptr;
   CUfunction function_ = nullptr;
   KernelResources resources_;
+  GpuKernelInfo info_;
+  unsigned dynamicShared_ = 0;
   const CudaFunctions *api_ = nullptr;
   CudaDriver *driver_ = nullptr;
 
@@ -151,6 +249,27 @@ private:
 bool compileToPTX(const std::string &source, const std::string &fileName,
                   const GpuCompileOptions &opts, std::string &ptx, std::vector<GpuParam> &params,
                   int &numWarps, std::string &error);
+
+/// Everything a compile produces before the driver sees it; what the disk
+/// cache stores for a kernel.
+struct CompiledPTX {
+  std::string name;
+  std::string ptx;
+  std::vector<GpuParam> params;
+  int numWarps = 4;
+  int sharedBytes = 0;        // the function's shared_bytes attribute (0 if absent)
+  bool dynamicShared = false; // the PTX declares `.extern .shared`: pass sharedBytes at launch
+};
+bool compileToPTX(const std::string &source, const std::string &fileName,
+                  const GpuCompileOptions &opts, CompiledPTX &out, std::string &error);
+
+/// The cache key of a compile: compiler version and every input (options,
+/// keyExtras) except jitOptimizationLevel, which only keys the cubin.
+CacheKey gpuCompileKey(const std::string &source, const std::string &fileName,
+                       const GpuCompileOptions &opts);
+/// CompiledPTX <-> cache payload; parse fails (false) on any malformed input.
+std::string serializeCompiledPTX(const CompiledPTX &c);
+bool parseCompiledPTX(std::string_view payload, CompiledPTX &c);
 
 /// A device allocation that frees itself; for tests, examples and benches.
 class DeviceBuffer {

@@ -8,6 +8,7 @@
 // Exit status: 0 success, 1 an input has errors (diagnostics on stderr) or
 // cannot be read, 2 bad usage. Usage is documented in docs/tkc.md; this file
 // is the only place in tk that prints.
+#include "driver/Ptxas.h"
 #include "ir/ASTToIR.h"
 #include "ir/IRPrinter.h"
 #include "lang/ASTPrinter.h"
@@ -69,6 +70,7 @@ bool emitIROpt(Compilation &c, std::string &out);
 bool emitIRGPU(Compilation &c, std::string &out);
 bool emitLLVM(Compilation &c, std::string &out);
 bool emitPTXText(Compilation &c, std::string &out);
+bool emitCubin(Compilation &c, std::string &out);
 
 struct EmitKind {
   std::string_view name;
@@ -87,6 +89,7 @@ constexpr EmitKind kEmitKinds[] = {
     {"ir-gpu", emitIRGPU, "block IR after the GPU passes (with layouts)"},
     {"llvm", emitLLVM, "LLVM IR for the GPU after LLVM's O3 (--arch, --num-warps)"},
     {"ptx", emitPTXText, "PTX from LLVM's NVPTX back end (--arch, --num-warps)"},
+    {"cubin", emitCubin, "a cubin from the PTX by ptxas (--arch; binary: needs -o)"},
 };
 
 constexpr const EmitKind *findEmitKind(std::string_view name) {
@@ -509,6 +512,18 @@ bool emitPTXText(Compilation &c, std::string &out) {
   return emitPTX(module, targetOptions(c.options), out, c.diag);
 }
 
+// --emit=cubin: the PTX assembled by the toolkit's ptxas (driver/Ptxas.h).
+bool emitCubin(Compilation &c, std::string &out) {
+  std::string ptx, error;
+  if (!emitPTXText(c, ptx))
+    return false;
+  c.stage = "ptxas";
+  if (assembleWithPtxas(ptx, targetOptions(c.options).arch, out, error))
+    return true;
+  c.diag.error(SourceLoc(), error);
+  return false;
+}
+
 //===----------------------------------------------------------------------===//
 // Driver
 //===----------------------------------------------------------------------===//
@@ -540,6 +555,8 @@ std::optional<std::string> readFile(const std::string &path, std::string &error)
 }
 
 int run(const Options &opts) {
+  if (opts.emit->run == emitCubin && opts.output.empty())
+    return usageError("--emit=cubin writes a binary file: give it with -o FILE");
   bool color = useColor(opts.color);
   bool multiple = opts.inputs.size() > 1;
   std::string output;

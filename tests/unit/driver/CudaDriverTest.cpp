@@ -114,8 +114,9 @@ TEST(CudaDriverTest, ScalarKindsFollowTheSignature) {
   EXPECT_EQ(params[2].kind, GpuArg::Kind::F32);
   EXPECT_EQ(params[3].kind, GpuArg::Kind::I32);
   EXPECT_TRUE(params[3].supported);
-  // fp64 scalars have no launch kind yet: compile works, launch reports it.
-  EXPECT_FALSE(params[4].supported);
+  // fp64 scalars have their own launch kind.
+  EXPECT_EQ(params[4].kind, GpuArg::Kind::F64);
+  EXPECT_TRUE(params[4].supported);
   EXPECT_EQ(params[4].name, "d");
 }
 

@@ -1,0 +1,28 @@
+// Ptxas: PTX -> cubin with the CUDA toolkit's `ptxas`, for ahead-of-time
+// builds (`tkc --emit=cubin`) on machines that have the toolkit but maybe
+// no GPU. At run time GpuKernel uses the driver's JIT instead.
+//
+//   std::string cubin, error;
+//   if (!assembleWithPtxas(ptx, "sm_90", cubin, error))
+//     ... "ptxas not found: set TK_PTXAS_PATH to it, or CUDA_HOME, or put it on
+//          PATH (looked at: ...)", or "/usr/local/cuda/bin/ptxas -arch=sm_90
+//          failed (exit status 255):" and ptxas's own messages
+//
+// ptxas is found through TK_PTXAS_PATH (the program itself), then
+// $CUDA_HOME/bin, /usr/local/cuda/bin, then PATH. A TK_PTXAS_PATH that is
+// not an executable is an error (no fallback).
+#pragma once
+
+#include <string>
+
+namespace tk {
+
+/// The ptxas to run, or "" with `searched` listing the places looked at.
+std::string findPtxas(std::string &searched);
+
+/// Runs `ptxas -arch=<arch>` on `ptx` in a private temporary directory;
+/// the cubin (an ELF image) on success, ptxas's own messages on failure.
+bool assembleWithPtxas(const std::string &ptx, const std::string &arch, std::string &cubin,
+                       std::string &error);
+
+} // namespace tk
