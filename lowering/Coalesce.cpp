@@ -390,6 +390,11 @@ private:
     switch (op.opcode()) {
     case Opcode::Broadcast:
       return require(op, 0, r);
+    case Opcode::Scan:
+      // Operands and results in one layout (codegen/ScanToLLVM.cpp).
+      for (unsigned i = 0; i < op.numOperands(); ++i)
+        require(op, i, r);
+      return;
     case Opcode::ExpandDims:
       if (r)
         require(op, 0, SliceLayout::get(ctx_, *op.attrs().getInt("axis"), r));

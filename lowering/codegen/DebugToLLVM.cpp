@@ -24,6 +24,8 @@
 #include <fmt/format.h>
 #include <llvm/IR/Module.h>
 
+#include <map>
+
 namespace tk {
 namespace {
 
@@ -125,6 +127,14 @@ bool FunctionLowering::lowerDebug(Operation &op) {
       "vprintf", llvm::FunctionType::get(b_.getInt32Ty(), {ptr, ptr}, false));
   std::vector<llvm::Value *> pid = {target_.programId(b_, 0), target_.programId(b_, 1),
                                     target_.programId(b_, 2)};
+  // One global per distinct format (a tensor's registers share theirs).
+  std::map<std::string, llvm::Value *> formats;
+  auto formatString = [&](const std::string &format) {
+    llvm::Value *&g = formats[format];
+    if (!g)
+      g = globalString(b_, format, "printf.fmt");
+    return g;
+  };
   // One call: the format and its arguments (the pid first).
   auto emit = [&](const std::string &format, std::vector<llvm::Value *> args) {
     std::vector<llvm::Value *> all = pid;
@@ -141,7 +151,7 @@ bool FunctionLowering::lowerDebug(Operation &op) {
     }
     for (size_t i = 0; i < all.size(); ++i)
       b_.CreateStore(all[i], b_.CreateStructGEP(bufTy, buf, static_cast<unsigned>(i)));
-    b_.CreateCall(vprintf, {globalString(b_, format, "printf.fmt"), buf});
+    b_.CreateCall(vprintf, {formatString(format), buf});
   };
   std::string head = "pid (%d, %d, %d)";
   if (op.numOperands() == 0) {
