@@ -135,11 +135,16 @@ TEST_F(TutorialTest, FusedSoftmax) {
   }
 }
 
-TEST_F(TutorialTest, LayerNorm) {
+// Both kernels of the tutorial: chunked (three walks over 128-wide blocks)
+// and fused (the whole 300-wide row in one 512-wide block).
+class LayerNormTutorial : public TutorialTest,
+                          public ::testing::WithParamInterface<std::pair<const char *, int>> {};
+
+TEST_P(LayerNormTutorial, MatchesDoubleReference) {
   KernelSpec spec;
-  spec.kernel = "layer_norm_fwd";
+  spec.kernel = GetParam().first;
   spec.signature = "*fp16, *fp16, *fp16, *fp16, *fp32, *fp32, i32, i32, fp32";
-  spec.constants["BLOCK_SIZE"] = ConstValue::ofInt(128);
+  spec.constants["BLOCK_SIZE"] = ConstValue::ofInt(GetParam().second);
   Function *fn = compile("03-layer-norm.tk", readTutorial("03-layer-norm.tk"), spec);
   ASSERT_TRUE(fn);
   const int64_t M = 12, N = 300;
@@ -174,6 +179,10 @@ TEST_F(TutorialTest, LayerNorm) {
     }
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(Kernels, LayerNormTutorial,
+                         ::testing::Values(std::make_pair("layer_norm_fwd", 128),
+                                           std::make_pair("layer_norm_fwd_fused", 512)));
 
 TEST_F(TutorialTest, MatmulWithAndWithoutActivation) {
   for (std::string activation : {"", "leaky_relu"}) {
