@@ -1,25 +1,44 @@
 """Issue 5's speed benchmark: tk vs Triton 3.6 vs torch, one run on the GPU machine.
 
-Generalises bench/gpu_smoke.py. Two row-wise workloads of shared/anchors.md:
+Two row-wise workloads of shared/anchors.md:
 
 - fused softmax, fp32, M x N in 8192x1024, 8192x4096, 4096x8192, 4096x16384;
 - LayerNorm forward, fp16 in/out, fp32 statistics, weight and bias, mean and
   rstd written, eps 1e-5, M = 8192 and N in 1024, 4096, 8192, 16384.
 
-tk's kernels are tutorials/02-fused-softmax.tk and tutorials/03-layer-norm.tk,
-compiled ahead of time to PTX by bench/make_gpu_bundle.sh (one file per
-BLOCK_SIZE and num_warps) and launched here through CuPy. Every variant is
-timed and the fastest is reported, as Triton's best of num_warps 4/8/16 is.
-Each output is poisoned with NaN before the first launch and checked against
-torch in higher precision, so an unwritten element or a wrong index fails.
+tk's kernels are tutorials/02-fused-softmax.tk and the two kernels of
+tutorials/03-layer-norm.tk (layer_norm_fwd walks the row in chunks,
+layer_norm_fwd_fused holds it in registers), compiled ahead of time to PTX by
+bench/make_gpu_bundle.sh (one file per kernel, BLOCK_SIZE and num_warps) and
+launched here through CuPy. Every variant is timed and the fastest is
+reported, as Triton's best of the same num_warps is (softmax also tries
+persistent grids of 2, 4 and 8 programs per SM, since the tutorial's programs
+stride over rows). Hand-edited PTX in the bundle named
+softmax_N_wW.exp-NAME.ptx (a code-generation change tried before the compiler
+makes it) is timed and checked too, and reported apart, never as tk's figure. Each output is poisoned
+with NaN before the first launch and checked against torch in higher
+precision, so an unwritten element or a wrong index fails. Registers per
+thread are recorded for both: tk's from ptxas -v (the bundle's
+ptxas-registers.json), Triton's from its compiled kernel.
 
 Bandwidth is bytes that must move (inputs read once, outputs written once)
 over the median time of triton.testing.do_bench (CUDA events, warmup 25 ms,
 rep 100 ms); the ceiling is a 1 GiB device-to-device torch copy measured in
-the same run (read + write counted). Example, on the GPU machine:
+the same run (read + write counted).
 
-    bash bench/make_gpu_bundle.sh build      # on the development machine
-    python3 -u bench/gpu_bench.py --ptx-dir gpu-bundle/ptx --out-dir $OUT --commit abc1234
+The same run can fold in the two C++ benches of issue 5 (each skipped with a
+message when its binary is absent or fails):
+
+- --compile-bench PATH: `PATH --load --json F` with CUDA_CACHE_DISABLE=1,
+  source -> loaded module time of the softmax kernel in a warm process;
+- --launch-bench PATH: `PATH --json F`, host time per launch through tk's C++
+  API against a raw cuLaunchKernel loop.
+
+Example:
+
+    bash bench/make_gpu_bundle.sh build gpu-bundle   # on the development machine
+    python3 -u bench/gpu_bench.py --ptx-dir gpu-bundle/ptx --out-dir $OUT --commit abc1234 \
+        --compile-bench gpu-bundle/drv/compile_bench --launch-bench gpu-bundle/drv/launch_bench
 
 writes gpu-bench.json and gpu-bench.png to --out-dir and prints a table.
 """
@@ -28,7 +47,10 @@ import datetime
 import json
 import os
 import platform
+import subprocess
 import sys
+import tempfile
+import traceback
 
 import cupy as cp
 import numpy as np
@@ -38,8 +60,16 @@ import triton.language as tl
 
 SOFTMAX_SHAPES = ((8192, 1024), (8192, 4096), (4096, 8192), (4096, 16384))
 LAYERNORM_SHAPES = ((8192, 1024), (8192, 4096), (8192, 8192), (8192, 16384))
-LAYERNORM_BLOCKS = (1024, 4096, 8192, 16384)
-WARPS = (4, 8, 16)
+# The chunked LayerNorm kernel walks the row with these blocks (when smaller
+# than the row); the fused one always takes BLOCK_SIZE = N.
+LAYERNORM_CHUNKS = (1024, 4096)
+WARPS = (2, 4, 8, 16)
+
+
+def warps_for(n):
+    """The warp counts tried for a row of n elements, for tk and Triton alike:
+    at most 128 elements per thread (more only spills)."""
+    return [w for w in WARPS if n <= 128 * 32 * w]
 EPS = 1e-5
 
 
@@ -118,14 +148,80 @@ def best_of(variants):
     return times[label], label, times
 
 
-def softmax(ptx_dir, m, n):
+def triton_registers(compiled):
+    """Registers per thread and spilled bytes of a launched Triton kernel."""
+    try:
+        return {"registers": int(compiled.n_regs), "spills": int(compiled.n_spills)}
+    except Exception as e:  # the attribute names are Triton's, not a stable API
+        return {"error": repr(e)}
+
+
+def triton_variants(kernel, grid, args, block, registers):
+    """(label, fn) per num_warps; fills registers[label] after the first launch."""
+    out = []
+    for w in warps_for(block):
+        def run(w=w):
+            return kernel[grid](*args, BLOCK=block, num_warps=w)
+        registers[f"w{w}"] = triton_registers(run())
+        out.append((f"w{w}", run))
+    return out
+
+
+def softmax(bundle, m, n):
     x = torch.randn(m, n, device="cuda") * 3.0
     ref = torch.softmax(x.double(), dim=-1)
     nbytes = 2 * 4 * m * n
 
-    tk_variants, tk_checks = [], {}
-    for w in WARPS:
-        kernel = load_kernel(ptx_dir, f"softmax_{n}_w{w}.ptx", "softmax_kernel")
+    # The tutorial's programs stride over rows: one row per program (grid m),
+    # or a persistent grid of k programs per SM (label _pK) walking the rows.
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    tk_variants, tk_checks, tk_regs = [], {}, {}
+    for w in warps_for(n):
+        name = f"softmax_{n}_w{w}.ptx"
+        if not bundle.has(name):
+            continue
+        kernel = bundle.kernel(name, "softmax_kernel")
+        for label, grid in [(f"w{w}", m)] + [(f"w{w}_p{k}", min(m, k * sms)) for k in (2, 4, 8)]:
+            out = torch.full_like(x, float("nan"))
+
+            def run(kernel=kernel, out=out, w=w, grid=grid):
+                kernel((grid,), (32 * w,), (ptr(out), ptr(x), np.int32(n), np.int32(n),
+                                            np.int32(m), np.int32(n)))
+            run()
+            torch.cuda.synchronize()
+            tk_checks[label] = errors(out, ref)
+            tk_regs[label] = bundle.registers(name)
+            tk_variants.append((label, run))
+    tk_ms, tk_label, tk_times = best_of(tk_variants)
+    experiments = softmax_experiments(bundle, m, n, x, ref)
+
+    tri_out = torch.full_like(x, float("nan"))
+    tri_regs = {}
+    tri_variants = triton_variants(triton_row_softmax, (m,), (tri_out, x, n, n, n), n, tri_regs)
+    tri_ms, tri_label, tri_times = best_of(tri_variants)
+    torch.cuda.synchronize()
+    torch_ms = bench(lambda: torch.softmax(x, dim=-1))
+    return {"workload": "softmax_fp32", "m": m, "n": n, "bytes": nbytes,
+            "tk_gbps": gbps(nbytes, tk_ms), "tk_best": tk_label,
+            "tk_variants_ms": tk_times, "tk_checks": tk_checks,
+            "tk_registers": tk_regs,
+            "triton_gbps": gbps(nbytes, tri_ms), "triton_best": tri_label,
+            "triton_variants_ms": tri_times, "triton_check": errors(tri_out, ref),
+            "triton_registers": tri_regs,
+            "experiments": experiments,
+            "torch_gbps": gbps(nbytes, torch_ms)}
+
+
+def softmax_experiments(bundle, m, n, x, ref):
+    """Hand-edited PTX (softmax_{n}_w{w}.exp-NAME.ptx in the bundle) that tries
+    a code-generation change before the compiler makes it: timed and checked
+    like tk's own variants, reported apart from them (never as tk's figure)."""
+    found = {}
+    for name in bundle.names(f"softmax_{n}_w", ".ptx"):
+        if ".exp-" not in name:
+            continue
+        w = int(name[len(f"softmax_{n}_w"):].split(".")[0])
+        kernel = bundle.kernel(name, "softmax_kernel")
         out = torch.full_like(x, float("nan"))
 
         def run(kernel=kernel, out=out, w=w):
@@ -133,25 +229,13 @@ def softmax(ptx_dir, m, n):
                                      np.int32(n)))
         run()
         torch.cuda.synchronize()
-        tk_checks[f"w{w}"] = errors(out, ref)
-        tk_variants.append((f"w{w}", run))
-    tk_ms, tk_label, tk_times = best_of(tk_variants)
-
-    tri_out = torch.full_like(x, float("nan"))
-    tri_variants = [(f"w{w}", lambda w=w: triton_row_softmax[(m,)](
-        tri_out, x, n, n, n, BLOCK=n, num_warps=w)) for w in WARPS]
-    tri_ms, tri_label, tri_times = best_of(tri_variants)
-    torch.cuda.synchronize()
-    torch_ms = bench(lambda: torch.softmax(x, dim=-1))
-    return {"workload": "softmax_fp32", "m": m, "n": n, "bytes": nbytes,
-            "tk_gbps": gbps(nbytes, tk_ms), "tk_best": tk_label,
-            "tk_variants_ms": tk_times, "tk_checks": tk_checks,
-            "triton_gbps": gbps(nbytes, tri_ms), "triton_best": tri_label,
-            "triton_variants_ms": tri_times, "triton_check": errors(tri_out, ref),
-            "torch_gbps": gbps(nbytes, torch_ms)}
+        found[name] = {"check": errors(out, ref), "ms": bench(run),
+                       "registers": bundle.registers(name)}
+        found[name]["gbps"] = gbps(2 * 4 * m * n, found[name]["ms"])
+    return found
 
 
-def layernorm(ptx_dir, m, n):
+def layernorm(bundle, m, n):
     x = (torch.randn(m, n, device="cuda") * 2.0 + 0.5).half()
     w = (torch.rand(n, device="cuda") + 0.5).half()
     b = (torch.randn(n, device="cuda") * 0.1).half()
@@ -177,37 +261,104 @@ def layernorm(ptx_dir, m, n):
         return {"y": errors(y, ref_y), "mean": errors(mean, ref_mean),
                 "rstd": errors(rstd, ref_rstd)}
 
-    tk_variants, tk_checks = [], {}
-    for block in LAYERNORM_BLOCKS:
-        if block > n:
+    # (label, PTX file, entry): the chunked kernel with blocks shorter than
+    # the row, and the fused kernel with the whole row in one block.
+    configs = []
+    for wp in warps_for(n):
+        for block in LAYERNORM_CHUNKS:
+            if block < n:
+                configs.append((f"chunk{block}_w{wp}", f"layernorm_{block}_w{wp}.ptx",
+                                "layer_norm_fwd"))
+        configs.append((f"fused_w{wp}", f"layernorm_fused_{n}_w{wp}.ptx", "layer_norm_fwd_fused"))
+    tk_variants, tk_checks, tk_regs = [], {}, {}
+    for label, name, entry in configs:
+        if not bundle.has(name):
             continue
-        for wp in WARPS:
-            kernel = load_kernel(ptx_dir, f"layernorm_{block}_w{wp}.ptx", "layer_norm_fwd")
-            y, mean, rstd = outputs()
+        kernel = bundle.kernel(name, entry)
+        wp = int(label.rsplit("_w", 1)[1])
+        y, mean, rstd = outputs()
 
-            def run(kernel=kernel, y=y, mean=mean, rstd=rstd, wp=wp):
-                kernel((m,), (32 * wp,), (ptr(x), ptr(y), ptr(w), ptr(b), ptr(mean), ptr(rstd),
-                                          np.int32(n), np.int32(n), np.float32(EPS)))
-            run()
-            torch.cuda.synchronize()
-            label = f"b{block}_w{wp}"
-            tk_checks[label] = check(y, mean, rstd)
-            tk_variants.append((label, run))
+        def run(kernel=kernel, y=y, mean=mean, rstd=rstd, wp=wp):
+            kernel((m,), (32 * wp,), (ptr(x), ptr(y), ptr(w), ptr(b), ptr(mean), ptr(rstd),
+                                      np.int32(n), np.int32(n), np.float32(EPS)))
+        run()
+        torch.cuda.synchronize()
+        tk_checks[label] = check(y, mean, rstd)
+        tk_regs[label] = bundle.registers(name)
+        tk_variants.append((label, run))
     tk_ms, tk_label, tk_times = best_of(tk_variants)
 
     ty, tmean, trstd = outputs()
-    tri_variants = [(f"w{wp}", lambda wp=wp: triton_layer_norm_fwd[(m,)](
-        x, ty, w, b, tmean, trstd, n, n, EPS, BLOCK=n, num_warps=wp)) for wp in WARPS]
+    tri_regs = {}
+    tri_variants = triton_variants(triton_layer_norm_fwd, (m,),
+                                   (x, ty, w, b, tmean, trstd, n, n, EPS), n, tri_regs)
     tri_ms, tri_label, tri_times = best_of(tri_variants)
     torch.cuda.synchronize()
     torch_ms = bench(lambda: torch.nn.functional.layer_norm(x, (n,), w, b, EPS))
     return {"workload": "layernorm_fwd_fp16", "m": m, "n": n, "bytes": nbytes,
             "reference_numpy_vs_torch": float(ref_agree),
             "tk_gbps": gbps(nbytes, tk_ms), "tk_best": tk_label,
-            "tk_variants_ms": tk_times, "tk_checks": tk_checks,
+            "tk_variants_ms": tk_times, "tk_checks": tk_checks, "tk_registers": tk_regs,
             "triton_gbps": gbps(nbytes, tri_ms), "triton_best": tri_label,
             "triton_variants_ms": tri_times, "triton_check": check(ty, tmean, trstd),
+            "triton_registers": tri_regs,
             "torch_gbps": gbps(nbytes, torch_ms)}
+
+
+class Bundle:
+    """The PTX folder of make_gpu_bundle.sh and its ptxas register counts."""
+
+    def __init__(self, ptx_dir):
+        self.dir = ptx_dir
+        path = os.path.join(ptx_dir, "ptxas-registers.json")
+        self.regs = {}
+        if os.path.exists(path):
+            with open(path) as f:
+                self.regs = json.load(f)
+
+    def has(self, name):
+        return os.path.exists(os.path.join(self.dir, name))
+
+    def kernel(self, name, entry):
+        return load_kernel(self.dir, name, entry)
+
+    def names(self, prefix, suffix):
+        return sorted(f for f in os.listdir(self.dir) if f.startswith(prefix) and f.endswith(suffix))
+
+    def registers(self, name):
+        return self.regs.get(name)
+
+
+def run_cpp_bench(path, args, env_extra):
+    """Runs one of the C++ benches with --json; its JSON, or why there is none."""
+    if not path:
+        return None
+    if not os.path.exists(path):
+        print(f"skipping {path}: not found")
+        return {"skipped": f"{path} not found"}
+    env = dict(os.environ, **env_extra)
+    # The binaries find libtk.so beside them or in ../lib (the bundle's layout).
+    here = os.path.dirname(os.path.abspath(path))
+    env["LD_LIBRARY_PATH"] = ":".join(
+        [here, os.path.join(here, "..", "lib"), env.get("LD_LIBRARY_PATH", "")])
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "result.json")
+        cmd = [path] + args + ["--json", out]
+        try:
+            proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=240)
+        except subprocess.TimeoutExpired:
+            print(f"{' '.join(cmd)}: timed out after 240 s")
+            return {"command": " ".join(cmd), "error": "timed out after 240 s"}
+        print(proc.stdout, end="")
+        print(proc.stderr, end="", file=sys.stderr)
+        result = {"command": " ".join(cmd), "env": env_extra, "exit_status": proc.returncode,
+                  "stdout": proc.stdout[-4000:], "stderr": proc.stderr[-4000:]}
+        if proc.returncode == 0 and os.path.exists(out):
+            with open(out) as f:
+                result["json"] = json.load(f)
+        else:
+            print(f"{' '.join(cmd)}: exit status {proc.returncode}, no JSON")
+        return result
 
 
 def passes(row):
@@ -259,13 +410,27 @@ def main():
     ap.add_argument("--ptx-dir", required=True)
     ap.add_argument("--out-dir", required=True)
     ap.add_argument("--commit", default="unknown")
+    ap.add_argument("--compile-bench", metavar="PATH",
+                    help="compile_bench binary: source -> loaded module time (--load)")
+    ap.add_argument("--launch-bench", metavar="PATH",
+                    help="launch_bench binary: host time per launch, tk vs raw cuLaunchKernel")
     args = ap.parse_args()
     seed = int.from_bytes(os.urandom(4), "little")  # fresh inputs every run, recorded
     torch.manual_seed(seed)
 
+    bundle = Bundle(args.ptx_dir)
     copy = copy_bandwidth()
-    rows = [softmax(args.ptx_dir, m, n) for m, n in SOFTMAX_SHAPES]
-    rows += [layernorm(args.ptx_dir, m, n) for m, n in LAYERNORM_SHAPES]
+    rows, failures = [], []
+    # One workload that fails (a missing file, a launch error) is reported and
+    # the others still run: GPU time is scarce.
+    for fn, shapes in ((softmax, SOFTMAX_SHAPES), (layernorm, LAYERNORM_SHAPES)):
+        for m, n in shapes:
+            try:
+                rows.append(fn(bundle, m, n))
+            except Exception:
+                failures.append({"workload": fn.__name__, "m": m, "n": n,
+                                 "error": traceback.format_exc()})
+                print(failures[-1]["error"], file=sys.stderr)
     for r in rows:
         r["correct"] = passes(r)
         r["tk_over_triton"] = r["tk_gbps"] / r["triton_gbps"]
@@ -283,19 +448,29 @@ def main():
         "seed": seed,
         "copy_gbps": copy,
         "rows": rows,
+        "failures": failures,
     }
+    # The C++ benches run in their own processes, after the kernels above.
+    result["compile_bench"] = run_cpp_bench(args.compile_bench, ["--load"],
+                                            {"CUDA_CACHE_DISABLE": "1"})
+    result["launch_bench"] = run_cpp_bench(args.launch_bench, [], {})
     os.makedirs(args.out_dir, exist_ok=True)
     with open(os.path.join(args.out_dir, "gpu-bench.json"), "w") as f:
         json.dump(result, f, indent=2)
 
     print(f"device-to-device copy: {copy:.0f} GB/s")
-    print(f"{'workload':<19} {'shape':<11} {'ok':<3} {'tk':>6} {'best':<10} {'triton':>6} "
-          f"{'torch':>6} {'tk/tri':>6} {'tk/copy':>7} {'tri/copy':>8}")
+    print(f"{'workload':<19} {'shape':<11} {'ok':<3} {'tk':>6} {'best':<13} {'triton':>6} "
+          f"{'best':<4} {'torch':>6} {'tk/tri':>6} {'tk/copy':>7} {'tri/copy':>8}")
     for r in rows:
         print(f"{r['workload']:<19} {r['m']}x{r['n']:<6} {'yes' if r['correct'] else 'NO':<3} "
-              f"{r['tk_gbps']:>6.0f} {r['tk_best']:<10} {r['triton_gbps']:>6.0f} "
-              f"{r['torch_gbps']:>6.0f} {r['tk_over_triton']:>6.2f} {r['tk_over_copy']:>7.2f} "
-              f"{r['triton_over_copy']:>8.2f}")
+              f"{r['tk_gbps']:>6.0f} {r['tk_best']:<13} {r['triton_gbps']:>6.0f} "
+              f"{r['triton_best']:<4} {r['torch_gbps']:>6.0f} {r['tk_over_triton']:>6.2f} "
+              f"{r['tk_over_copy']:>7.2f} {r['triton_over_copy']:>8.2f}")
+    for r in rows:
+        for name, e in r.get("experiments", {}).items():
+            print(f"experiment {name}: {e['gbps']:.0f} GB/s ({e['gbps'] / r['triton_gbps']:.2f} "
+                  f"of Triton), registers {e['registers']}, max abs err "
+                  f"{e['check']['max_abs_err']:.2e}")
     plot(result, os.path.join(args.out_dir, "gpu-bench.png"))
 
 

@@ -1,38 +1,74 @@
 #!/usr/bin/env bash
-# Writes the PTX that bench/gpu_smoke.py and bench/gpu_bench.py launch into
-# gpu-bundle/ptx (git-ignored; carried to the GPU machine by the device tool).
-# Run after a build.
+# Gathers what bench/gpu_smoke.py and bench/gpu_bench.py need on the GPU
+# machine into one git-ignored folder of the checkout (gpu-bundle*/ is in
+# .gitignore; the device tool carries it): the tutorials' PTX in ptx/, each
+# file's registers per thread by `ptxas -v` in ptx/ptxas-registers.json (when
+# ptxas is here), and, when built, the stripped C++ benches and libtk.so in
+# drv/. Run after a Release build.
 #
-#   bash bench/make_gpu_bundle.sh [build-dir]
+#   bash bench/make_gpu_bundle.sh [build-dir [out-dir]]     # defaults: build gpu-bundle
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-tkc="${1:-build}/bin/tkc"
-out=gpu-bundle/ptx
+build="${1:-build}"
+bundle="${2:-gpu-bundle}"
+tkc="$build/bin/tkc"
+out="$bundle/ptx"
 mkdir -p "$out"
+softmax_sig="*fp32:16, *fp32:16, i32:16, i32:16, i32, i32:16"
+ln_sig="*fp16:16, *fp16:16, *fp16:16, *fp16:16, *fp32:16, *fp32:16, i32:16, i32:16, fp32"
 "$tkc" tutorials/01-vector-add.tk --emit=ptx --num-warps=4 \
   --signature "*fp32:16, *fp32:16, *fp32:16, i32:16" -D BLOCK_SIZE=1024 -o "$out/add_1024.ptx"
+# gpu_smoke.py's softmax files.
 for cfg in "1024 4" "4096 8" "8192 16" "16384 16"; do
   set -- $cfg
-  "$tkc" tutorials/02-fused-softmax.tk --emit=ptx --num-warps="$2" \
-    --signature "*fp32:16, *fp32:16, i32:16, i32:16, i32, i32:16" -D BLOCK_SIZE="$1" \
-    -o "$out/softmax_$1.ptx"
+  "$tkc" tutorials/02-fused-softmax.tk --emit=ptx --num-warps="$2" --signature "$softmax_sig" \
+    -D BLOCK_SIZE="$1" -o "$out/softmax_$1.ptx"
 done
-# gpu_bench.py: every softmax size at 4, 8 and 16 warps (it reports the best).
+# gpu_bench.py tries 2, 4, 8 and 16 warps, at most 128 elements per thread
+# (its warps_for), and reports the fastest.
+warps_for() { for w in 2 4 8 16; do (($1 <= 128 * 32 * w)) && echo "$w"; done; }
 for n in 1024 4096 8192 16384; do
-  for w in 4 8 16; do
-    "$tkc" tutorials/02-fused-softmax.tk --emit=ptx --num-warps="$w" \
-      --signature "*fp32:16, *fp32:16, i32:16, i32:16, i32, i32:16" -D BLOCK_SIZE="$n" \
-      -o "$out/softmax_${n}_w$w.ptx"
+  for w in $(warps_for "$n"); do
+    "$tkc" tutorials/02-fused-softmax.tk --emit=ptx --num-warps="$w" --signature "$softmax_sig" \
+      -D BLOCK_SIZE="$n" -o "$out/softmax_${n}_w$w.ptx"
+    # LayerNorm forward (X, Y, W, B fp16; Mean, Rstd fp32; stride, N, eps):
+    # the fused kernel with the whole row in one block ...
+    "$tkc" tutorials/03-layer-norm.tk --kernel layer_norm_fwd_fused --emit=ptx --num-warps="$w" \
+      --signature "$ln_sig" -D BLOCK_SIZE="$n" -o "$out/layernorm_fused_${n}_w$w.ptx"
   done
 done
-# LayerNorm forward (X, Y, W, B fp16; Mean, Rstd fp32; stride, N, eps): a
-# block as wide as the row (each loop runs once) and, for wide rows, a
-# 4096-wide block that walks the row; 4, 8 and 16 warps each.
-for b in 1024 4096 8192 16384; do
-  for w in 4 8 16; do
-    "$tkc" tutorials/03-layer-norm.tk --emit=ptx --num-warps="$w" \
-      --signature "*fp16:16, *fp16:16, *fp16:16, *fp16:16, *fp32:16, *fp32:16, i32:16, i32:16, fp32" \
-      -D BLOCK_SIZE="$b" -o "$out/layernorm_${b}_w$w.ptx"
+# ... and the chunked kernel walking wider rows with 1024- and 4096-wide blocks.
+for b in 1024 4096; do
+  for w in 2 4 8 16; do
+    "$tkc" tutorials/03-layer-norm.tk --kernel layer_norm_fwd --emit=ptx --num-warps="$w" \
+      --signature "$ln_sig" -D BLOCK_SIZE="$b" -o "$out/layernorm_${b}_w$w.ptx"
   done
 done
-ls -l "$out"
+# Registers per thread (and spill bytes) of every file, as ptxas sees them.
+ptxas=$(command -v ptxas || echo /usr/local/cuda/bin/ptxas)
+if [ -x "$ptxas" ]; then
+  {
+    echo "{"
+    first=1
+    for f in "$out"/*.ptx; do
+      info=$("$ptxas" -arch=sm_90 -v "$f" -o /dev/null 2>&1)
+      regs=$(sed -n 's/.*Used \([0-9]*\) registers.*/\1/p' <<<"$info" | head -1)
+      spill=$(sed -n 's/.*, \([0-9]*\) bytes spill stores.*/\1/p' <<<"$info" | head -1)
+      ((first)) || echo ","
+      first=0
+      printf '  "%s": {"registers": %s, "spill_store_bytes": %s}' "$(basename "$f")" \
+        "${regs:-null}" "${spill:-null}"
+    done
+    printf '\n}\n'
+  } >"$out/ptxas-registers.json"
+fi
+# The C++ benches and the library they load, stripped (gpu_bench.py's
+# --compile-bench and --launch-bench put their folder on LD_LIBRARY_PATH).
+mkdir -p "$bundle/drv"
+for f in bin/compile_bench bin/launch_bench libtk.so; do
+  if [ -f "$build/$f" ]; then
+    cp "$build/$f" "$bundle/drv/"
+    strip "$bundle/drv/$(basename "$f")" 2>/dev/null || true
+  fi
+done
+ls -l "$out" "$bundle/drv"
