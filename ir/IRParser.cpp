@@ -749,7 +749,9 @@ private:
     consume();
 
     std::vector<Value *> operands;
-    if (tok_.kind == Tok::ValueName) {
+    // An op without operands (barrier) may be followed by the next op's
+    // result name on the next line.
+    if (tok_.kind == Tok::ValueName && opInfo(*opcode).maxOperands != 0) {
       while (true) {
         if (tok_.kind != Tok::ValueName)
           return fail(fmt::format("expected an operand, found {}", describeTok()));

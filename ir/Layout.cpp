@@ -58,6 +58,7 @@ void distribute(const LayoutAttr *layout, std::vector<ThreadMap::Dim> &dims,
   }
   if (isa<MmaLayout>(layout) || isa<DotOperandLayout>(layout))
     return distributeDotLayout(layout, dims, order, numWarps);
+  assert(isa<SliceLayout>(layout) && "a shared layout is not distributed over threads");
   auto *s = cast<SliceLayout>(layout);
   distribute(s->parent(), dims, order, numWarps);
   dims.erase(dims.begin() + s->dim());
@@ -101,9 +102,64 @@ std::string SliceLayout::str() const {
   return fmt::format("slice<dim = {}, parent = {}>", dim_, parent_->str());
 }
 
+const SharedLayout *SharedLayout::get(IRContext &ctx, int64_t vec, int64_t perPhase,
+                                      int64_t maxPhase, std::vector<int64_t> order) {
+  assert(validateShared(vec, perPhase, maxPhase, order).empty());
+  std::unique_ptr<LayoutAttr> l(new SharedLayout(vec, perPhase, maxPhase, std::move(order)));
+  return cast<SharedLayout>(ctx.layout(std::move(l)));
+}
+
+std::string SharedLayout::str() const {
+  return fmt::format("shared<vec = {}, per_phase = {}, max_phase = {}, order = {}>", vec_,
+                     perPhase_, maxPhase_, arrayStr(order_));
+}
+
+int64_t SharedLayout::offset(const std::vector<int64_t> &shape,
+                             const std::vector<int64_t> &coords) const {
+  assert(shape.size() == rank() && coords.size() == rank());
+  size_t fast = static_cast<size_t>(order_[0]);
+  int64_t col = coords[fast], rowLength = shape[fast];
+  if (rank() == 1)
+    return col;
+  // The slower dimensions, slowest first, make the row index.
+  int64_t row = 0;
+  for (size_t i = rank(); i-- > 1;) {
+    size_t d = static_cast<size_t>(order_[i]);
+    row = row * shape[d] + coords[d];
+  }
+  // The phase only flips column-group bits that stay inside the row: the
+  // number of phases is the largest power of two dividing the row's groups,
+  // at most max_phase (a short row is swizzled less, never out of bounds).
+  int64_t groups = std::max<int64_t>(1, rowLength / vec_);
+  int64_t phases = std::min(maxPhase_, groups & -groups);
+  int64_t phase = (row / perPhase_) % phases;
+  int64_t swizzled = col < groups * vec_ ? ((col / vec_) ^ phase) * vec_ + col % vec_ : col;
+  return row * rowLength + swizzled;
+}
+
+std::string validateShared(int64_t vec, int64_t perPhase, int64_t maxPhase,
+                           const std::vector<int64_t> &order) {
+  const char *names[3] = {"vec", "per_phase", "max_phase"};
+  int64_t values[3] = {vec, perPhase, maxPhase};
+  for (int i = 0; i < 3; ++i)
+    if (!isPowerOfTwo(values[i]))
+      return fmt::format("{} = {} is not a positive power of two", names[i], values[i]);
+  if (order.empty())
+    return "a shared layout needs at least one dimension";
+  std::vector<int64_t> sorted = order;
+  std::sort(sorted.begin(), sorted.end());
+  for (size_t i = 0; i < sorted.size(); ++i)
+    if (sorted[i] != int64_t(i))
+      return fmt::format("order {} is not a permutation of the {} dimensions", arrayStr(order),
+                         order.size());
+  return {};
+}
+
 unsigned layoutRank(const LayoutAttr *layout) {
   if (auto *b = dyn_cast<BlockedLayout>(layout))
     return b->rank();
+  if (auto *sh = dyn_cast<SharedLayout>(layout))
+    return sh->rank();
   if (isa<MmaLayout>(layout) || isa<DotOperandLayout>(layout))
     return 2;
   return layoutRank(cast<SliceLayout>(layout)->parent()) - 1;
@@ -112,6 +168,8 @@ unsigned layoutRank(const LayoutAttr *layout) {
 int64_t layoutNumWarps(const LayoutAttr *layout) {
   if (auto *b = dyn_cast<BlockedLayout>(layout))
     return product(b->warpsPerCTA());
+  if (isa<SharedLayout>(layout))
+    return 1;
   if (auto *op = dyn_cast<DotOperandLayout>(layout))
     layout = op->parent();
   if (auto *mma = dyn_cast<MmaLayout>(layout))
@@ -259,6 +317,10 @@ const LayoutAttr *buildLayout(IRContext &ctx, std::string_view kind,
       error = "a slice layout needs an integer 'dim' and a layout 'parent'";
       return nullptr;
     }
+    if (isa<SharedLayout>(*parent)) {
+      error = "the parent of a slice layout must be distributed, not shared";
+      return nullptr;
+    }
     unsigned rank = layoutRank(*parent);
     if (rank < 2 || *dim < 0 || *dim >= int64_t(rank)) {
       error = fmt::format("slice dim {} is out of range for a parent of rank {} (a slice needs a "
@@ -268,9 +330,32 @@ const LayoutAttr *buildLayout(IRContext &ctx, std::string_view kind,
     }
     return SliceLayout::get(ctx, static_cast<unsigned>(*dim), *parent);
   }
+  if (kind == "shared") {
+    if (!checkKeys({"vec", "per_phase", "max_phase", "order"}))
+      return nullptr;
+    int64_t ints[3];
+    const char *keys[3] = {"vec", "per_phase", "max_phase"};
+    for (int i = 0; i < 3; ++i) {
+      const auto *v = std::get_if<int64_t>(&find(keys[i])->value);
+      if (!v) {
+        error = fmt::format("'{}' of a shared layout must be an integer", keys[i]);
+        return nullptr;
+      }
+      ints[i] = *v;
+    }
+    const auto *order = std::get_if<std::vector<int64_t>>(&find("order")->value);
+    if (!order) {
+      error = "'order' of a shared layout must be an integer array";
+      return nullptr;
+    }
+    error = validateShared(ints[0], ints[1], ints[2], *order);
+    if (!error.empty())
+      return nullptr;
+    return SharedLayout::get(ctx, ints[0], ints[1], ints[2], *order);
+  }
   if (const LayoutAttr *dot = buildDotLayout(ctx, kind, params, error); dot || !error.empty())
     return dot;
-  error = fmt::format("unknown layout '{}' (blocked, slice, mma, dot_operand)", kind);
+  error = fmt::format("unknown layout '{}' (blocked, slice, shared, mma, dot_operand)", kind);
   return nullptr;
 }
 

@@ -94,6 +94,54 @@ private:
   const LayoutAttr *parent_;
 };
 
+/// The layout of a tensor held in shared memory (a `local_alloc` buffer):
+/// not distributed over threads but addressed, with a swizzle that spreads the
+/// rows of a tile over the 32 banks. With `order` fastest first, the fastest
+/// dimension is the row (`order[0]`), the next one the row index; element
+/// (row, col) sits at
+///
+///   phase = (row / per_phase) % max_phase
+///   col'  = ((col / vec) ^ phase) * vec + col % vec
+///   offset = row * rowLength + col'
+///
+/// so groups of `vec` consecutive elements (one vector access) stay together
+/// and rows `per_phase` apart move to other banks. `max_phase = 1` is the
+/// plain row-major layout.
+///
+///   tensor<64x64xfp16, shared<vec = 8, per_phase = 1, max_phase = 8, order = [1, 0]>>
+class SharedLayout : public LayoutAttr {
+public:
+  /// The uniqued layout; the arguments must be valid (see validateShared).
+  static const SharedLayout *get(IRContext &ctx, int64_t vec, int64_t perPhase, int64_t maxPhase,
+                                 std::vector<int64_t> order);
+
+  unsigned rank() const { return static_cast<unsigned>(order_.size()); }
+  int64_t vec() const { return vec_; }
+  int64_t perPhase() const { return perPhase_; }
+  int64_t maxPhase() const { return maxPhase_; }
+  const std::vector<int64_t> &order() const { return order_; }
+
+  /// The element offset of `coords` in a buffer of `shape` (the formula
+  /// above; dimensions past the first two of the order are outer, row-major).
+  int64_t offset(const std::vector<int64_t> &shape, const std::vector<int64_t> &coords) const;
+
+  std::string str() const override;
+  static bool classof(const LayoutAttr *l) { return l->layoutKind() == Kind::Shared; }
+
+private:
+  SharedLayout(int64_t vec, int64_t perPhase, int64_t maxPhase, std::vector<int64_t> order)
+      : LayoutAttr(Kind::Shared), vec_(vec), perPhase_(perPhase), maxPhase_(maxPhase),
+        order_(std::move(order)) {}
+  int64_t vec_, perPhase_, maxPhase_;
+  std::vector<int64_t> order_;
+};
+
+/// Empty when the shared parameters are consistent, else why not: vec,
+/// per_phase and max_phase positive powers of two, order a permutation of
+/// rank >= 1.
+std::string validateShared(int64_t vec, int64_t perPhase, int64_t maxPhase,
+                           const std::vector<int64_t> &order);
+
 /// The accumulator layout of the tensor cores' mma.sync (ir/DotLayout.cpp):
 /// the warps tile the [M, N] result `warps = [wm, wn]`, each warp computing
 /// `instr = [16, 8]` pieces. Within a piece lane l holds rows l/4 and l/4 + 8
@@ -161,7 +209,8 @@ template <typename T> const T *dyn_cast(const LayoutAttr *l) {
 
 /// The rank of the tensors a layout describes.
 unsigned layoutRank(const LayoutAttr *layout);
-/// Warps of the program the layout spreads over (the product of `warps`).
+/// Warps of the program the layout spreads over (the product of `warps`; 1
+/// for a shared layout, which is not distributed).
 int64_t layoutNumWarps(const LayoutAttr *layout);
 
 /// Empty when the blocked parameters are consistent, else why not: all four of

@@ -31,7 +31,7 @@ namespace tk {
 class LayoutAttr {
 public:
   /// The layout kinds (ir/Layout.h defines the classes).
-  enum class Kind : uint8_t { Blocked, Slice, Mma, DotOperand };
+  enum class Kind : uint8_t { Blocked, Slice, Shared, Mma, DotOperand };
 
   virtual ~LayoutAttr() = default;
   Kind layoutKind() const { return kind_; }

@@ -1,6 +1,7 @@
 #include "ir/Verifier.h"
 
 #include "ir/IRContext.h"
+#include "ir/Layout.h"
 
 #include <algorithm>
 #include <fmt/format.h>
@@ -335,6 +336,12 @@ private:
         error(op, fmt::format("must keep the shape and element type: {} -> {}",
                               ops[0]->type()->str(), op.result()->type()->str()));
       return;
+    case Opcode::LocalAlloc:
+    case Opcode::LocalLoad:
+    case Opcode::LocalStore:
+      return verifyLocal(op);
+    case Opcode::Barrier:
+      return;
     case Opcode::Call:
       return verifyCall(op);
     case Opcode::Return:
@@ -585,6 +592,27 @@ private:
     default:
       return;
     }
+  }
+
+  // A shared buffer is a tensor whose layout, when it has one, is shared;
+  // the values moving in and out have its shape and element type.
+  void verifyLocal(Operation &op) {
+    Value *buf = op.is(Opcode::LocalAlloc) ? op.result() : op.operand(0);
+    auto *t = dyn_cast<TensorType>(buf->type());
+    if (!t)
+      return (void)error(op, fmt::format("needs a tensor buffer, got {}", buf->type()->str()));
+    if (t->layout() && !isa<SharedLayout>(t->layout()))
+      return (void)error(op, fmt::format("buffer {} must have a shared layout", t->str()));
+    Value *data = op.is(Opcode::LocalAlloc)  ? (op.numOperands() ? op.operand(0) : nullptr)
+                  : op.is(Opcode::LocalLoad) ? op.result()
+                                             : op.operand(1);
+    if (!data)
+      return;
+    if (withoutLayout(data->type()) != withoutLayout(t))
+      return (void)error(op, fmt::format("buffer {} and value {} differ in shape or element type",
+                                         t->str(), data->type()->str()));
+    if (auto *dt = dyn_cast<TensorType>(data->type()); dt && isa<SharedLayout>(dt->layout()))
+      error(op, fmt::format("value {} must not have a shared layout", dt->str()));
   }
 
   void verifyReduceScan(Operation &op) {

@@ -15,6 +15,8 @@ void buildGPUPipeline(PassManager &pm) {
   pm.add(createRemoveLayoutConversionsPass());
   pm.add(createCSEPass());
   pm.add(createDCEPass());
+  pm.add(createAllocateSharedPass());
+  pm.add(createInsertBarriersPass());
 }
 
 } // namespace tk

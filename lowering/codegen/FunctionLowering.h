@@ -37,7 +37,7 @@ llvm::Type *llvmElementType(llvm::LLVMContext &c, Type *t);
 class FunctionLowering {
 public:
   FunctionLowering(Function &fn, llvm::Function *llfn, const TargetInfo &target,
-                   const AxisInfoAnalysis &axis, llvm::GlobalVariable *smem, int64_t numWarps,
+                   const AxisInfoAnalysis &axis, llvm::Constant *smem, int64_t numWarps,
                    DiagnosticEngine &diag);
 
   /// Lowers the body; false after reporting an error.
@@ -66,8 +66,12 @@ public:
   llvm::Value *threadOffset(const LayoutAttr *layout, const ThreadMap &map, unsigned dim);
   llvm::Value *laneId() const { return lane_; }
   llvm::Value *warpId() const { return warp_; }
-  /// The shared-memory scratch buffer, as a pointer to `elem` (address space 3).
+  /// The shared-memory scratch of the op being lowered (address space 3):
+  /// the kernel's shared array at the op's `scratch_offset`
+  /// (--allocate-shared). Valid while lowerOp runs for that op.
   llvm::Value *scratch() const { return smem_; }
+  /// The shared array at byte `offset`.
+  llvm::Constant *sharedAt(int64_t offset) const;
 
   /// Reports "'op' ... is not supported by the GPU back end yet".
   bool unsupported(Operation &op, std::string_view what);
@@ -81,7 +85,8 @@ public:
   bool lowerLoadStore(Operation &op);   // LoadStoreToLLVM.cpp
   bool lowerReduce(Operation &op);      // ReduceToLLVM.cpp
   bool lowerConvertLayout(Operation &op);
-  bool lowerFor(Operation &op); // ControlFlowToLLVM.cpp
+  bool lowerSharedBuffer(Operation &op); // SharedToLLVM.cpp: local_alloc/load/store, barrier
+  bool lowerFor(Operation &op);          // ControlFlowToLLVM.cpp
   bool lowerIf(Operation &op);
   bool lowerWhile(Operation &op);
   bool lowerAtomic(Operation &op);       // AtomicToLLVM.cpp
@@ -101,7 +106,8 @@ public:
   /// Moves values between threads through the shared scratch: register i of
   /// `src` is written at slot `writeIdx[i]` when `writePred[i]` (null or
   /// missing: always) holds, else at the spare slot `numSlots`; a barrier;
-  /// slot `readIdx[j]` is read for each j; a barrier. i1 travels as a byte.
+  /// slot `readIdx[j]` is read for each j (--insert-barriers orders later
+  /// reuse of the scratch). i1 travels as a byte.
   /// Needs numSlots + 1 slots of the element type (sharedSlotBytes).
   Regs exchangeThroughShared(const Regs &src, const std::vector<llvm::Value *> &writeIdx,
                              const std::vector<llvm::Value *> &writePred,
@@ -119,7 +125,8 @@ private:
   llvm::Function *llfn_;
   const TargetInfo &target_;
   const AxisInfoAnalysis &axis_;
-  llvm::GlobalVariable *smem_;
+  llvm::Constant *smemArray_; // the kernel's shared array (null: none)
+  llvm::Value *smem_;         // the current op's scratch in it
   int64_t numWarps_;
   DiagnosticEngine &diag_;
   llvm::IRBuilder<> b_;

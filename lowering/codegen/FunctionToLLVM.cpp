@@ -3,7 +3,7 @@
 // the shared-memory scratch buffer, and the dispatch of each op to its
 // family's file.
 #include "analysis/AxisInfo.h"
-#include "lowering/DataMovement.h"
+#include "lowering/SharedMemory.h"
 #include "lowering/codegen/FunctionLowering.h"
 #include "lowering/codegen/LowerToLLVM.h"
 
@@ -15,10 +15,40 @@
 namespace tk {
 
 FunctionLowering::FunctionLowering(Function &fn, llvm::Function *llfn, const TargetInfo &target,
-                                   const AxisInfoAnalysis &axis, llvm::GlobalVariable *smem,
+                                   const AxisInfoAnalysis &axis, llvm::Constant *smem,
                                    int64_t numWarps, DiagnosticEngine &diag)
-    : fn_(fn), llfn_(llfn), target_(target), axis_(axis), smem_(smem), numWarps_(numWarps),
-      diag_(diag), b_(llfn->getContext()) {}
+    : fn_(fn), llfn_(llfn), target_(target), axis_(axis), smemArray_(smem), smem_(smem),
+      numWarps_(numWarps), diag_(diag), b_(llfn->getContext()) {}
+
+llvm::Constant *FunctionLowering::sharedAt(int64_t offset) const {
+  assert(smemArray_ && "shared memory used but none allocated");
+  if (offset == 0)
+    return smemArray_;
+  return llvm::ConstantExpr::getInBoundsGetElementPtr(
+      llvm::Type::getInt8Ty(smemArray_->getContext()), smemArray_,
+      llvm::ConstantInt::get(llvm::Type::getInt32Ty(smemArray_->getContext()), offset));
+}
+
+namespace {
+
+// Points the lowering's scratch at the op's scratch_offset while it lowers
+// (ops in its regions have their own), and back afterwards.
+class ScratchScope {
+public:
+  ScratchScope(llvm::Value *&slot, llvm::Value *at) : slot_(slot), saved_(slot) {
+    if (at)
+      slot_ = at;
+  }
+  ~ScratchScope() { slot_ = saved_; }
+  ScratchScope(const ScratchScope &) = delete;
+  ScratchScope &operator=(const ScratchScope &) = delete;
+
+private:
+  llvm::Value *&slot_;
+  llvm::Value *saved_;
+};
+
+} // namespace
 
 llvm::Type *llvmElementType(llvm::LLVMContext &c, Type *t) {
   Type *e = t->elementType();
@@ -121,6 +151,8 @@ bool FunctionLowering::lowerBlock(Block &block) {
 }
 
 bool FunctionLowering::lowerOp(Operation &op) {
+  std::optional<int64_t> scratchOffset = op.attrs().getInt("scratch_offset");
+  ScratchScope scope(smem_, scratchOffset && smemArray_ ? sharedAt(*scratchOffset) : nullptr);
   switch (op.opcode()) {
   case Opcode::MakeRange:
   case Opcode::Splat:
@@ -140,6 +172,11 @@ bool FunctionLowering::lowerOp(Operation &op) {
     return lowerReduce(op);
   case Opcode::ConvertLayout:
     return lowerConvertLayout(op);
+  case Opcode::LocalAlloc:
+  case Opcode::LocalLoad:
+  case Opcode::LocalStore:
+  case Opcode::Barrier:
+    return lowerSharedBuffer(op);
   case Opcode::For:
     return lowerFor(op);
   case Opcode::If:
@@ -164,36 +201,6 @@ bool FunctionLowering::lowerOp(Operation &op) {
     return lowerElementwise(op);
   }
 }
-
-namespace {
-
-unsigned storageBytes(Type *t) {
-  Type *e = t->elementType();
-  return e->isPointer() ? 8 : dtypeBytes(e->dtype());
-}
-
-// Bytes of shared-memory scratch an op needs: a reduction across warps keeps
-// one partial per warp per result element; a layout conversion stages the
-// whole tensor. Ops run one after another with barriers between, so the
-// kernel needs the largest, not the sum.
-int64_t scratchBytes(Operation &op, int64_t numWarps) {
-  if (op.is(Opcode::ConvertLayout))
-    return op.result()->type()->numElements() * storageBytes(op.result()->type());
-  // reshape/trans, scans and atomics that move data between threads.
-  if (int64_t bytes = movementScratchBytes(op))
-    return bytes;
-  if (op.is(Opcode::Dot))
-    return dotScratchBytes(op);
-  if (op.is(Opcode::Reduce)) {
-    int64_t bytes = 0;
-    for (Value *r : op.results())
-      bytes += r->type()->numElements() * numWarps * (storageBytes(r->type()) + 4);
-    return bytes;
-  }
-  return 0;
-}
-
-} // namespace
 
 std::unique_ptr<llvm::Module> lowerToLLVM(Module &module, const TargetOptions &options,
                                           llvm::LLVMContext &llctx, DiagnosticEngine &diag) {
@@ -226,24 +233,36 @@ std::unique_ptr<llvm::Module> lowerToLLVM(Module &module, const TargetOptions &o
       ok = false;
       continue;
     }
-    int64_t numWarps = fn.attrs().getInt("num_warps").value_or(options.numWarps);
-    int64_t smemBytes = 0;
-    fn.walk([&](Operation *op) { smemBytes = std::max(smemBytes, scratchBytes(*op, numWarps)); });
-    if (smemBytes > target->maxStaticSharedBytes()) {
-      diag.error(fn.loc(), fmt::format("'@{}' needs {} bytes of shared memory for reductions and "
-                                       "layout conversions, more than the {} available; use "
-                                       "smaller blocks",
-                                       fn.name(), smemBytes, target->maxStaticSharedBytes()));
+    if (!fn.attrs().getInt("num_warps"))
+      fn.attrs().set("num_warps", int64_t(options.numWarps));
+    int64_t numWarps = *fn.attrs().getInt("num_warps");
+    // Offsets and barriers come from --allocate-shared and --insert-barriers
+    // (buildGPUPipeline); IR that skipped them gets them here.
+    if (!fn.attrs().getInt("shared_bytes")) {
+      allocateShared(fn);
+      insertBarriers(fn);
+    }
+    int64_t smemBytes = *fn.attrs().getInt("shared_bytes");
+    if (smemBytes > target->maxSharedBytes()) {
+      diag.error(fn.loc(),
+                 fmt::format("'@{}' needs {} bytes of shared memory, more than the {} "
+                             "available per program on {}; use smaller blocks",
+                             fn.name(), smemBytes, target->maxSharedBytes(), options.arch));
       ok = false;
       continue;
     }
     llvm::GlobalVariable *smem = nullptr;
     if (smemBytes > 0) {
-      auto *arrTy = llvm::ArrayType::get(llvm::Type::getInt8Ty(llctx), smemBytes);
-      smem =
-          new llvm::GlobalVariable(*llmod, arrTy, false, llvm::GlobalValue::InternalLinkage,
-                                   llvm::UndefValue::get(arrTy), fn.name() + ".smem", nullptr,
-                                   llvm::GlobalValue::NotThreadLocal, target->sharedAddressSpace());
+      // Up to the static limit the array is static (`.shared .b8 k_smem[N]`);
+      // above it dynamic (`.extern .shared .b8 k_smem[]`), and the launch
+      // passes shared_bytes and raises the kernel's dynamic-shared limit.
+      bool dynamic = smemBytes > target->maxStaticSharedBytes();
+      auto *arrTy = llvm::ArrayType::get(llvm::Type::getInt8Ty(llctx), dynamic ? 0 : smemBytes);
+      smem = new llvm::GlobalVariable(
+          *llmod, arrTy, false,
+          dynamic ? llvm::GlobalValue::ExternalLinkage : llvm::GlobalValue::InternalLinkage,
+          dynamic ? nullptr : llvm::UndefValue::get(arrTy), fn.name() + "_smem", nullptr,
+          llvm::GlobalValue::NotThreadLocal, target->sharedAddressSpace());
       smem->setAlignment(llvm::Align(16));
     }
 

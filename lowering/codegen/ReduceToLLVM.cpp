@@ -1,21 +1,42 @@
 // reduce and convert_layout -> registers, warp shuffles and shared memory.
 //
-// A reduction along `axis` runs in three steps, each only as wide as the data:
-//  1. within a thread: its registers that differ only along `axis` combine;
+// A reduction along `axis` carries a tuple per partial: one value per operand
+// (sum/max/min: the operand; argmax/argmin: the value and its i32 index along
+// the axis; a combiner region: one value per operand). It runs in three
+// steps, each only as wide as the data:
+//  1. within a thread: its registers that differ only along `axis` combine,
+//     in increasing position;
 //  2. across the lanes that share the other coordinates: a butterfly of
 //     shfl.sync.bfly over the lane-id bits of `axis` (after it every lane
-//     holds the warp's partial);
+//     holds the warp's partial); for a combiner region the lane with the
+//     lower position is the left operand;
 //  3. across warps, when warps split `axis`: each warp writes its partial to
-//     shared memory, a barrier, every thread reads and combines the partials
-//     in warp order (the same order on every thread, so all agree bit for
-//     bit), a barrier before the scratch is reused.
+//     the op's shared scratch (SharedMemory.h: one part per tuple component,
+//     slot = result element * warps + warp), a barrier, every thread reads
+//     and combines the partials in warp order (the same order on every
+//     thread, so all agree bit for bit). The barrier before the scratch is
+//     reused is --insert-barriers' job, so reductions on disjoint scratch run
+//     back to back.
 // Lanes and warps that hold copies of elements (a dimension smaller than the
 // layout's tile) are left out of steps 2 and 3, so a sum counts each element
 // once.
 //
+// argmax/argmin match the interpreter (driver/InterpreterReduce.cpp): the
+// first position of the extreme value wins, NaN never wins unless every value
+// is NaN (then position 0). As a pairwise rule: b beats a when b is not NaN
+// and (a is NaN or b is strictly better), and on a tie (equal, or both NaN)
+// the smaller index wins; that rule is associative and commutative, so the
+// tree of steps 1-3 gives the sequential answer.
+//
+// A combiner region is lowered once per combine, its arguments bound to the
+// two tuples' registers, through the ordinary op lowering. Like Triton, it is
+// taken to be associative; positions stay in order across lanes and warps,
+// and within a thread when the layout has no repeats along the axis.
+//
 // convert_layout stages the tensor through shared memory: every thread writes
 // the elements it holds at their row-major index, a barrier, every thread
-// reads the elements its new layout gives it, a barrier.
+// reads the elements its new layout gives it.
+#include "lowering/SharedMemory.h"
 #include "lowering/codegen/FunctionLowering.h"
 
 #include <algorithm>
@@ -34,67 +55,169 @@ llvm::Value *FunctionLowering::combine(std::string_view kind, Type *type, llvm::
 
 namespace {
 
-llvm::Value *scratchSlot(llvm::IRBuilderBase &b, llvm::Value *smem, llvm::Type *storage,
-                         llvm::Value *index) {
-  return b.CreateGEP(storage, smem, index);
+using Tuple = std::vector<llvm::Value *>;
+
+class ReduceLowering {
+public:
+  ReduceLowering(FunctionLowering &fl, Operation &op)
+      : fl_(fl), op_(op), b_(fl.builder()), kind_(op.attrs().getString("kind")),
+        axis_(static_cast<unsigned>(*op.attrs().getInt("axis"))) {
+    isArg_ = kind_ && kind_->starts_with("arg");
+    for (Value *v : op.operands())
+      types_.push_back(v->type()->elementType());
+  }
+
+  bool run();
+
+private:
+  // a's positions come before b's.
+  Tuple combine(const Tuple &a, const Tuple &b);
+  Tuple argCombine(const Tuple &a, const Tuple &b);
+  llvm::Value *storageOf(llvm::Value *v) {
+    return v->getType()->isIntegerTy(1) ? b_.CreateZExt(v, b_.getInt8Ty()) : v;
+  }
+
+  FunctionLowering &fl_;
+  Operation &op_;
+  llvm::IRBuilder<> &b_;
+  std::optional<std::string> kind_;
+  unsigned axis_;
+  bool isArg_ = false;
+  std::vector<Type *> types_; // element type of each operand
+  bool failed_ = false;
+};
+
+Tuple ReduceLowering::argCombine(const Tuple &a, const Tuple &b) {
+  bool isMax = *kind_ == "argmax";
+  Type *t = types_[0];
+  llvm::Value *bBetter, *tie;
+  if (t->isFloatLike()) {
+    llvm::Value *aNaN = b_.CreateFCmpUNO(a[0], a[0]), *bNaN = b_.CreateFCmpUNO(b[0], b[0]);
+    llvm::Value *strict = isMax ? b_.CreateFCmpOGT(b[0], a[0]) : b_.CreateFCmpOLT(b[0], a[0]);
+    bBetter = b_.CreateAnd(b_.CreateNot(bNaN), b_.CreateOr(aNaN, strict));
+    tie = b_.CreateOr(b_.CreateFCmpOEQ(a[0], b[0]), b_.CreateAnd(aNaN, bNaN));
+  } else {
+    bool sign = isSigned(t->dtype());
+    llvm::CmpInst::Predicate p = isMax ? (sign ? llvm::CmpInst::ICMP_SGT : llvm::CmpInst::ICMP_UGT)
+                                       : (sign ? llvm::CmpInst::ICMP_SLT : llvm::CmpInst::ICMP_ULT);
+    bBetter = b_.CreateICmp(p, b[0], a[0]);
+    tie = b_.CreateICmpEQ(a[0], b[0]);
+  }
+  llvm::Value *pickB = b_.CreateOr(bBetter, b_.CreateAnd(tie, b_.CreateICmpSLT(b[1], a[1])));
+  return {b_.CreateSelect(pickB, b[0], a[0]), b_.CreateSelect(pickB, b[1], a[1])};
 }
 
-} // namespace
+Tuple ReduceLowering::combine(const Tuple &a, const Tuple &b) {
+  if (isArg_)
+    return argCombine(a, b);
+  if (kind_)
+    return {fl_.combine(*kind_, types_[0], a[0], b[0])};
+  Block &body = op_.body();
+  size_t n = a.size();
+  for (size_t i = 0; i < n; ++i) {
+    fl_.set(body.argument(static_cast<unsigned>(i)), {a[i]});
+    fl_.set(body.argument(static_cast<unsigned>(n + i)), {b[i]});
+  }
+  if (!fl_.lowerBlock(body)) {
+    failed_ = true;
+    return a;
+  }
+  Tuple out;
+  for (Value *v : body.terminator()->operands())
+    out.push_back(fl_.get(v)[0]);
+  return out;
+}
 
-bool FunctionLowering::lowerReduce(Operation &op) {
-  std::optional<std::string> kind = op.attrs().getString("kind");
-  if (!kind)
-    return unsupported(op, "with a combiner region");
-  if (*kind != "sum" && *kind != "max" && *kind != "min")
-    return unsupported(op, "of kind \"" + *kind + "\"");
-  Value *in = op.operand(0), *res = op.result();
-  unsigned axis = static_cast<unsigned>(*op.attrs().getInt("axis"));
-  Type *elemType = in->type()->elementType();
-  ThreadMap inMap = threadMap(in);
+bool ReduceLowering::run() {
+  if (kind_ && *kind_ != "sum" && *kind_ != "max" && *kind_ != "min" && !isArg_)
+    return fl_.unsupported(op_, "of kind \"" + *kind_ + "\"");
+  if (!kind_ && op_.numRegions() != 1)
+    return fl_.unsupported(op_, "without a kind or a combiner region");
+  Value *in = op_.operand(0), *res = op_.result();
+  for (Value *v : op_.operands())
+    if (!v->type()->isTensor() || fl_.layoutOf(v) != fl_.layoutOf(in))
+      return fl_.unsupported(op_, "whose operands are not in one layout");
+  ThreadMap inMap = fl_.threadMap(in);
   bool scalarResult = !res->type()->isTensor();
   std::unique_ptr<ThreadMap> outMap;
   if (!scalarResult) {
-    auto *slice = dyn_cast<SliceLayout>(layoutOf(res));
-    if (!slice || slice->dim() != axis || slice->parent() != layoutOf(in))
-      return unsupported(op, "whose result layout is not the slice of its operand's");
-    outMap = std::make_unique<ThreadMap>(threadMap(res));
+    for (Value *r : op_.results()) {
+      auto *slice = dyn_cast<SliceLayout>(fl_.layoutOf(r));
+      if (!slice || slice->dim() != axis_ || slice->parent() != fl_.layoutOf(in))
+        return fl_.unsupported(op_, "whose result layout is not the slice of its operand's");
+    }
+    outMap = std::make_unique<ThreadMap>(fl_.threadMap(res));
   }
   int64_t numOut = scalarResult ? 1 : outMap->numRegisters();
 
-  // 1. Within the thread.
-  const ThreadMap::Dim &d = inMap.dim(axis);
-  const Regs &src = get(in);
-  Regs acc(static_cast<size_t>(numOut), nullptr);
+  // 1. Within the thread, registers in increasing position along the axis.
+  const ThreadMap::Dim &d = inMap.dim(axis_);
+  std::vector<std::vector<llvm::Value *>> inCoords;
+  if (isArg_)
+    inCoords = fl_.coordinates(in);
+  std::vector<Tuple> acc(static_cast<size_t>(numOut));
   for (int64_t r = 0; r < inMap.numRegisters(); ++r) {
     std::vector<int64_t> k = inMap.registerIndex(r);
-    if (k[axis] >= d.extent)
+    if (k[axis_] >= d.extent)
       continue; // a copy of an element this thread already has
-    k.erase(k.begin() + axis);
+    k.erase(k.begin() + axis_);
     size_t o = scalarResult ? 0 : static_cast<size_t>(outMap->registerOf(k));
-    llvm::Value *v = src[static_cast<size_t>(r)];
-    acc[o] = acc[o] ? combine(*kind, elemType, acc[o], v) : v;
+    Tuple v;
+    for (Value *operand : op_.operands())
+      v.push_back(fl_.get(operand)[static_cast<size_t>(r)]);
+    if (isArg_)
+      v.push_back(inCoords[static_cast<size_t>(r)][axis_]);
+    acc[o] = acc[o].empty() ? v : combine(acc[o], v);
+    if (failed_)
+      return false;
   }
 
-  // 2. Across lanes.
+  // 2. Across lanes. For a combiner region the lane whose axis coordinate
+  // has bit m clear holds the lower positions and goes left.
   int64_t lanes = std::clamp<int64_t>(d.extent / d.size, 1, d.threads);
+  llvm::Value *laneCoord = nullptr;
+  if (!kind_ && lanes > 1)
+    laneCoord = b_.CreateURem(b_.CreateUDiv(fl_.laneId(), b_.getInt32(d.laneStride)),
+                              b_.getInt32(d.threads));
   for (int64_t m = 1; m < lanes; m *= 2)
-    for (llvm::Value *&a : acc)
-      a = combine(*kind, elemType, a,
-                  target_.shuffleXor(b_, a, static_cast<unsigned>(m * d.laneStride)));
+    for (Tuple &a : acc) {
+      Tuple other;
+      for (llvm::Value *x : a)
+        other.push_back(fl_.target().shuffleXor(b_, x, static_cast<unsigned>(m * d.laneStride)));
+      if (!laneCoord) {
+        a = combine(a, other);
+        continue;
+      }
+      llvm::Value *upper = b_.CreateICmpNE(
+          b_.CreateAnd(laneCoord, b_.getInt32(static_cast<uint32_t>(m))), b_.getInt32(0));
+      Tuple lhs, rhs;
+      for (size_t i = 0; i < a.size(); ++i) {
+        lhs.push_back(b_.CreateSelect(upper, other[i], a[i]));
+        rhs.push_back(b_.CreateSelect(upper, a[i], other[i]));
+      }
+      a = combine(lhs, rhs);
+      if (failed_)
+        return false;
+    }
 
-  // 3. Across warps.
-  int64_t warps = std::clamp<int64_t>(d.extent / (d.size * d.threads), 1, d.warps);
+  // 3. Across warps, through the op's scratch.
+  int64_t warps = reduceWarpsAlongAxis(op_);
   if (warps > 1) {
-    llvm::Type *storage = elementType(in->type());
-    bool isBool = storage->isIntegerTy(1);
-    if (isBool)
-      storage = b_.getInt8Ty();
+    int64_t total = 0;
+    std::vector<int64_t> parts = reduceScratchParts(op_, total);
+    std::vector<llvm::Type *> storage;
+    std::vector<llvm::Value *> bases;
+    for (size_t i = 0; i < acc[0].size(); ++i) {
+      llvm::Type *t = acc[0][i]->getType();
+      storage.push_back(t->isIntegerTy(1) ? b_.getInt8Ty() : t);
+      bases.push_back(b_.CreateGEP(b_.getInt8Ty(), fl_.scratch(), b_.getInt32(parts[i])));
+    }
     llvm::Value *warpIdx =
-        b_.CreateURem(b_.CreateUDiv(warp_, b_.getInt32(d.warpStride)), b_.getInt32(warps));
+        b_.CreateURem(b_.CreateUDiv(fl_.warpId(), b_.getInt32(d.warpStride)), b_.getInt32(warps));
     // The row-major index of each result element: the slot group it uses.
     std::vector<llvm::Value *> outIndex(static_cast<size_t>(numOut), b_.getInt32(0));
     if (!scalarResult) {
-      std::vector<std::vector<llvm::Value *>> coords = coordinates(res);
+      std::vector<std::vector<llvm::Value *>> coords = fl_.coordinates(res);
       const std::vector<int64_t> &shape = res->type()->shape();
       for (int64_t o = 0; o < numOut; ++o) {
         llvm::Value *lin = b_.getInt32(0);
@@ -103,29 +226,46 @@ bool FunctionLowering::lowerReduce(Operation &op) {
         outIndex[o] = lin;
       }
     }
+    auto slot = [&](int64_t o, llvm::Value *w) {
+      return b_.CreateAdd(b_.CreateMul(outIndex[o], b_.getInt32(warps)), w);
+    };
+    for (int64_t o = 0; o < numOut; ++o)
+      for (size_t i = 0; i < acc[o].size(); ++i)
+        b_.CreateStore(storageOf(acc[o][i]), b_.CreateGEP(storage[i], bases[i], slot(o, warpIdx)));
+    fl_.target().barrier(b_);
     for (int64_t o = 0; o < numOut; ++o) {
-      llvm::Value *slot = b_.CreateAdd(b_.CreateMul(outIndex[o], b_.getInt32(warps)), warpIdx);
-      llvm::Value *v = isBool ? b_.CreateZExt(acc[o], storage) : acc[o];
-      b_.CreateStore(v, scratchSlot(b_, smem_, storage, slot));
-    }
-    target_.barrier(b_);
-    for (int64_t o = 0; o < numOut; ++o) {
-      llvm::Value *total = nullptr;
+      Tuple totalTuple;
       for (int64_t w = 0; w < warps; ++w) {
-        llvm::Value *slot =
-            b_.CreateAdd(b_.CreateMul(outIndex[o], b_.getInt32(warps)), b_.getInt32(w));
-        llvm::Value *v = b_.CreateLoad(storage, scratchSlot(b_, smem_, storage, slot));
-        if (isBool)
-          v = b_.CreateTrunc(v, b_.getInt1Ty());
-        total = total ? combine(*kind, elemType, total, v) : v;
+        Tuple v;
+        for (size_t i = 0; i < acc[o].size(); ++i) {
+          llvm::Value *x = b_.CreateLoad(
+              storage[i], b_.CreateGEP(storage[i], bases[i], slot(o, b_.getInt32(w))));
+          if (acc[o][i]->getType()->isIntegerTy(1))
+            x = b_.CreateTrunc(x, b_.getInt1Ty());
+          v.push_back(x);
+        }
+        totalTuple = totalTuple.empty() ? v : combine(totalTuple, v);
+        if (failed_)
+          return false;
       }
-      acc[o] = total;
+      acc[o] = totalTuple;
     }
-    target_.barrier(b_);
   }
-  set(res, std::move(acc));
+
+  // An arg reduction's result is the index; others one result per component.
+  size_t first = isArg_ ? 1 : 0;
+  for (unsigned i = 0; i < op_.numResults(); ++i) {
+    Regs regs;
+    for (const Tuple &t : acc)
+      regs.push_back(t[first + i]);
+    fl_.set(op_.result(i), std::move(regs));
+  }
   return true;
 }
+
+} // namespace
+
+bool FunctionLowering::lowerReduce(Operation &op) { return ReduceLowering(*this, op).run(); }
 
 bool FunctionLowering::lowerConvertLayout(Operation &op) {
   Value *in = op.operand(0), *res = op.result();
@@ -148,15 +288,14 @@ bool FunctionLowering::lowerConvertLayout(Operation &op) {
   std::vector<std::vector<llvm::Value *>> inCoords = coordinates(in);
   for (size_t r = 0; r < src.size(); ++r) {
     llvm::Value *v = isBool ? b_.CreateZExt(src[r], storage) : src[r];
-    b_.CreateStore(v, scratchSlot(b_, smem_, storage, linear(inCoords[r])));
+    b_.CreateStore(v, b_.CreateGEP(storage, smem_, linear(inCoords[r])));
   }
   target_.barrier(b_);
   Regs out;
   for (const auto &c : coordinates(res)) {
-    llvm::Value *v = b_.CreateLoad(storage, scratchSlot(b_, smem_, storage, linear(c)));
+    llvm::Value *v = b_.CreateLoad(storage, b_.CreateGEP(storage, smem_, linear(c)));
     out.push_back(isBool ? b_.CreateTrunc(v, b_.getInt1Ty()) : v);
   }
-  target_.barrier(b_);
   set(res, std::move(out));
   return true;
 }

@@ -42,6 +42,9 @@ public:
   virtual unsigned sharedAddressSpace() const = 0;
   /// Bytes of statically allocated shared memory a kernel may use.
   virtual int64_t maxStaticSharedBytes() const = 0;
+  /// Bytes of shared memory one program may use in all (static or dynamic,
+  /// once the kernel opts in), for the target's architecture.
+  virtual int64_t maxSharedBytes() const = 0;
 
   /// The thread's index in its program (i32), and the program's index and
   /// the number of programs along `axis` (0..2).

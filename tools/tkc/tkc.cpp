@@ -29,6 +29,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -71,6 +72,7 @@ bool emitIRGPU(Compilation &c, std::string &out);
 bool emitLLVM(Compilation &c, std::string &out);
 bool emitPTXText(Compilation &c, std::string &out);
 bool emitCubin(Compilation &c, std::string &out);
+bool lowerToGPU(Compilation &c, Module &module);
 
 struct EmitKind {
   std::string_view name;
@@ -405,10 +407,29 @@ bool emitSummary(Compilation &c, std::string &out) {
   std::vector<ast::FunctionDef *> selected;
   if (!selectFunctions(c, selected))
     return false;
+  // With --signature the kernels also go through the GPU passes, and each
+  // kernel's summary gives the shared memory it needs (shared_bytes). That
+  // compilation keeps its diagnostics to itself: a kernel the GPU passes
+  // cannot take yet (a constexpr without -D) still gets its summary.
+  std::map<std::string, int64_t> sharedBytes;
+  if (!c.options.signature.empty()) {
+    DiagnosticEngine quiet(c.sm);
+    Compilation gpu{c.options, c.sm, c.buffer, quiet, {}, nullptr, "front end"};
+    IRContext ctx(c.sm);
+    Module module(ctx);
+    if (lowerToGPU(gpu, module))
+      for (auto &fn : module.functions())
+        sharedBytes[fn->name()] = fn->attrs().getInt("shared_bytes").value_or(0);
+  }
   out += c.sm.fileName(c.buffer) + "\n";
   if (selected.empty())
     out += "  (no kernels)\n";
-  out += summarizeFunctions(*c.module, {selected.begin(), selected.end()}, {{"front end", "ok"}});
+  for (const ast::FunctionDef *fn : selected) {
+    StageResults stages = {{"front end", "ok"}};
+    if (auto it = sharedBytes.find(fn->name); it != sharedBytes.end())
+      stages.push_back({"shared", fmt::format("{} bytes", it->second)});
+    out += summarizeFunctions(*c.module, {fn}, stages);
+  }
   return true;
 }
 

@@ -188,5 +188,115 @@ TEST(LayoutTextTest, BadLayoutsAreLocatedErrors) {
   }
 }
 
+// The swizzle keeps each vec-wide column group together, is a bijection
+// within every row, and moves the same column of rows per_phase apart to
+// different groups (different banks), for random parameters.
+TEST_F(LayoutTest, SharedSwizzleIsABijectionPerRowThatSpreadsRows) {
+  auto *l = SharedLayout::get(ctx, 8, 1, 8, {1, 0});
+  EXPECT_EQ(l->str(), "shared<vec = 8, per_phase = 1, max_phase = 8, order = [1, 0]>");
+  EXPECT_EQ(l->rank(), 2u);
+  // Row 3, column 17: group 2 ^ phase 3 = 1, so 64 * 3 + 8 + 1.
+  EXPECT_EQ(l->offset({32, 64}, {3, 17}), 3 * 64 + 9);
+  // max_phase = 1 is row-major.
+  auto *plain = SharedLayout::get(ctx, 4, 1, 1, {1, 0});
+  EXPECT_EQ(plain->offset({32, 64}, {5, 7}), 5 * 64 + 7);
+  // order = [0, 1]: dimension 0 is the row (fastest).
+  auto *colMajor = SharedLayout::get(ctx, 1, 1, 1, {0, 1});
+  EXPECT_EQ(colMajor->offset({16, 8}, {3, 2}), 2 * 16 + 3);
+
+  std::mt19937 rng(7);
+  for (int iter = 0; iter < 100; ++iter) {
+    int64_t vec = int64_t(1) << (rng() % 4), perPhase = int64_t(1) << (rng() % 3),
+            maxPhase = int64_t(1) << (rng() % 4);
+    int64_t rows = int64_t(1) << (rng() % 6), cols = int64_t(1) << (rng() % 8);
+    auto *sl = SharedLayout::get(ctx, vec, perPhase, maxPhase, {1, 0});
+    std::set<int64_t> seen;
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t c = 0; c < cols; ++c) {
+        int64_t o = sl->offset({rows, cols}, {r, c});
+        ASSERT_GE(o, r * cols);
+        ASSERT_LT(o, (r + 1) * cols) << sl->str() << " " << rows << "x" << cols;
+        ASSERT_TRUE(seen.insert(o).second) << sl->str();
+        if (c % vec) {
+          EXPECT_EQ(o, sl->offset({rows, cols}, {r, c - 1}) + 1) << "a vector group split";
+        }
+      }
+    int64_t groups = cols / vec;
+    if (groups >= 2 && maxPhase >= 2 && rows > perPhase) {
+      EXPECT_NE(sl->offset({rows, cols}, {0, 0}) % cols,
+                sl->offset({rows, cols}, {perPhase, 0}) % cols)
+          << "rows one phase apart share a bank group";
+    }
+  }
+}
+
+TEST(LayoutTextTest, SharedLayoutsRoundTripAndBadOnesAreErrors) {
+  test::ParsedIR ir;
+  std::string text = "func @k(%arg0: tensor<32x64xfp16, shared<vec = 8, per_phase = 2, max_phase "
+                     "= 4, order = [1, 0]>>) {\n"
+                     "  return\n"
+                     "}\n";
+  ASSERT_TRUE(ir.parse(text)) << ir.errors();
+  EXPECT_TRUE(ir.verify()) << ir.errors();
+  EXPECT_EQ(ir.print(), text);
+
+  struct Case {
+    const char *type;
+    const char *message;
+  } cases[] = {
+      {"tensor<64xfp32, shared<vec = 3, per_phase = 1, max_phase = 1, order = [0]>>",
+       "vec = 3 is not a positive power of two"},
+      {"tensor<64xfp32, shared<vec = 1, per_phase = 1, order = [0]>>",
+       "shared layout needs 'max_phase'"},
+      {"tensor<64xfp32, shared<vec = 1, per_phase = 1, max_phase = 1, order = [0, 0]>>",
+       "not a permutation"},
+      {"tensor<64xfp32, shared<vec = [1], per_phase = 1, max_phase = 1, order = [0]>>",
+       "'vec' of a shared layout must be an integer"},
+      {"tensor<64xfp32, slice<dim = 0, parent = shared<vec = 1, per_phase = 1, max_phase = 1, "
+       "order = [1, 0]>>>",
+       "must be distributed, not shared"},
+  };
+  for (const Case &c : cases) {
+    test::ParsedIR bad;
+    EXPECT_FALSE(bad.parse(std::string("func @k(%a: ") + c.type + ") {\n  return\n}\n"));
+    EXPECT_NE(bad.errors().find(c.message), std::string::npos) << c.type << "\n" << bad.errors();
+  }
+}
+
+// local_alloc / local_load / local_store check the buffer's layout and that
+// values keep its shape and element type.
+TEST(LayoutTextTest, LocalBufferOpsAreVerified) {
+  const char *sharedT = "tensor<64xfp32, shared<vec = 1, per_phase = 1, max_phase = 1, order = "
+                        "[0]>>";
+  const char *blockedT = "tensor<64xfp32, blocked<size = [2], threads = [32], warps = [1], "
+                         "order = [0]>>";
+  struct Case {
+    std::string body;
+    const char *message; // null: verifies
+  } cases[] = {
+      {std::string("  %b = local_alloc %a : ") + sharedT + "\n  %c = local_load %b : " + blockedT +
+           "\n  local_store %b, %c\n  barrier\n",
+       nullptr},
+      {std::string("  %b = local_alloc %a : ") + blockedT + "\n", "must have a shared layout"},
+      {"  %b = local_alloc %a : tensor<32xfp32, shared<vec = 1, per_phase = 1, max_phase = 1, "
+       "order = [0]>>\n",
+       "differ in shape or element type"},
+      {std::string("  %b = local_alloc : ") + sharedT + "\n  %c = local_load %b : " + sharedT +
+           "\n",
+       "must not have a shared layout"},
+  };
+  for (const Case &c : cases) {
+    test::ParsedIR ir;
+    std::string text = std::string("func @k(%a: ") + blockedT + ") {\n" + c.body + "  return\n}\n";
+    ASSERT_TRUE(ir.parse(text)) << ir.errors();
+    if (!c.message) {
+      EXPECT_TRUE(ir.verify()) << ir.errors();
+      continue;
+    }
+    EXPECT_FALSE(ir.verify()) << text;
+    EXPECT_NE(ir.errors().find(c.message), std::string::npos) << text << ir.errors();
+  }
+}
+
 } // namespace
 } // namespace tk

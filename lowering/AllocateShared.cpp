@@ -1,0 +1,254 @@
+// --allocate-shared: one shared-memory array per kernel, packed by liveness.
+//
+// Two kinds of users of shared memory get space in it:
+//  - scratch of an op (a reduction whose axis spans warps, a layout
+//    conversion; SharedMemory.h sizes them), live only while the op runs;
+//  - a local_alloc buffer, live from the alloc to its last use. A use inside
+//    a loop that the alloc is outside of keeps the buffer live to the end of
+//    that loop (the next iteration uses it again); a buffer passed to control
+//    flow (yielded, carried) stays live to the end of the function.
+// Ops are numbered in program order (a region op before, and spanning, its
+// regions), so a live range is an interval of numbers. In program order each
+// item takes the lowest 16-byte aligned offset where it overlaps no placed
+// item whose live range intersects its own (first fit).
+//
+//   %a = reduce %x {axis = 0, kind = "sum"}   : fp32   live [3, 3], 16 bytes  -> offset 0
+//   %b = reduce %y {axis = 0, kind = "max"}   : fp32   live [5, 5], 16 bytes  -> offset 0
+//   %buf = local_alloc %z : 4096 bytes, live [6, 9]                           -> offset 0
+//   %c = convert_layout %w : 2048 bytes, live [7, 7], overlaps %buf           -> offset 4096
+//   func attributes {shared_bytes = 6144}
+//
+// The pass records `scratch_offset` on each op and `shared_bytes` on the
+// function; the size limit depends on the GPU and is checked by the codegen.
+#include "ir/Layout.h"
+#include "lowering/DataMovement.h"
+#include "lowering/Pass.h"
+#include "lowering/SharedMemory.h"
+
+#include <algorithm>
+#include <limits>
+#include <map>
+
+namespace tk {
+
+int64_t sharedElementBytes(Type *t) {
+  Type *e = t->elementType();
+  return e->isPointer() ? 8 : dtypeBytes(e->dtype());
+}
+
+int64_t functionNumWarps(Function &fn) { return fn.attrs().getInt("num_warps").value_or(4); }
+
+namespace {
+
+int64_t alignTo16(int64_t n) { return (n + 15) / 16 * 16; }
+
+const LayoutAttr *distributedLayout(Value *v) {
+  auto *t = dyn_cast<TensorType>(v->type());
+  if (!t || !t->layout() || isa<SharedLayout>(t->layout()))
+    return nullptr;
+  return t->layout();
+}
+
+} // namespace
+
+int64_t reduceWarpsAlongAxis(const Operation &reduce) {
+  Value *in = reduce.operand(0);
+  const LayoutAttr *layout = distributedLayout(in);
+  if (!layout)
+    return 0;
+  ThreadMap map(layout, in->type()->shape());
+  const ThreadMap::Dim &d = map.dim(static_cast<unsigned>(*reduce.attrs().getInt("axis")));
+  return std::clamp<int64_t>(d.extent / (d.size * d.threads), 1, d.warps);
+}
+
+std::vector<int64_t> reduceScratchParts(const Operation &reduce, int64_t &total) {
+  total = 0;
+  std::vector<int64_t> parts;
+  int64_t warps = reduceWarpsAlongAxis(reduce);
+  if (warps <= 1)
+    return parts;
+  int64_t slots = reduce.result()->type()->numElements() * warps;
+  std::vector<int64_t> elemBytes;
+  for (Value *v : reduce.operands())
+    elemBytes.push_back(sharedElementBytes(v->type()));
+  std::optional<std::string> kind = reduce.attrs().getString("kind");
+  if (kind && kind->starts_with("arg"))
+    elemBytes.push_back(4); // the index travels with the value
+  for (int64_t bytes : elemBytes) {
+    parts.push_back(total);
+    total += alignTo16(slots * bytes);
+  }
+  return parts;
+}
+
+int64_t scratchBytes(const Operation &op, int64_t numWarps) {
+  (void)numWarps; // the layouts say how many warps take part
+  if (op.is(Opcode::ConvertLayout)) {
+    const LayoutAttr *from = distributedLayout(op.operand(0)), *to = distributedLayout(op.result());
+    if (!from || !to || from == to)
+      return 0;
+    return op.result()->type()->numElements() * sharedElementBytes(op.result()->type());
+  }
+  if (op.is(Opcode::Reduce)) {
+    int64_t total = 0;
+    reduceScratchParts(op, total);
+    return total;
+  }
+  // The exchanges of the other codegen families (their files lay the scratch
+  // out; the sizes live here so the allocation needs no LLVM):
+  // reshape/trans, scans and the copies of an atomic's old value, only when
+  // they move data between threads (DataMovement.h);
+  if (int64_t bytes = movementScratchBytes(op))
+    return bytes;
+  // a dot without tensor cores stages both operands (DotToLLVM.cpp).
+  if (op.is(Opcode::Dot)) {
+    Type *a = op.operand(0)->type(), *b = op.operand(1)->type();
+    return (a->numElements() + b->numElements()) * sharedElementBytes(a);
+  }
+  return 0;
+}
+
+int64_t bufferBytes(const Operation &alloc) {
+  Type *t = alloc.result()->type();
+  return t->numElements() * sharedElementBytes(t);
+}
+
+namespace {
+
+struct Item {
+  Operation *op;
+  int64_t size, start, end;
+  int64_t offset = 0;
+};
+
+bool escapes(const Operation *user) {
+  return user->hasTrait(OpTrait::Terminator) || user->is(Opcode::For) || user->is(Opcode::While) ||
+         user->is(Opcode::If) || user->is(Opcode::Call);
+}
+
+} // namespace
+
+int64_t allocateShared(Function &fn) {
+  int64_t numWarps = functionNumWarps(fn);
+  // Program-order numbers: first[op] is the op's, last[op] the largest in its
+  // regions (its own when it has none).
+  std::map<const Operation *, int64_t> first, last;
+  std::vector<Operation *> order;
+  fn.walk([&](Operation *op) {
+    first[op] = static_cast<int64_t>(order.size());
+    order.push_back(op);
+  });
+  for (size_t i = order.size(); i-- > 0;) {
+    Operation *op = order[i];
+    int64_t end = first[op];
+    for (unsigned r = 0; r < op->numRegions(); ++r)
+      for (unsigned b = 0; b < op->region(r).numBlocks(); ++b)
+        for (Operation &inner : op->region(r).block(b))
+          end = std::max(end, last[&inner]);
+    last[op] = end;
+  }
+
+  std::vector<Item> items;
+  for (Operation *op : order) {
+    op->attrs().erase("scratch_offset");
+    if (op->is(Opcode::LocalAlloc)) {
+      int64_t end = first[op];
+      Operation *home = op->parentOp(); // null at the function's top level
+      for (Operation *user : op->result()->users()) {
+        if (escapes(user)) {
+          end = std::numeric_limits<int64_t>::max();
+          break;
+        }
+        int64_t useEnd = last[user];
+        for (Operation *p = user->parentOp(); p && p != home; p = p->parentOp())
+          if (p->is(Opcode::For) || p->is(Opcode::While))
+            useEnd = std::max(useEnd, last[p]);
+        end = std::max(end, useEnd);
+      }
+      items.push_back({op, bufferBytes(*op), first[op], end});
+      continue;
+    }
+    if (int64_t bytes = scratchBytes(*op, numWarps))
+      items.push_back({op, bytes, first[op], last[op]});
+  }
+
+  // First fit in program order (items are sorted by start already).
+  int64_t total = 0;
+  for (size_t i = 0; i < items.size(); ++i) {
+    Item &it = items[i];
+    std::vector<std::pair<int64_t, int64_t>> taken; // [offset, offset + size)
+    for (size_t j = 0; j < i; ++j)
+      if (items[j].start <= it.end && it.start <= items[j].end)
+        taken.push_back({items[j].offset, items[j].offset + items[j].size});
+    std::sort(taken.begin(), taken.end());
+    int64_t offset = 0;
+    for (auto [b, e] : taken) {
+      if (offset + it.size <= b)
+        break;
+      offset = std::max(offset, alignTo16(e));
+    }
+    it.offset = offset;
+    it.op->setAttr("scratch_offset", offset);
+    total = std::max(total, offset + it.size);
+  }
+  fn.attrs().set("shared_bytes", total);
+  return total;
+}
+
+std::vector<std::vector<SharedAccess>> sharedAccesses(Operation &op, int64_t numWarps) {
+  std::optional<int64_t> offset = op.attrs().getInt("scratch_offset");
+  auto range = [&](int64_t base, int64_t bytes, bool write) {
+    return SharedAccess{base, base + bytes, write};
+  };
+  switch (op.opcode()) {
+  case Opcode::Reduce:
+  case Opcode::ConvertLayout:
+  case Opcode::Reshape:
+  case Opcode::Trans:
+  case Opcode::AtomicRMW:
+  case Opcode::AtomicCAS:
+  case Opcode::Scan:
+  case Opcode::Dot: {
+    int64_t bytes = scratchBytes(op, numWarps);
+    if (!offset || !bytes)
+      return {};
+    return {{range(*offset, bytes, true)}, {range(*offset, bytes, false)}};
+  }
+  case Opcode::LocalAlloc:
+    if (!offset || !op.numOperands())
+      return {};
+    return {{range(*offset, bufferBytes(op), true)}};
+  case Opcode::LocalLoad:
+  case Opcode::LocalStore: {
+    // A buffer that reached here through control flow could be any one:
+    // the access then covers all of shared memory.
+    Operation *alloc = op.operand(0)->definingOp();
+    std::optional<int64_t> at =
+        alloc ? alloc->attrs().getInt("scratch_offset") : std::optional<int64_t>();
+    bool write = op.is(Opcode::LocalStore);
+    if (!at)
+      return {{range(0, std::numeric_limits<int64_t>::max(), write)}};
+    return {{range(*at, bufferBytes(*alloc), write)}};
+  }
+  default:
+    return {};
+  }
+}
+
+namespace {
+
+class AllocateSharedPass : public Pass {
+public:
+  AllocateSharedPass() : Pass(PassId::AllocateShared) {}
+  bool run(Module &m, DiagnosticEngine &) override {
+    for (auto &fn : m.functions())
+      allocateShared(*fn);
+    return true;
+  }
+};
+
+} // namespace
+
+std::unique_ptr<Pass> createAllocateSharedPass() { return std::make_unique<AllocateSharedPass>(); }
+
+} // namespace tk

@@ -1,0 +1,149 @@
+// --insert-barriers: a `barrier` (bar.sync of the whole program) before each
+// op whose shared-memory accesses conflict with accesses earlier ops made
+// since the last barrier, and nowhere else.
+//
+// Runs after --allocate-shared, on the offsets it recorded. Each op describes
+// its accesses (SharedMemory.h, sharedAccesses) in phases split by its own
+// internal barriers: a reduction across warps writes its scratch, syncs
+// inside its lowering, then reads it. The dataflow carries the set of
+// accesses made since the last barrier ("pending") through the IR:
+//  - before an op, if one of its first-phase accesses overlaps a pending one
+//    and either is a write (RAW, WAR, WAW: another thread's access, so
+//    ordering needs a barrier), a barrier goes there and pending empties;
+//  - an op with internal barriers leaves only its last phase pending;
+//  - `if` joins its branches (union); a `for`/`while` loop iterates its body
+//    with the back edge joined into the header until pending stops growing,
+//    so a read late in the body that the next iteration's write conflicts
+//    with gets its barrier at the top of the body.
+//
+//   %a = reduce %x {scratch_offset = 0}      pending {read [0,16)}
+//   %b = reduce %y {scratch_offset = 16}     disjoint: no barrier
+//   barrier                                  inserted: the write of [0,16) ...
+//   %c = reduce %z {scratch_offset = 0}      ... follows %a's read of it
+//
+// Pending sets only grow across loop iterations (bounded by the finite set of
+// accesses in the function), so the iteration ends; a barrier placed in an
+// earlier iteration stays (it is needed for a subset of the final state).
+#include "lowering/Pass.h"
+#include "lowering/SharedMemory.h"
+
+#include <set>
+#include <tuple>
+
+namespace tk {
+namespace {
+
+using Pending = std::set<std::tuple<int64_t, int64_t, bool>>; // begin, end, write
+
+bool conflicts(const Pending &pending, const std::vector<SharedAccess> &accesses) {
+  for (const SharedAccess &a : accesses)
+    for (const auto &[begin, end, write] : pending)
+      if ((write || a.write) && a.begin < end && begin < a.end)
+        return true;
+  return false;
+}
+
+void add(Pending &pending, const std::vector<SharedAccess> &accesses) {
+  for (const SharedAccess &a : accesses)
+    pending.insert({a.begin, a.end, a.write});
+}
+
+class BarrierFlow {
+public:
+  explicit BarrierFlow(int64_t numWarps) : numWarps_(numWarps) {}
+
+  /// Ops that need a barrier before them.
+  std::set<Operation *> needs;
+
+  Pending block(Block &block, Pending pending) {
+    for (Operation &op : block)
+      pending = flowOp(op, std::move(pending));
+    return pending;
+  }
+
+private:
+  Pending flowOp(Operation &op, Pending pending) {
+    switch (op.opcode()) {
+    case Opcode::Barrier:
+      return {};
+    case Opcode::If: {
+      Pending out = block(op.body(0), pending);
+      Pending other = block(op.body(1), std::move(pending));
+      out.insert(other.begin(), other.end());
+      return out;
+    }
+    case Opcode::For:
+      return loop(std::move(pending), [&](Pending head) { return block(op.body(), head); });
+    case Opcode::While: {
+      // before runs first and on every exit; after feeds the back edge.
+      Pending head = loop(std::move(pending), [&](Pending h) {
+        return block(op.body(1), block(op.body(0), std::move(h)));
+      });
+      return block(op.body(0), std::move(head));
+    }
+    default:
+      break;
+    }
+    std::vector<std::vector<SharedAccess>> phases = sharedAccesses(op, numWarps_);
+    if (phases.empty())
+      return pending;
+    if (needs.count(&op) || conflicts(pending, phases.front())) {
+      needs.insert(&op);
+      pending.clear();
+    }
+    if (phases.size() > 1)
+      pending.clear(); // the op's own barriers order everything before them
+    add(pending, phases.back());
+    return pending;
+  }
+
+  // The loop header's pending set: the entry's joined with the back edge's,
+  // until it stops growing.
+  template <typename Body> Pending loop(Pending head, Body body) {
+    for (;;) {
+      Pending next = head;
+      Pending latch = body(head);
+      next.insert(latch.begin(), latch.end());
+      if (next == head)
+        return head;
+      head = std::move(next);
+    }
+  }
+
+  int64_t numWarps_;
+};
+
+} // namespace
+
+int64_t insertBarriers(Function &fn) {
+  BarrierFlow flow(functionNumWarps(fn));
+  flow.block(fn.body(), {});
+  // Insert in program order (the set is keyed by address).
+  std::vector<Operation *> targets;
+  fn.walk([&](Operation *op) {
+    if (flow.needs.count(op))
+      targets.push_back(op);
+  });
+  for (Operation *op : targets)
+    op->parentBlock()->insert(op, Operation::create(Opcode::Barrier, op->loc(), {}, {}));
+  return static_cast<int64_t>(targets.size());
+}
+
+namespace {
+
+class InsertBarriersPass : public Pass {
+public:
+  InsertBarriersPass() : Pass(PassId::InsertBarriers) {}
+  bool run(Module &m, DiagnosticEngine &) override {
+    bool changed = false;
+    for (auto &fn : m.functions())
+      changed |= insertBarriers(*fn) > 0;
+    return changed;
+  }
+};
+
+} // namespace
+
+std::unique_ptr<Pass> createInsertBarriersPass() { return std::make_unique<InsertBarriersPass>(); }
+
+} // namespace tk

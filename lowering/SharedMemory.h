@@ -1,0 +1,72 @@
+// SharedMemory: what the GPU passes and the lowering agree on about shared
+// memory. --allocate-shared (AllocateShared.cpp) gives every op that needs
+// scratch, and every local_alloc buffer, an offset into one per-kernel array;
+// --insert-barriers (InsertBarriers.cpp) reads the offsets and the accesses
+// described here to place `barrier` ops; the codegen reads the same offsets.
+//
+//   %s = reduce %x {axis = 0, kind = "sum", scratch_offset = 0} : ...   (4 warps: 4 floats)
+//   %c = convert_layout %y {scratch_offset = 0} : ...                   (later, reuses 0)
+//   func @k(...) attributes {num_warps = 4, shared_bytes = 4096}
+//
+// Scratch lives only while its op runs; a buffer from its local_alloc to its
+// last use (to the end of a loop that uses it). Offsets are 16-byte aligned.
+#pragma once
+
+#include "ir/Module.h"
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+namespace tk {
+
+/// Bytes of one element of `t` in shared memory (i1 takes a byte, a pointer 8).
+int64_t sharedElementBytes(Type *t);
+
+/// Warps that split the reduced axis of `reduce` (the operand's layout), so
+/// meet in shared memory; 1 when the lanes of one warp cover the axis. 0 when
+/// the operand has no distributed layout.
+int64_t reduceWarpsAlongAxis(const Operation &reduce);
+
+/// The byte offsets, inside a reduce's scratch, of the part each operand's
+/// partials use (an argmax/argmin keeps the i32 index as a second part), and
+/// in `total` the scratch size. Parts are 16-byte aligned; a part holds one
+/// partial per (result element, warp along the axis), slot = element * warps +
+/// warp.
+std::vector<int64_t> reduceScratchParts(const Operation &reduce, int64_t &total);
+
+/// Bytes of scratch `op` needs while it runs: a reduction whose axis spans
+/// warps, a layout conversion between different layouts (the whole tensor),
+/// the exchanges of reshape/trans/atomics, a scan, a dot staging its
+/// operands; 0 for any other op. `numWarps` is the function's.
+int64_t scratchBytes(const Operation &op, int64_t numWarps);
+
+/// Bytes of the buffer a local_alloc creates.
+int64_t bufferBytes(const Operation &alloc);
+
+/// One access to shared memory: bytes [begin, end), written or read.
+struct SharedAccess {
+  int64_t begin = 0, end = 0;
+  bool write = false;
+};
+
+/// The shared accesses of `op` (after --allocate-shared set the offsets), in
+/// phases separated by the op's own barriers: a reduction across warps or a
+/// conversion writes its scratch, synchronises, then reads it ({{write},
+/// {read}}), as do the other exchanges; local_store (and local_alloc with an
+/// initial value) writes and local_load reads the buffer ({{...}}).
+/// Empty for ops that do not touch shared memory.
+std::vector<std::vector<SharedAccess>> sharedAccesses(Operation &op, int64_t numWarps);
+
+/// The warps per program of `fn` (its num_warps attribute, else 4).
+int64_t functionNumWarps(Function &fn);
+
+/// Gives offsets to `fn`'s scratch and buffers (`scratch_offset` on each op)
+/// and sets `shared_bytes` on the function; returns the total.
+int64_t allocateShared(Function &fn);
+
+/// Inserts `barrier` ops where shared accesses of different ops conflict
+/// (InsertBarriers.cpp); returns how many.
+int64_t insertBarriers(Function &fn);
+
+} // namespace tk
