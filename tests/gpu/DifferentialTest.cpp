@@ -1,0 +1,205 @@
+// The randomized differential test of issue 5: every IR op family in every
+// dtype the language allows for it, as a small generated kernel
+// (DiffCases.cpp, DiffCasesStructured.cpp), run two ways:
+//
+//   Ci/<case>   everywhere (ctest gpu_difftest_ci): compile to PTX through tk,
+//               assemble with `ptxas -arch=sm_90` when ptxas is found
+//               (TK_PTXAS_PATH, /usr/local/cuda/bin, PATH), run in the
+//               interpreter and compare with the host reference where the
+//               case has one. A case whose code generation is broken fails
+//               here already, without a GPU.
+//   Gpu/<case>  on a GPU (ctest gpu_difftest, label gpu; skipped with the
+//               reason elsewhere): the kernel on the GPU and in the
+//               interpreter on the same random inputs, every output element
+//               compared exactly or within the case's tolerance.
+//
+// A failure names the case and its seed and shows the kernel source, the
+// sizes, and the first differing elements with their inputs. Re-run one case:
+//
+//   gpu_difftest --gtest_filter='Gpu/*cast_fp32_to_i8*'
+//
+// Ops the GPU back end does not support yet are listed, visibly, in
+// kNotYetOnGpu below (printed at start-up). A listed case is skipped on the
+// GPU with its reason and, in Ci, still runs in the interpreter; an unlisted
+// case that hits "not supported yet" fails, and so does a listed one that
+// now compiles: the list only shrinks.
+#include "DiffHarness.h"
+
+#include "driver/CudaDriver.h"
+
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <sstream>
+
+namespace tk::difftest {
+
+// The ops the code generator reports as not supported yet (docs/codegen.md),
+// by case family (DiffCase.h) and dtypes ("" = every dtype). Remove a line
+// when its op lands: the Ci cases of a listed family that compiles fail.
+const std::vector<NotYet> &notYetOnGpu() {
+  static const std::vector<NotYet> table = {};
+  return table;
+}
+
+const NotYet *findNotYet(const CaseDef &c) {
+  for (const NotYet &n : notYetOnGpu()) {
+    if (c.family != n.family)
+      continue;
+    if (!*n.dtypes)
+      return &n;
+    std::stringstream list(n.dtypes);
+    for (std::string d; std::getline(list, d, ',');)
+      if (d == c.dtype)
+        return &n;
+  }
+  return nullptr;
+}
+
+namespace {
+
+std::string testName(const CaseDef &c) {
+  std::string s;
+  for (size_t i = 0; i < c.name.size(); ++i) {
+    char ch = c.name[i];
+    if (c.name.compare(i, 2, "->") == 0) {
+      s += "_to_";
+      ++i;
+    } else if (std::isalnum(static_cast<unsigned char>(ch))) {
+      s += ch;
+    } else if (ch == '+') {
+      s += "plus";
+    } else if (!s.empty() && s.back() != '_') {
+      s += '_';
+    }
+  }
+  return s;
+}
+
+/// Builds the case from its seed; the trace names the case, the seed, the
+/// sizes and the source on any failure below.
+CaseRun build(const CaseDef &def) {
+  std::mt19937_64 rng(caseSeed(def.name));
+  return def.build(rng);
+}
+
+std::string trace(const CaseDef &def, const CaseRun &run) {
+  return fmt::format("case {} (seed {}; re-run: --gtest_filter='*{}*'): {}\n--- kernel "
+                     "(signature \"{}\") ---\n{}",
+                     def.name, caseSeed(def.name), testName(def), run.shapeNote, run.opts.signature,
+                     run.source);
+}
+
+/// The outcome of compiling a case for the GPU against kNotYetOnGpu: true
+/// when it compiled and is not listed; a listed "not supported yet" is
+/// returned in `notYet`; everything else is a test failure.
+bool checkCompile(const CaseDef &def, bool compiled, const std::string &error,
+                  const NotYet *&notYet) {
+  const NotYet *listed = findNotYet(def);
+  notYet = nullptr;
+  if (compiled && listed) {
+    ADD_FAILURE() << def.name << " compiles for the GPU now: remove {\"" << listed->family
+                  << "\", \"" << listed->dtypes << "\"} from kNotYetOnGpu";
+    return false;
+  }
+  if (compiled)
+    return true;
+  if (listed && isNotSupportedYet(error)) {
+    notYet = listed;
+    return false;
+  }
+  ADD_FAILURE() << "compiling for the GPU failed"
+                << (isNotSupportedYet(error) ? " (not listed in kNotYetOnGpu)" : "") << ":\n"
+                << error;
+  return false;
+}
+
+class Diff : public ::testing::TestWithParam<size_t> {};
+using Ci = Diff;
+using Gpu = Diff;
+
+TEST_P(Ci, Case) {
+  const CaseDef &def = allCases()[GetParam()];
+  CaseRun run = build(def);
+  SCOPED_TRACE(trace(def, run));
+
+  std::string ptx, error;
+  std::vector<GpuParam> params;
+  int warps = 0;
+  bool compiled = compileToPTX(run.source, "case.tk", run.opts, ptx, params, warps, error);
+  const NotYet *notYet = nullptr;
+  if (checkCompile(def, compiled, error, notYet)) {
+    static const std::optional<std::string> ptxas = findPtxas();
+    std::string log;
+    if (ptxas)
+      EXPECT_TRUE(assemblePTX(*ptxas, ptx, run.opts.arch, log))
+          << "ptxas -arch=" << run.opts.arch << " rejected the PTX:\n"
+          << log;
+    else
+      RecordProperty("ptxas", "not found: PTX not assembled");
+  } else if (notYet) {
+    RecordProperty("not_yet_on_gpu", notYet->why);
+  }
+
+  RunOutputs interp;
+  ASSERT_TRUE(runInterpreter(run, interp, error)) << "the interpreter failed:\n" << error;
+  if (!run.reference)
+    return;
+  RunOutputs want = referenceOutputs(run);
+  for (size_t k = 0; k < want.bytes.size(); ++k)
+    EXPECT_EQ(compareOutput(run, k, want, interp), "") << "interpreter against the host reference";
+}
+
+TEST_P(Gpu, Case) {
+  std::string why;
+  if (!CudaDriver::get(why))
+    GTEST_SKIP() << "no GPU: " << why;
+  const CaseDef &def = allCases()[GetParam()];
+  CaseRun run = build(def);
+  SCOPED_TRACE(trace(def, run));
+
+  std::string error;
+  GpuKernel *kernel = GpuKernel::compile(run.source, "case.tk", run.opts, error);
+  const NotYet *notYet = nullptr;
+  if (!checkCompile(def, kernel != nullptr, error, notYet)) {
+    if (notYet)
+      GTEST_SKIP() << "not yet on the GPU (kNotYetOnGpu): " << notYet->why;
+    return;
+  }
+  RunOutputs gpu, interp;
+  ASSERT_TRUE(runOnGpu(run, *kernel, gpu, error)) << "the GPU run failed: " << error;
+  ASSERT_TRUE(runInterpreter(run, interp, error)) << "the interpreter failed:\n" << error;
+  for (size_t k = 0; k < interp.bytes.size(); ++k)
+    EXPECT_EQ(compareOutput(run, k, interp, gpu), "") << "GPU against the interpreter";
+}
+
+std::vector<size_t> caseIndices() {
+  std::vector<size_t> v(allCases().size());
+  for (size_t i = 0; i < v.size(); ++i)
+    v[i] = i;
+  return v;
+}
+
+std::string paramName(const ::testing::TestParamInfo<size_t> &info) {
+  return testName(allCases()[info.param]);
+}
+
+INSTANTIATE_TEST_SUITE_P(Ci, Ci, ::testing::ValuesIn(caseIndices()), paramName);
+INSTANTIATE_TEST_SUITE_P(Gpu, Gpu, ::testing::ValuesIn(caseIndices()), paramName);
+
+} // namespace
+} // namespace tk::difftest
+
+int main(int argc, char **argv) {
+  ::testing::InitGoogleTest(&argc, argv);
+  const auto &table = tk::difftest::notYetOnGpu();
+  std::printf("kNotYetOnGpu: %zu entr%s (skipped on the GPU, interpreter only in Ci)\n",
+              table.size(), table.size() == 1 ? "y" : "ies");
+  for (const tk::difftest::NotYet &n : table)
+    std::printf("  %-16s %-12s %s\n", n.family, *n.dtypes ? n.dtypes : "(all)", n.why);
+  std::printf("%zu cases\n", tk::difftest::allCases().size());
+  std::fflush(stdout);
+  return RUN_ALL_TESTS();
+}
