@@ -1,0 +1,137 @@
+#!/usr/bin/env python3
+"""Turns one run of tk's GPU tests (bench/make_gpu_test_bundle.sh's run.sh:
+gpu_tests.json, gpu_difftest.json, COMMIT, device.txt in one folder) into
+bench/results/gpu-tests-<date>.md: date, commit, device, the command, pass /
+fail / skip counts per binary, every failing case with its message (the
+differential test's messages carry the case's seed, sizes and kernel), and
+the skipped differential cases counted by op family (kNotYetOnGpu).
+
+    python3 bench/gpu_test_report.py OUTDIR --command "bash gpu-bundle-tests/run.sh \\$OUT" \\
+        [--date 2026-11-30] [-o bench/results/gpu-tests-2026-11-30.md]
+"""
+import argparse
+import collections
+import datetime
+import json
+import os
+import re
+import sys
+
+
+def load(path):
+    if not os.path.exists(path):
+        return None
+    with open(path) as f:
+        return json.load(f)
+
+
+def cases(report):
+    """(suite, name, status, messages) for every test of a gtest JSON report."""
+    for suite in report.get("testsuites", []):
+        for t in suite.get("testsuite", []):
+            failures = [f.get("failure", "") for f in t.get("failures", [])]
+            if failures:
+                status = "failed"
+            elif t.get("result") == "SKIPPED" or t.get("status") == "NOTRUN":
+                status = "skipped"
+            else:
+                status = "passed"
+            yield suite["name"], t["name"], status, failures, t.get("skipped", {})
+
+
+def short(name):
+    """A test's name without its suite: 'Gpu/Gpu.Case/binary_add_i8' -> 'binary_add_i8'."""
+    return re.split(r"[./]", name)[-1]
+
+
+def family(name):
+    # Gpu/Gpu.Case/binary_add_i32 -> the case name's first two parts.
+    parts = name.split("_")
+    return "_".join(parts[:2]) if parts else name
+
+
+def summarize(title, report, log, lines, max_failures):
+    if report is None:
+        lines += [f"## {title}: no result file", ""]
+        return 0
+    rows = list(cases(report))
+    count = collections.Counter(status for _, _, status, _, _ in rows)
+    lines += [f"## {title}: {count['passed']} passed, {count['failed']} failed, "
+              f"{count['skipped']} skipped", ""]
+    failed = [(s, n, m) for s, n, status, m, _ in rows if status == "failed"]
+    if failed:
+        lines += ["### Failures", ""]
+        for suite, name, messages in failed[:max_failures]:
+            lines.append(f"- `{suite}.{name}`")
+            text = "\n".join(messages)
+            # The first lines carry the comparison; the kernel follows the trace.
+            body = text.strip().splitlines()[:24]
+            lines += ["", "```"] + body + ["```", ""]
+        if len(failed) > max_failures:
+            lines += [f"... and {len(failed) - max_failures} more failures (see the log)", ""]
+    skipped = [n for _, n, status, _, _ in rows if status == "skipped"]
+    if skipped:
+        # gtest's JSON has no skip message: the log has it after "Skipped".
+        reasons = skip_reasons(log)
+        groups = collections.defaultdict(list)
+        for n in skipped:
+            groups[reasons.get(short(n), "(reason not in the log)")].append(n)
+        lines += ["Skipped:", ""]
+        for reason, names in sorted(groups.items(), key=lambda kv: -len(kv[1])):
+            fams = collections.Counter(family(short(n)) for n in names)
+            which = (", ".join(f"{k} {v}" for k, v in sorted(fams.items()))
+                     if len(fams) <= 30 else f"{len(fams)} families")
+            lines.append(f"- {len(names)}: {reason} — {which}")
+        lines.append("")
+    return count["failed"]
+
+
+def skip_reasons(log):
+    """Test name (after the last '/') -> the first line of its skip message."""
+    reasons, current, expect = {}, None, False
+    for line in log.splitlines():
+        m = re.match(r"\[ RUN      \] (\S+)", line)
+        if m:
+            current, expect = short(m.group(1)), False
+        elif line.endswith(": Skipped"):
+            expect = True
+        elif expect and current:
+            reasons[current] = line.strip()
+            expect = False
+    return reasons
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("outdir")
+    ap.add_argument("--command", default="bash gpu-bundle-tests/run.sh $OUT")
+    ap.add_argument("--date", default=datetime.date.today().isoformat())
+    ap.add_argument("-o", "--output")
+    ap.add_argument("--max-failures", type=int, default=40)
+    args = ap.parse_args()
+
+    def text(name):
+        p = os.path.join(args.outdir, name)
+        return open(p).read().strip() if os.path.exists(p) else "(missing)"
+
+    lines = [f"# GPU tests — {args.date}", "",
+             "```", text("COMMIT"), "device: " + text("device.txt"), "```", "",
+             "Command on the GPU machine, from the repository root:", "",
+             f"    {args.command}", "",
+             "Bundle: `bash bench/make_gpu_test_bundle.sh build gpu-bundle-tests` "
+             "(libtk.so, gpu_tests, gpu_difftest, stripped); report: "
+             "`python3 bench/gpu_test_report.py OUTDIR`.", ""]
+    bad = 0
+    for binary, title in [("gpu_tests", "gpu_tests"),
+                          ("gpu_difftest", "gpu_difftest (Gpu/*: GPU against the interpreter)")]:
+        bad += summarize(title, load(os.path.join(args.outdir, binary + ".json")),
+                         text(binary + ".log"), lines, args.max_failures)
+    out = args.output or os.path.join("bench", "results", f"gpu-tests-{args.date}.md")
+    with open(out, "w") as f:
+        f.write("\n".join(lines).rstrip() + "\n")
+    print(f"wrote {out}: {bad} failing tests")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Gathers tk's GPU tests into one git-ignored folder for the GPU machine
+# (gpu-bundle*/ is in .gitignore; the device tool carries it): libtk.so,
+# gpu_tests (tutorials and hand-written kernels) and gpu_difftest (the
+# randomized GPU-vs-interpreter test of every op and dtype), stripped, plus
+# run.sh, which runs both there and leaves gtest JSON and logs in one folder,
+# and COMMIT (the commit and whether the tree had local changes).
+#
+#   ninja -C build libtk.so gpu_tests gpu_difftest       # Release, here
+#   bash bench/make_gpu_test_bundle.sh [build-dir [out-dir]]   # defaults: build gpu-bundle-tests
+#   # on the GPU machine, from the repository root:
+#   bash gpu-bundle-tests/run.sh "$OUT"
+#   # back here:
+#   python3 bench/gpu_test_report.py <fetched OUT> --command "..."   # bench/results/gpu-tests-<date>.md
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+build="${1:-build}"
+bundle="${2:-gpu-bundle-tests}"
+mkdir -p "$bundle"
+for f in libtk.so tests/gpu/gpu_tests tests/gpu/gpu_difftest; do
+  if [ ! -f "$build/$f" ]; then
+    echo "missing $build/$f: build it first (ninja -C $build libtk.so gpu_tests gpu_difftest)" >&2
+    exit 1
+  fi
+  cp "$build/$f" "$bundle/"
+  strip "$bundle/$(basename "$f")"
+done
+{
+  echo "commit $(git rev-parse HEAD)"
+  if [ -n "$(git status --porcelain --untracked-files=no)" ]; then
+    echo "tree: local changes to tracked files (the binaries may differ from the commit)"
+  else
+    echo "tree: clean"
+  fi
+  echo "built $(date -u +%Y-%m-%dT%H:%MZ) from $build"
+} >"$bundle/COMMIT"
+cat >"$bundle/run.sh" <<'EOF'
+#!/usr/bin/env bash
+# Runs tk's GPU tests on the GPU machine; results (gtest JSON, logs, the
+# device, the commit) go to the folder given (default $OUT). Run from the
+# repository root, whose tutorials/ gpu_tests reads.
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+out="${1:-${OUT:?give an output folder}}"
+mkdir -p "$out"
+export LD_LIBRARY_PATH="$here${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+cp "$here/COMMIT" "$out/COMMIT"
+nvidia-smi -L >"$out/device.txt" 2>&1 || echo "nvidia-smi failed" >>"$out/device.txt"
+status=0
+"$here/gpu_tests" --tutorials "$here/../tutorials" --gtest_output="json:$out/gpu_tests.json" \
+  >"$out/gpu_tests.log" 2>&1 || status=1
+"$here/gpu_difftest" --gtest_filter='Gpu/*' --gtest_output="json:$out/gpu_difftest.json" \
+  >"$out/gpu_difftest.log" 2>&1 || status=1
+tail -n 3 "$out/gpu_tests.log" "$out/gpu_difftest.log"
+exit $status
+EOF
+chmod +x "$bundle/run.sh"
+du -sh "$bundle"
+ls -l "$bundle"
