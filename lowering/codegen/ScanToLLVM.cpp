@@ -15,7 +15,8 @@
 //       -> per row, 7 adds on the thread's 8 registers.
 //  2. Otherwise the operands go to shared memory at their row-major slots, a
 //     barrier, thread t scans lines t, t + T, ... in place (T threads), a
-//     barrier, every thread reads its result elements back, a barrier.
+//     barrier, every thread reads its result elements back. The barrier
+//     before the scratch is reused is --insert-barriers' job.
 // Multi-operand combiner scans keep one scratch array per operand, one after
 // another at 16-byte aligned offsets (DataMovement.h).
 #include "lowering/DataMovement.h"
@@ -203,7 +204,6 @@ bool FunctionLowering::lowerScan(Operation &op) {
       out.push_back(fromStorage(i, b_.CreateLoad(storage[i], slot(i, idx))));
     set(op.result(i), std::move(out));
   }
-  target_.barrier(b_);
   return true;
 }
 

@@ -13,7 +13,8 @@
 //
 // Otherwise every thread writes its operand elements at their row-major slot
 // in the shared scratch, a barrier, every thread reads the slots of its
-// result elements (operand order), a barrier: the convert_layout scheme.
+// result elements (operand order): the convert_layout scheme (the barrier
+// before the scratch is reused is --insert-barriers' job).
 //
 // The helpers shared with the atomics and scans live here too: which thread
 // owns an element (threads past a dimension smaller than the tile hold
@@ -83,7 +84,6 @@ Regs FunctionLowering::exchangeThroughShared(const Regs &src,
     llvm::Value *v = b_.CreateLoad(storage, b_.CreateGEP(storage, smem_, slot));
     out.push_back(isBool ? b_.CreateTrunc(v, b_.getInt1Ty()) : v);
   }
-  target_.barrier(b_);
   return out;
 }
 
