@@ -591,8 +591,16 @@ Val lowerBuiltin(Lowerer &L, const BuiltinInfo &info, Args &args, SourceLoc loc)
     return L.binary(BinaryOp::FloorDiv, minus, d, loc);
   }
   case BuiltinId::DivRn:
-  case BuiltinId::Fdiv:
-    return L.binary(BinaryOp::Div, args.get("x"), args.get("y"), loc);
+  case BuiltinId::Fdiv: {
+    // `/` on floats may be approximate on the GPU (docs/codegen.md, Math);
+    // div_rn and fdiv(ieee_rounding=True) ask for the correctly rounded one.
+    Val q = L.binary(BinaryOp::Div, args.get("x"), args.get("y"), loc);
+    Val ieee = args.get("ieee_rounding");
+    bool rn = info.id == BuiltinId::DivRn || (ieee.kind == Val::Kind::Bool && ieee.i);
+    if (rn && q.isDyn() && q.v->definingOp() && q.v->definingOp()->is(Opcode::Div))
+      q.v->definingOp()->setAttr("rounding", "rn");
+    return q;
+  }
   case BuiltinId::BroadcastTo: {
     Value *x = B.tensor("input");
     std::vector<Val> dims = args.rest;

@@ -44,6 +44,12 @@ std::unique_ptr<llvm::TargetMachine> makeTargetMachine(const TargetOptions &opti
     return nullptr;
   }
   llvm::TargetOptions to;
+  // Floating-point contraction, as Triton's default (enable_fp_fusion): a
+  // multiply feeding an add becomes one fma.rn (one rounding instead of two,
+  // one instruction instead of two), and plain mul/add/sub are emitted without
+  // .rn so ptxas may fuse them too. The interpreter stays unfused; tests
+  // compare with tolerances (LayerNorm's (x - mean) * rstd * w + b is fmas).
+  to.AllowFPOpFusion = llvm::FPOpFusion::Fast;
   return std::unique_ptr<llvm::TargetMachine>(
       target->createTargetMachine("nvptx64-nvidia-cuda", options.arch, kPTXFeatures, to,
                                   std::nullopt, std::nullopt, llvm::CodeGenOptLevel::Aggressive));
