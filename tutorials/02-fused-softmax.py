@@ -5,10 +5,12 @@ The kernel is tutorials/02-fused-softmax.tk's: one program loads a whole row
 max, exp, sum and divides in registers, and writes the row once. Programs
 stride over the rows, so the grid may be smaller than the number of rows.
 
-    python3 tutorials/02-fused-softmax.py [--small] [--bench]
+    python3 tutorials/02-fused-softmax.py [--small] [--bench [--out DIR]]
 
-It runs on the CPU interpreter until tk's GPU launch path from Python exists;
---bench (speed against torch and Triton) needs that path.
+On a machine with a GPU (torch with CUDA) it runs on torch tensors and checks
+against torch.softmax; elsewhere, or with TK_INTERPRET=1, on the CPU
+interpreter on numpy arrays, checked against numpy in float64. --bench (GPU)
+prints GB/s against Triton and torch and plots them (02-fused-softmax.png).
 """
 
 import os
@@ -16,9 +18,13 @@ import sys
 
 import numpy as np
 
-os.environ.setdefault("TK_INTERPRET", "1")  # the GPU launch path follows (issue 6)
+import tk
 
-import tk  # noqa: E402
+try:
+    import triton
+    import triton.language as tl
+except ImportError:
+    triton = None
 
 
 @tk.jit
@@ -38,13 +44,60 @@ def softmax_kernel(output_ptr, input_ptr, input_row_stride, output_row_stride, n
                  mask=mask)
 
 
+def row_stride(a):
+    return a.strides[0] // a.itemsize if isinstance(a, np.ndarray) else a.stride(0)
+
+
 def softmax(x, num_programs=None):
+    """Row-wise softmax of a 2-D torch tensor (GPU) or numpy array."""
     n_rows, n_cols = x.shape
-    y = np.empty_like(x)
+    y = np.empty_like(x) if isinstance(x, np.ndarray) else x.new_empty(x.shape)
+    block = tk.next_power_of_2(n_cols)
+    # More warps for longer rows: at most 32 elements per thread below 16K.
+    num_warps = 4 if block <= 2048 else 8 if block <= 4096 else 16
     grid = (min(n_rows, num_programs or n_rows),)
-    softmax_kernel[grid](y, x, x.strides[0] // x.itemsize, y.strides[0] // y.itemsize, n_rows,
-                         n_cols, BLOCK_SIZE=tk.next_power_of_2(n_cols))
+    softmax_kernel[grid](y, x, row_stride(x), row_stride(y), n_rows, n_cols, BLOCK_SIZE=block,
+                         num_warps=num_warps)
     return y
+
+
+if triton is not None:
+    # The same computation in Triton (one row per program), for --bench only.
+    @triton.jit
+    def triton_softmax_kernel(out_ptr, in_ptr, in_stride, out_stride, n_cols, BLOCK: tl.constexpr):
+        r = tl.program_id(0)
+        c = tl.arange(0, BLOCK)
+        v = tl.load(in_ptr + r * in_stride + c, mask=c < n_cols, other=-float("inf"))
+        e = tl.exp(v - tl.max(v, axis=0))
+        tl.store(out_ptr + r * out_stride + c, e / tl.sum(e, axis=0), mask=c < n_cols)
+
+
+def bench(small, out_dir):
+    import torch
+
+    providers = ["tk"] + (["triton"] if triton is not None else []) + ["torch"]
+    cols = [256, 1024, 4096] if small else [256 * i for i in range(1, 65, 4)]
+
+    @tk.testing.perf_report(tk.testing.Benchmark(
+        x_names=["N"], x_vals=cols, line_arg="provider", line_vals=providers,
+        line_names=providers, ylabel="GB/s", plot_name="02-fused-softmax", args={"M": 4096}))
+    def run(M, N, provider):
+        x = torch.randn(M, N, device="cuda")
+        if provider == "tk":
+            fn = lambda: softmax(x)  # noqa: E731
+        elif provider == "triton":
+            y = torch.empty_like(x)
+            block = triton.next_power_of_2(N)
+            warps = 4 if block <= 2048 else 8 if block <= 4096 else 16
+            fn = lambda: triton_softmax_kernel[(M,)](y, x, x.stride(0), y.stride(0), N,  # noqa
+                                                     BLOCK=block, num_warps=warps)
+        else:
+            fn = lambda: torch.softmax(x, dim=-1)  # noqa: E731
+        ms = tk.testing.do_bench(fn, warmup=5 if small else 25, rep=20 if small else 100)
+        return 2 * x.numel() * x.element_size() / ms * 1e-6
+
+    run.run(print_data=True, save_path=out_dir)
+    print(f"plot: {out_dir}/02-fused-softmax.png")
 
 
 def reference(x):
@@ -54,25 +107,38 @@ def reference(x):
 
 
 def main(argv):
+    gpu = tk.testing.gpu_available()
+    small = "--small" in argv
     if "--bench" in argv:
-        print("--bench times the kernel on a GPU against torch and Triton; tk's GPU launch path "
-              "from Python is not available yet (issue 6), so there is nothing to time here.")
+        if not gpu:
+            print("--bench times the kernel on a GPU against torch and Triton; there is no GPU "
+                  "launch here (no CUDA device, or TK_INTERPRET=1), so nothing to time.")
+            return 0
+        bench(small, argv[argv.index("--out") + 1] if "--out" in argv else ".")
         return 0
-    rows, cols = (37, 181) if "--small" in argv else (823, 781)
+    rows, cols = (37, 181) if small else (823, 781)
+    if gpu:
+        import torch
+
+        torch.manual_seed(1)
+        for shape in ((rows, cols), (64, 4096), (16, 16384)):
+            x = torch.randn(*shape, device="cuda") * 3
+            y = softmax(x, num_programs=16 if shape[0] > 16 else None)
+            expected = torch.softmax(x.double(), dim=1)
+            diff = float((y.double() - expected).abs().max())
+            tk.testing.assert_close(y, expected, atol=1e-6, rtol=1e-5)
+            print(f"fused softmax on the GPU, {shape[0]}x{shape[1]} fp32: "
+                  f"max |tk - torch| = {diff:.3g}: OK")
+        return 0
+    os.environ["TK_INTERPRET"] = "1"  # no GPU here: the CPU interpreter
     rng = np.random.default_rng(1)
     x = rng.normal(0, 3, (rows, cols)).astype(np.float32)
     y = softmax(x, num_programs=16)
     expected = reference(x)
     diff = float(np.max(np.abs(y - expected)))
     tk.testing.assert_close(y, expected, atol=1e-6, rtol=1e-5)
-    print(f"fused softmax, {rows}x{cols} fp32: max |tk - numpy| = {diff:.3g}: OK")
-    try:
-        import torch
-    except ImportError:
-        print("torch is not installed: checked against numpy only")
-    else:
-        tk.testing.assert_close(y, torch.softmax(torch.from_numpy(x), dim=1), atol=1e-6, rtol=1e-5)
-        print("matches torch: OK")
+    print(f"fused softmax on the interpreter, {rows}x{cols} fp32: max |tk - numpy| = {diff:.3g}: "
+          "OK")
     return 0
 
 

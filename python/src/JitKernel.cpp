@@ -3,6 +3,7 @@
 #include "ir/ASTToIR.h"
 #include "ir/IRPrinter.h"
 #include "lang/Diagnostics.h"
+#include "lowering/PTXEmitter.h"
 #include "lowering/PassManager.h"
 #include "lowering/Pipeline.h"
 #include "parser/Parser.h"
@@ -10,7 +11,31 @@
 
 #include <fmt/format.h>
 
+#include <cassert>
+
 namespace tk {
+namespace {
+
+SlotKind slotKindOf(Type *type) {
+  if (type->isPointer())
+    return SlotKind::Pointer;
+  switch (type->dtype()) {
+  case DType::I32:
+  case DType::U32:
+    return SlotKind::I32;
+  case DType::I64:
+  case DType::U64:
+    return SlotKind::I64;
+  case DType::F32:
+    return SlotKind::F32;
+  case DType::I1:
+    return SlotKind::I1;
+  default:
+    return SlotKind::Unsupported;
+  }
+}
+
+} // namespace
 
 std::unique_ptr<JitKernel> JitKernel::compile(const JitRequest &req, std::string &errors) {
   std::unique_ptr<JitKernel> k(new JitKernel);
@@ -71,12 +96,21 @@ std::unique_ptr<JitKernel> JitKernel::compile(const JitRequest &req, std::string
       k->argumentNames_.push_back(b.name);
 
   k->ir_ = printModule(*k->module_);
+  k->gpu_ = req.gpu;
+  k->numWarps_ = req.numWarps;
+  k->arch_ = req.arch;
+  if (req.gpu)
+    for (auto &fn : k->module_->functions())
+      if (!fn->attrs().has("num_warps"))
+        fn->attrs().set("num_warps", Attribute(int64_t(req.numWarps)));
   PassManager pm(diag);
   // TK_DUMP_IR and TK_TIME_PASSES work as in tkc; their text is kept for the
   // Python side to write to stderr (library code does not print).
   pm.configureFromEnvironment();
   pm.setSink([&k](std::string_view text) { k->passLog_ += text; });
   buildPipeline(pm);
+  if (req.gpu)
+    buildGPUPipeline(pm);
   if (!pm.run(*k->module_)) {
     errors = diag.renderAll();
     return nullptr;
@@ -87,12 +121,96 @@ std::unique_ptr<JitKernel> JitKernel::compile(const JitRequest &req, std::string
     errors = fmt::format("error: the pipeline removed kernel '{}'\n", req.kernel);
     return nullptr;
   }
+  if (req.gpu) {
+    // The function's num_warps attribute (a pass may set it) is what the
+    // PTX was generated for, so it is what the launch must use.
+    k->numWarps_ = int(k->fn_->attrs().getInt("num_warps").value_or(req.numWarps));
+    TargetOptions target;
+    target.arch = req.arch;
+    target.numWarps = k->numWarps_;
+    if (!emitPTX(*k->module_, target, k->ptx_, diag)) {
+      errors = diag.renderAll();
+      return nullptr;
+    }
+    // Shared memory the code generator declares `extern` is dynamic: its
+    // size is the function's shared_bytes, passed at every launch.
+    int64_t sharedBytes = k->fn_->attrs().getInt("shared_bytes").value_or(0);
+    if (sharedBytes > 0 && k->ptx_.find(".extern .shared") != std::string::npos)
+      k->dynamicShared_ = unsigned(sharedBytes);
+    for (unsigned i = 0; i < k->fn_->numArguments(); ++i) {
+      Type *type = k->fn_->argument(i)->type();
+      k->argumentTypes_.push_back(type->str());
+      k->slotKinds_.push_back(slotKindOf(type));
+    }
+  }
   return k;
+}
+
+bool JitKernel::llvmIR(std::string &out, std::string &errors) {
+  if (!gpu_) {
+    errors = "error: LLVM IR exists only for GPU compiles";
+    return false;
+  }
+  if (llvm_.empty()) {
+    DiagnosticEngine diag(*sm_);
+    TargetOptions target;
+    target.arch = arch_;
+    target.numWarps = numWarps_;
+    if (!emitLLVMIR(*module_, target, llvm_, diag)) {
+      errors = diag.renderAll();
+      return false;
+    }
+  }
+  out = llvm_;
+  return true;
+}
+
+bool JitKernel::load(std::string &errors) {
+  if (function_)
+    return true;
+  if (!gpu_) {
+    errors = "error: only a kernel compiled for the GPU can be loaded";
+    return false;
+  }
+  CudaDriver *driver = CudaDriver::get(errors);
+  if (!driver || !driver->makeCurrent(errors))
+    return false;
+  CUmodule module = nullptr;
+  CUfunction function = nullptr;
+  if (!driver->loadModule(ptx_, module, errors))
+    return false;
+  if (!driver->getFunction(module, name_, function, errors) ||
+      !driver->queryResources(function, resources_, errors)) {
+    driver->api().cuModuleUnload(module);
+    return false;
+  }
+  driver_ = driver;
+  cuModule_ = module;
+  function_ = function;
+  return true;
+}
+
+bool JitKernel::launch(const std::array<unsigned, 3> &grid, void **slots, CUstream stream,
+                       std::string &errors) const {
+  assert(function_ && "launch() after load()");
+  constexpr unsigned kWarpSize = 32;
+  unsigned threads = unsigned(numWarps_) * kWarpSize;
+  CUresult r = driver_->api().cuLaunchKernel(function_, grid[0], grid[1], grid[2], threads, 1, 1,
+                                             dynamicShared_, stream, slots, nullptr);
+  if (r == 0)
+    return true;
+  errors = fmt::format("launch of '{}' on grid ({}, {}, {}) with {} threads per program failed: {}",
+                       name_, grid[0], grid[1], grid[2], threads, driver_->errorText(r));
+  return false;
 }
 
 bool JitKernel::run(const std::vector<JitArg> &args, std::array<int64_t, 3> grid,
                     unsigned numThreads, uint64_t maxSteps, std::string &printed,
                     std::string &errors) {
+  if (gpu_) {
+    errors = "error: a kernel compiled for the GPU cannot run on the interpreter";
+    return false;
+  }
   // One HostBuffer per distinct memory range: an array passed twice (in-place
   // kernels) is one buffer, so its two pointers see each other's stores.
   std::vector<HostBuffer> buffers;

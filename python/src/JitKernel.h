@@ -20,11 +20,16 @@
 //   k->ir();        // block IR as lowered;  k->irOpt(): after lowering/Pipeline.h
 //   k->run(args, /*grid=*/{4, 1, 1}, /*numThreads=*/1, /*maxSteps=*/0, printed, errors);
 //
+// With `req.gpu = true` (and numWarps, arch) the module goes on through the
+// GPU pipeline to PTX: k->ptx(), k->slotKinds() (how each runtime argument is
+// passed to cuLaunchKernel); GpuLauncher.h loads and launches it.
+//
 // Each source is parsed as its own buffer; the function definitions are then
 // checked and lowered as one module, so a helper defined in another Python
 // module inlines exactly like one defined next to the kernel.
 #pragma once
 
+#include "driver/CudaDriver.h"
 #include "driver/HostBuffer.h"
 #include "driver/Interpreter.h"
 #include "ir/IRContext.h"
@@ -56,7 +61,16 @@ struct JitRequest {
   std::vector<std::string> externalGlobals;    // names of the globals in `constants`
   std::vector<std::string> moduleAliases;      // globals bound to the tk module
   std::vector<std::string> doNotSpecialize;
+  // For the GPU (`gpu` true): the GPU pipeline and PTX follow the common
+  // pipeline, and the kernel can no longer run on the interpreter.
+  bool gpu = false;
+  int numWarps = 4;
+  std::string arch = "sm_90";
 };
+
+/// How a runtime argument travels to cuLaunchKernel: its size in the
+/// parameter buffer (Pointer and I64: 8 bytes, I32 and F32: 4, I1: 1).
+enum class SlotKind : uint8_t { Pointer, I32, I64, F32, I1, Unsupported };
 
 /// One kernel argument of a run, as the Python side describes it. A pointer
 /// names the memory it may reach: `bytes` bytes at `base`, the argument
@@ -86,6 +100,30 @@ public:
   const std::string &passLog() const { return passLog_; }
   /// The parameters that are IR arguments, in order: what run() expects.
   const std::vector<std::string> &argumentNames() const { return argumentNames_; }
+  /// GPU compiles: the PTX, each runtime argument's launch slot (in
+  /// argumentNames() order) and its IR type ("ptr<fp32>", "i32").
+  const std::string &ptx() const { return ptx_; }
+  const std::vector<SlotKind> &slotKinds() const { return slotKinds_; }
+  const std::vector<std::string> &argumentTypes() const { return argumentTypes_; }
+  int numWarps() const { return numWarps_; }
+  /// Dynamic shared memory per program (bytes) every launch passes.
+  unsigned dynamicShared() const { return dynamicShared_; }
+  bool isGpu() const { return gpu_; }
+  /// The optimised LLVM IR of a GPU compile, generated on first request
+  /// (it costs a second trip through the back end). False with `errors` set.
+  bool llvmIR(std::string &out, std::string &errors);
+
+  /// Loads the PTX into device 0's primary context, once (later calls return
+  /// true at once). False with `errors`: no driver, or the driver's JIT
+  /// failed (its log included).
+  bool load(std::string &errors);
+  bool loaded() const { return function_ != nullptr; }
+  /// After load(): registers, spills, shared memory, threads per program.
+  const KernelResources &resources() const { return resources_; }
+  /// Launches with `slots[i]` pointing at runtime argument i's value (the
+  /// driver reads slotKinds()[i]'s size from it). False with `errors`.
+  bool launch(const std::array<unsigned, 3> &grid, void **slots, CUstream stream,
+              std::string &errors) const;
 
   /// Runs the kernel over `grid` in the interpreter (`maxSteps` operations
   /// at most, 0 for no limit). Returns false with the rendered error in
@@ -100,6 +138,16 @@ private:
   std::string name_;
   std::string ir_, irOpt_, passLog_;
   std::vector<std::string> argumentNames_;
+  std::string ptx_, llvm_, arch_;
+  std::vector<SlotKind> slotKinds_;
+  std::vector<std::string> argumentTypes_;
+  int numWarps_ = 4;
+  unsigned dynamicShared_ = 0;
+  bool gpu_ = false;
+  CudaDriver *driver_ = nullptr;
+  CUmodule cuModule_ = nullptr;
+  CUfunction function_ = nullptr;
+  KernelResources resources_;
   // The IR's locations point into the source manager: it lives as long as
   // the module.
   std::unique_ptr<SourceManager> sm_;

@@ -11,6 +11,7 @@
 // A compile or run never raises for a mistake in the kernel or its
 // arguments: both come back as rendered diagnostic text. Only values of the
 // wrong Python type raise (TypeError), with the name that carried them.
+#include "GpuLauncher.h"
 #include "JitKernel.h"
 
 #include "lang/Builtins.h"
@@ -109,8 +110,12 @@ py::tuple compile(const std::vector<std::tuple<std::string, std::string, uint32_
                   const std::string &kernel, const std::string &signature,
                   const py::dict &constants, const std::vector<std::string> &externalGlobals,
                   const std::vector<std::string> &moduleAliases,
-                  const std::vector<std::string> &doNotSpecialize) {
+                  const std::vector<std::string> &doNotSpecialize, bool gpu, int numWarps,
+                  const std::string &arch) {
   JitRequest req;
+  req.gpu = gpu;
+  req.numWarps = numWarps;
+  req.arch = arch;
   for (const auto &[file, text, line] : sources)
     req.sources.push_back({file, text, line == 0 ? 1 : line});
   req.kernel = kernel;
@@ -162,12 +167,60 @@ PYBIND11_MODULE(_C, m) {
       .def_property_readonly("ir_opt", &JitKernel::irOpt)
       .def_property_readonly("pass_log", &JitKernel::passLog)
       .def_property_readonly("argument_names", &JitKernel::argumentNames)
+      .def_property_readonly("ptx", &JitKernel::ptx)
+      .def_property_readonly("argument_types", &JitKernel::argumentTypes)
+      .def_property_readonly("num_warps", &JitKernel::numWarps)
+      .def_property_readonly("is_gpu", &JitKernel::isGpu)
+      .def_property_readonly("dynamic_shared", &JitKernel::dynamicShared)
+      .def_property_readonly("loaded", &JitKernel::loaded)
+      .def(
+          "llvm_ir",
+          [](JitKernel &k) {
+            std::string out, errors;
+            bool ok = k.llvmIR(out, errors);
+            return py::make_tuple(ok ? out : std::string(), errors);
+          },
+          "(LLVM IR text, '') or ('', rendered error).")
+      .def(
+          "load",
+          [](JitKernel &k) {
+            std::string errors;
+            bool ok;
+            {
+              py::gil_scoped_release noGil;
+              ok = k.load(errors);
+            }
+            return ok ? std::string() : errors;
+          },
+          "Loads the PTX on device 0; '' or the driver's error (with the JIT log).")
+      .def_property_readonly("resources",
+                             [](const JitKernel &k) {
+                               const KernelResources &r = k.resources();
+                               py::dict d;
+                               d["registers"] = r.registers;
+                               d["local_bytes"] = r.localBytes;
+                               d["static_shared_bytes"] = r.staticSharedBytes;
+                               d["max_threads_per_block"] = r.maxThreadsPerBlock;
+                               return d;
+                             })
       .def("run", &run, py::arg("args"), py::arg("grid"), py::arg("num_threads") = 1,
            py::arg("max_steps") = 100'000'000);
 
+  bindGpuLauncher(m);
+
+  m.def(
+      "gpu_available",
+      [] {
+        std::string error;
+        CudaDriver *d = CudaDriver::get(error);
+        return py::make_tuple(d != nullptr, d ? d->deviceName() : error);
+      },
+      "(True, device name) when a CUDA driver and device are usable, else (False, why).");
+
   m.def("compile", &compile, py::arg("sources"), py::arg("kernel"), py::arg("signature"),
         py::arg("constants"), py::arg("external_globals"), py::arg("module_aliases"),
-        py::arg("do_not_specialize"),
+        py::arg("do_not_specialize"), py::arg("gpu") = false, py::arg("num_warps") = 4,
+        py::arg("arch") = "sm_90",
         "Compiles a kernel; returns (CompiledKernel, '') or (None, rendered diagnostics).");
 
   m.def(

@@ -25,14 +25,18 @@ class InterpreterError(RuntimeError):
 
 
 class DriverError(RuntimeError):
-    """A GPU launch is not possible here (no CUDA driver, or not built yet)."""
+    """A GPU launch failed or cannot happen here: no CUDA driver or device, a
+    module the driver cannot load (the JIT's log included), a failed
+    cuLaunchKernel (the CUDA error)."""
 
 
 class OutOfResources(Exception):
-    """A kernel needs more of a GPU resource than the device has."""
+    """A kernel needs more of a GPU resource than the device has. Triton's
+    signature (required, limit, name); `resource` and `needed` are the same
+    facts under the names issue 6 uses."""
 
     def __init__(self, required, limit, name):
         super().__init__(f"out of resource: {name}; required: {required}, hardware limit: {limit}")
-        self.required = required
+        self.required = self.needed = required
         self.limit = limit
-        self.name = name
+        self.name = self.resource = name

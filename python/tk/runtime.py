@@ -36,7 +36,7 @@ import types
 
 from . import _C
 from .core import constexpr, dtype
-from .errors import CompilationError, DriverError, InterpreterError
+from .errors import CompilationError, DriverError, InterpreterError, OutOfResources
 
 # Launch options Triton accepts as keyword arguments; they are not kernel
 # parameters. The interpreter ignores them; they are part of the cache key.
@@ -211,6 +211,10 @@ class _Closure:
         self.aliases = set()  # globals bound to the tk module
         self.imports = {}  # global name -> tk builtin name (`from tk import load`)
         self.unusable = {}  # global name -> (type name, function) of other globals
+        # (globals dict, name, value) of every global the functions read: the
+        # GPU launcher (_C.Launcher) checks these objects are still bound
+        # before it reuses a compiled kernel.
+        self.guards = []
         owners = {}
         i = 0
         while i < len(self.functions):
@@ -221,6 +225,7 @@ class _Closure:
                 if name not in g:
                     continue
                 value = g[name]
+                self.guards.append((g, name, value))
                 if any(value is m for m in tk_modules if m is not None):
                     self.aliases.add(name)
                 elif isinstance(value, JITFunction):
@@ -366,9 +371,55 @@ def _array_info(name, value, kernel_name):
     return None
 
 
-def _specialize(name, value, specialize, kernel_name):
-    """(signature entry, interpreter argument or None) for a parameter that is
-    not a constexpr."""
+def _gpu_array_info(name, value, kernel_name):
+    """(dtype name, device address) of an array argument of a GPU launch, or
+    None when `value` is not an array. A CPU array, or a tensor on a device
+    other than cuda:0, is a TypeError naming the argument."""
+    where = f"argument '{name}' of {kernel_name}"
+    if hasattr(value, "data_ptr") and hasattr(value, "dtype"):
+        device = getattr(value, "device", None)
+        kind = getattr(device, "type", None)
+        if kind is not None and kind != "cuda":
+            raise TypeError(
+                f"{where} is a tensor on '{device}'; a GPU launch needs CUDA tensors "
+                f"({name}.cuda()), or set TK_INTERPRET=1 to run on the CPU interpreter"
+            )
+        index = getattr(device, "index", 0)
+        if kind == "cuda" and index not in (0, None):
+            raise TypeError(
+                f"{where} is on '{device}', but tk launches on cuda:0 (device 0's primary "
+                f"context); move it with {name}.to('cuda:0')"
+            )
+        dt = _TORCH_DTYPES.get(str(value.dtype))
+        if dt is None:
+            dt = _NUMPY_KINDS.get(getattr(value.dtype, "str", "")[1:])
+        if dt is None:
+            raise TypeError(f"{where}: tk cannot take tensors of dtype {value.dtype}")
+        return dt, int(value.data_ptr())
+    cai = getattr(value, "__cuda_array_interface__", None)
+    if cai is not None:
+        typestr = cai["typestr"]
+        dt = _NUMPY_KINDS.get(typestr[1:])
+        if dt is None or typestr[0] == ">":
+            raise TypeError(
+                f"{where}: tk cannot take arrays of dtype {getattr(value, 'dtype', typestr)} "
+                "(tk takes fp16/32/64, int8-64, uint8-64, bool)"
+            )
+        return dt, int(cai["data"][0])
+    if hasattr(value, "__array_interface__"):
+        raise TypeError(
+            f"{where} is a CPU array ({type(value).__name__}); a GPU launch needs device memory "
+            "(a CUDA torch tensor, a CuPy array, anything with __cuda_array_interface__), or set "
+            "TK_INTERPRET=1 to run on the CPU interpreter"
+        )
+    return None
+
+
+def _specialize(name, value, specialize, kernel_name, gpu=False):
+    """(signature entry, launch argument or None) for a parameter that is not
+    a constexpr. Launch arguments are ("i", int), ("f", float), and for
+    arrays ("p", base, span, offset, dtype, name) on the interpreter or
+    ("g", address) on the GPU."""
     if value is None:
         return "None", None
     if isinstance(value, constexpr):
@@ -413,6 +464,12 @@ def _specialize(name, value, specialize, kernel_name):
         return entry, ("i", v)
     if isinstance(value, numbers.Real):
         return "fp32", ("f", float(value))
+    if gpu:
+        info = _gpu_array_info(name, value, kernel_name)
+        if info is not None:
+            dt, address = info
+            aligned = specialize and address % 16 == 0
+            return "*" + dt + (":16" if aligned else ""), ("g", address)
     info = _array_info(name, value, kernel_name)
     if info is None:
         raise TypeError(
@@ -450,23 +507,89 @@ def _normalize_grid(grid, kernel_name):
 #
 
 
+class _Asm(dict):
+    """CompiledKernel.asm: "ir", "ir-opt" and, for GPU compiles, "ptx"; "llvm"
+    is generated on first access (a second trip through the back end)."""
+
+    def __init__(self, compiled, kernel_name):
+        super().__init__(ir=compiled.ir)
+        self["ir-opt"] = compiled.ir_opt
+        if compiled.is_gpu:
+            self["ptx"] = compiled.ptx
+        self._compiled = compiled
+        self._kernel_name = kernel_name
+
+    def __missing__(self, key):
+        if key == "llvm" and self._compiled.is_gpu:
+            text, errors = self._compiled.llvm_ir()
+            if errors:
+                raise CompilationError(errors, kernel=self._kernel_name)
+            self["llvm"] = text
+            return text
+        raise KeyError(
+            f"{key!r}: a {'GPU' if self._compiled.is_gpu else 'interpreter'} compile has "
+            f"{sorted(set(self) | ({'llvm'} if self._compiled.is_gpu else set()))}"
+        )
+
+
+_SHARED_OVERFLOW = re.compile(r"too much shared data \((0x[0-9a-fA-F]+) bytes, (0x[0-9a-fA-F]+) max")
+
+
 class CompiledKernel:
-    """One compiled specialisation: `asm["ir"]` is the block IR as lowered,
-    `asm["ir-opt"]` after the optimisation pipeline. GPU-only fields (n_regs,
-    n_spills, shared) are None until the GPU path exists."""
+    """One compiled specialisation, as Triton's CompiledKernel: `asm["ir"]` is
+    the block IR as lowered, `asm["ir-opt"]` after the optimisation pipeline
+    (for a GPU compile: after the GPU pipeline too), `asm["ptx"]` and
+    `asm["llvm"]` for GPU compiles. `n_regs`, `n_spills` (local memory per
+    thread / 4, as Triton counts) and `shared` (static shared memory per
+    program, bytes) load the kernel on the GPU when first read."""
 
     def __init__(self, compiled, signature, constants, options):
         self._compiled = compiled
         self.name = compiled.name
-        self.asm = {"ir": compiled.ir, "ir-opt": compiled.ir_opt}
+        self.asm = _Asm(compiled, compiled.name)
         self.signature = signature
         self.constants = constants
-        self.metadata = types.SimpleNamespace(name=compiled.name, **options)
-        self.num_warps = options.get("num_warps", 4)
+        self.num_warps = compiled.num_warps if compiled.is_gpu else options.get("num_warps", 4)
         self.num_stages = options.get("num_stages", 3)
-        self.n_regs = None
-        self.n_spills = None
-        self.shared = None
+        self.metadata = types.SimpleNamespace(
+            name=compiled.name,
+            **dict(options, num_warps=self.num_warps, num_stages=self.num_stages),
+        )
+
+    def _load(self):
+        """Loads the kernel on the GPU (once); DriverError or OutOfResources."""
+        if not self._compiled.is_gpu:
+            raise DriverError(f"'{self.name}' was compiled for the interpreter, not the GPU")
+        if not self._compiled.loaded:
+            errors = self._compiled.load()
+            if errors:
+                m = _SHARED_OVERFLOW.search(errors)
+                if m:
+                    raise OutOfResources(int(m.group(1), 16), int(m.group(2), 16), "shared memory")
+                raise DriverError(f"cannot load '{self.name}' on the GPU: {errors}")
+            r = self._compiled.resources
+            threads = self.num_warps * 32
+            if threads > r["max_threads_per_block"]:
+                raise OutOfResources(
+                    threads,
+                    r["max_threads_per_block"],
+                    f"threads per program ({self.num_warps} warps at {r['registers']} registers "
+                    "per thread)",
+                )
+            self.metadata.shared = r["static_shared_bytes"]
+        return self._compiled.resources
+
+    @property
+    def n_regs(self):
+        return self._load()["registers"]
+
+    @property
+    def n_spills(self):
+        return self._load()["local_bytes"] // 4
+
+    @property
+    def shared(self):
+        return self._load()["static_shared_bytes"]
 
     def __repr__(self):
         return f"<tk.CompiledKernel {self.name} [{self.signature}]>"
@@ -518,6 +641,20 @@ class JITFunction(KernelInterface):
         self._source = None
         self.cache = {}
         self._lock = threading.Lock()
+        # The launch hot path (python/src/GpuLauncher.h): binding, key, map
+        # lookup and cuLaunchKernel in one C++ call. It comes back here to
+        # compile, to run on the interpreter and to raise argument errors.
+        self._launcher = _C.Launcher(
+            self,
+            self.arg_names,
+            [i in self.constexprs for i in range(len(self.params))],
+            [p.name not in self.do_not_specialize for p in self.params],
+            [_MISSING if p.default is p.empty else p.default for p in self.params],
+            _MISSING,
+        )
+
+    def __getitem__(self, grid):
+        return self._launcher[grid]
 
     @property
     def source(self):
@@ -564,10 +701,11 @@ class JITFunction(KernelInterface):
             )
         return {p.name: values.get(p.name, p.default) for p in self.params}
 
-    def _prepare(self, args, kwargs):
+    def _prepare(self, args, kwargs, gpu=False):
         """Binds and specialises the arguments and compiles (or finds in the
-        cache) the kernel. Returns (CompiledKernel, interpreter args, values,
-        launch options)."""
+        cache) the kernel, for the interpreter or (`gpu`) for the GPU.
+        Returns (CompiledKernel, launch args, values, launch options,
+        closure)."""
         # A launch option that is also a parameter (Triton's softmax tutorial
         # has `num_stages: tl.constexpr`) binds to the parameter.
         launch = {
@@ -580,7 +718,9 @@ class JITFunction(KernelInterface):
             if i in self.constexprs:
                 constants[p.name] = _const_for_compiler(p.name, v)
                 continue
-            entry, arg = _specialize(p.name, v, p.name not in self.do_not_specialize, self.__name__)
+            entry, arg = _specialize(
+                p.name, v, p.name not in self.do_not_specialize, self.__name__, gpu=gpu
+            )
             entries.append(entry)
             if arg is not None:
                 run_args.append(arg)
@@ -594,11 +734,12 @@ class JITFunction(KernelInterface):
             closure.key(),
             tuple(sorted(options.items())),
             self.debug,
+            gpu,
         )
         kernel = None if _env_flag("TK_ALWAYS_COMPILE") else self.cache.get(key)
         if kernel is None:
             with self._lock:
-                kernel = self._compile(closure, signature, constants, options)
+                kernel = self._compile(closure, signature, constants, options, gpu)
                 self.cache[key] = kernel
         if kernel._compiled.argument_names != arg_names:
             # Python and the front end disagree on which parameters are
@@ -610,9 +751,9 @@ class JITFunction(KernelInterface):
                 "`NAME: tk.constexpr`",
                 kernel=self.__name__,
             )
-        return kernel, run_args, values, launch
+        return kernel, run_args, values, launch, closure
 
-    def _compile(self, closure, signature, constants, options):
+    def _compile(self, closure, signature, constants, options, gpu=False):
         all_constants = {n: _const_for_compiler(n, v) for n, v in closure.constants.items()}
         # A parameter shadows a global of the same name, as in Python.
         all_constants.update(constants)
@@ -625,6 +766,8 @@ class JITFunction(KernelInterface):
             sorted(closure.constants),
             sorted(closure.aliases),
             self.do_not_specialize,
+            gpu,
+            _num_warps(options.get("num_warps"), self.__name__),
         )
         if compiled is None:
             raise CompilationError(closure.explain(errors), kernel=self.__name__)
@@ -633,21 +776,15 @@ class JITFunction(KernelInterface):
         return CompiledKernel(compiled, signature, constants, options)
 
     def run(self, *args, grid, warmup=False, **kwargs):
-        kernel, run_args, values, launch = self._prepare(args, dict(kwargs))
+        """kernel[grid](*args, **kwargs) spelled as a call (Triton's)."""
         if warmup:
-            return kernel
-        if not interpret_mode(self):
-            if not cuda_driver_available():
-                raise DriverError(
-                    f"cannot launch '{self.__name__}' on a GPU: no CUDA driver found "
-                    "(libcuda.so.1 cannot be loaded). Set TK_INTERPRET=1 (or use "
-                    "@tk.jit(interpret=True)) to run it on the CPU interpreter on numpy arrays."
-                )
-            raise DriverError(
-                f"cannot launch '{self.__name__}' on the GPU: GPU launches from Python are not "
-                "available yet (issue 6, second part). Set TK_INTERPRET=1 to run it on the CPU "
-                "interpreter."
-            )
+            gpu = not interpret_mode(self)
+            return self._prepare(args, dict(kwargs), gpu=gpu)[0]
+        return self._launcher.call(grid, args, kwargs)
+
+    def _interpret_run(self, grid, args, kwargs):
+        """A launch on the CPU interpreter (TK_INTERPRET=1 or interpret=True)."""
+        kernel, run_args, values, launch, _ = self._prepare(args, dict(kwargs))
         if callable(grid):
             grid = grid(dict(values, **launch))
         dims = _normalize_grid(grid, self.__name__)
@@ -662,6 +799,37 @@ class JITFunction(KernelInterface):
             raise InterpreterError(errors, kernel=self.__name__)
         return kernel
 
+    def _gpu_compile(self, args, kwargs):
+        """The launcher's way back for a key it has not seen: compile (or find)
+        and load the GPU kernel for these arguments, or raise the error that
+        names what is wrong. Returns (CompiledKernel, guards, runtime values,
+        meta dict, True)."""
+        if not cuda_driver_available():
+            raise DriverError(
+                f"cannot launch '{self.__name__}' on a GPU: no CUDA driver found "
+                "(libcuda.so.1 cannot be loaded). Set TK_INTERPRET=1 (or use "
+                "@tk.jit(interpret=True)) to run it on the CPU interpreter on numpy arrays."
+            )
+        kernel, run_args, values, launch, closure = self._prepare(args, dict(kwargs), gpu=True)
+        kernel._load()
+        runtime = [a[1] for a in run_args]
+        return kernel, closure.guards, runtime, dict(values, **launch), True
+
+    @staticmethod
+    def _stream_handle(stream):
+        """A CUstream handle from an int, a torch.cuda.Stream (cuda_stream) or
+        a CuPy stream (ptr)."""
+        for attribute in ("cuda_stream", "ptr", "handle"):
+            value = getattr(stream, attribute, None)
+            if isinstance(value, numbers.Integral):
+                return int(value)
+        if isinstance(stream, numbers.Integral):
+            return int(stream)
+        raise TypeError(
+            f"stream= takes an int (a CUstream handle), a torch.cuda.Stream or a CuPy stream, "
+            f"not {type(stream).__name__}"
+        )
+
     def warmup(self, *args, grid=None, **kwargs):
         """Compiles for these arguments without running; returns the
         CompiledKernel (with .asm["ir"] and .asm["ir-opt"])."""
@@ -670,6 +838,25 @@ class JITFunction(KernelInterface):
     def compile(self, *args, **kwargs):
         """Same as warmup()."""
         return self.warmup(*args, **kwargs)
+
+
+def _num_warps(value, kernel_name):
+    if value is None:
+        return 4
+    if (
+        not isinstance(value, numbers.Integral)
+        or isinstance(value, bool)
+        or value < 1
+        or value > 32
+        or value & (value - 1)
+    ):
+        raise ValueError(
+            f"num_warps of {kernel_name} must be a power of two from 1 to 32, not {value!r}"
+        )
+    return int(value)
+
+
+_MISSING = object()  # a parameter without a default (for the launcher)
 
 
 def _is_constexpr(annotation):

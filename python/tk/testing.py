@@ -1,4 +1,16 @@
-"""tk.testing: assert_close (anywhere) and do_bench (GPU only)."""
+"""tk.testing: assert_close (anywhere); do_bench, Benchmark and perf_report
+(GPU, through torch's CUDA events), with Triton's signatures.
+
+    ms = tk.testing.do_bench(lambda: add(x, y))                 # mean of the timed runs
+    lo, med, hi = tk.testing.do_bench(fn, quantiles=[0.2, 0.5, 0.8])
+
+    @tk.testing.perf_report(tk.testing.Benchmark(
+        x_names=["N"], x_vals=[2**i for i in range(12, 25)], line_arg="provider",
+        line_vals=["tk", "torch"], line_names=["tk", "torch"], ylabel="GB/s",
+        plot_name="vector-add", args={}))
+    def bench(N, provider): ...
+    bench.run(print_data=True, save_path=".")          # a table, and vector-add.png
+"""
 
 import numpy as np
 
@@ -12,12 +24,15 @@ def _to_numpy(x):
         if x.is_floating_point():
             x = x.double()
         return x.numpy()
+    if hasattr(x, "get") and hasattr(x, "__cuda_array_interface__"):  # CuPy
+        x = x.get()
     return np.asarray(x)
 
 
 def assert_close(x, y, atol=None, rtol=None, err_msg=""):
     """Asserts |x - y| <= atol + rtol * |y| elementwise (Triton's defaults:
-    atol 1e-2, rtol 0), on numpy arrays, torch tensors or scalars."""
+    atol 1e-2, rtol 0), on numpy arrays, torch tensors (CPU or GPU), CuPy
+    arrays or scalars."""
     atol = 1e-2 if atol is None else atol
     rtol = 0.0 if rtol is None else rtol
     a, b = _to_numpy(x), _to_numpy(y)
@@ -26,15 +41,159 @@ def assert_close(x, y, atol=None, rtol=None, err_msg=""):
     np.testing.assert_allclose(a, b, atol=atol, rtol=rtol, equal_nan=True, err_msg=err_msg)
 
 
-def do_bench(fn, warmup=25, rep=100, grad_to_none=None, quantiles=None, return_mode="mean"):
-    """Times `fn` on the GPU (milliseconds). Needs a GPU and tk's GPU launch
-    path; in the interpreter there is nothing meaningful to time."""
+def gpu_available():
+    """Whether kernels launch on the GPU here: TK_INTERPRET is not set, torch
+    sees a CUDA device and tk's driver loads. The tutorials use it to pick
+    torch tensors on the GPU or numpy arrays on the interpreter."""
+    from . import _C
+    from .runtime import interpret_mode
+
+    if interpret_mode() or not cuda_driver_available():
+        return False
+    try:
+        import torch
+    except ImportError:
+        return False
+    return bool(torch.cuda.is_available() and _C.gpu_available()[0])
+
+
+def _torch_cuda():
     if not cuda_driver_available():
         raise DriverError(
             "tk.testing.do_bench times kernels on a GPU, and no CUDA driver was found "
             "(libcuda.so.1 cannot be loaded); it cannot run here"
         )
-    raise DriverError(
-        "tk.testing.do_bench needs tk's GPU launch path, which is not available from Python yet "
-        "(issue 6, second part)"
-    )
+    try:
+        import torch
+    except ImportError:
+        raise DriverError("tk.testing.do_bench times with torch's CUDA events: install torch")
+    if not torch.cuda.is_available():
+        raise DriverError("tk.testing.do_bench: torch sees no CUDA device")
+    return torch
+
+
+def do_bench(fn, warmup=25, rep=100, grad_to_none=None, quantiles=None, return_mode="mean"):
+    """Times `fn` on the GPU in milliseconds, as Triton's do_bench does: about
+    `warmup` ms of untimed runs, then about `rep` ms of runs, each timed with
+    CUDA events and preceded by a 256 MB write that evicts L2. Returns the
+    statistic `return_mode` ("mean", "median", "min", "max", "all") or, with
+    `quantiles`, those quantiles."""
+    torch = _torch_cuda()
+    fn()
+    torch.cuda.synchronize()
+    cache = torch.empty(256 * 1024 * 1024 // 4, dtype=torch.int32, device="cuda")
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    for _ in range(5):
+        cache.zero_()
+        fn()
+    end.record()
+    torch.cuda.synchronize()
+    estimate = max(start.elapsed_time(end) / 5, 1e-6)
+    n_warmup = max(1, int(warmup / estimate))
+    n_repeat = max(1, int(rep / estimate))
+    starts = [torch.cuda.Event(enable_timing=True) for _ in range(n_repeat)]
+    ends = [torch.cuda.Event(enable_timing=True) for _ in range(n_repeat)]
+    for _ in range(n_warmup):
+        fn()
+    for i in range(n_repeat):
+        if grad_to_none is not None:
+            for x in grad_to_none:
+                x.grad = None
+        cache.zero_()
+        starts[i].record()
+        fn()
+        ends[i].record()
+    torch.cuda.synchronize()
+    times = np.array([s.elapsed_time(e) for s, e in zip(starts, ends)], dtype=np.float64)
+    if quantiles is not None:
+        q = np.quantile(times, quantiles).tolist()
+        return q[0] if len(q) == 1 else q
+    if return_mode == "all":
+        return times.tolist()
+    return float(getattr(np, return_mode)(times))
+
+
+class Benchmark:
+    """One plot's description, with Triton's fields."""
+
+    def __init__(self, x_names, x_vals, line_arg, line_vals, line_names, plot_name, args,
+                 xlabel="", ylabel="", x_log=False, y_log=False, styles=None):
+        self.x_names, self.x_vals = list(x_names), list(x_vals)
+        self.line_arg, self.line_vals, self.line_names = line_arg, list(line_vals), list(line_names)
+        self.plot_name, self.args = plot_name, dict(args)
+        self.xlabel, self.ylabel = xlabel or x_names[0], ylabel
+        self.x_log, self.y_log, self.styles = x_log, y_log, styles
+
+
+class Mark:
+    """What perf_report returns: `.run(print_data=, save_path=, show_plots=)`."""
+
+    def __init__(self, fn, benchmarks):
+        self.fn = fn
+        self.benchmarks = benchmarks if isinstance(benchmarks, (list, tuple)) else [benchmarks]
+
+    def run(self, print_data=False, save_path=None, show_plots=False, return_df=False):
+        """Runs every point; returns {plot_name: rows}, each row [x, value per
+        line] (a value is the middle one of a (mid, lo, hi) result)."""
+        results = {}
+        for b in self.benchmarks:
+            rows = []
+            for x in b.x_vals:
+                xs = x if isinstance(x, (list, tuple)) else [x] * len(b.x_names)
+                kwargs = dict(zip(b.x_names, xs), **b.args)
+                row = [xs[0]]
+                for line in b.line_vals:
+                    value = self.fn(**kwargs, **{b.line_arg: line})
+                    row.append(value[0] if isinstance(value, (list, tuple)) else value)
+                rows.append(row)
+            results[b.plot_name] = rows
+            if print_data:
+                header = [b.x_names[0]] + list(b.line_names)
+                print(b.plot_name + ":")
+                print("  ".join(f"{h:>12}" for h in header))
+                for row in rows:
+                    print("  ".join(f"{v:>12.4g}" if isinstance(v, float) else f"{v:>12}"
+                                    for v in row))
+            if save_path is not None or show_plots:
+                self._plot(b, rows, save_path, show_plots)
+        return results
+
+    @staticmethod
+    def _plot(b, rows, save_path, show_plots):
+        import os
+
+        import matplotlib
+
+        if not show_plots:
+            matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        fig, ax = plt.subplots(figsize=(7, 4.5))
+        xs = [r[0] for r in rows]
+        for i, name in enumerate(b.line_names):
+            style = b.styles[i] if b.styles else None
+            kwargs = {"color": style[0], "linestyle": style[1]} if style else {}
+            ax.plot(xs, [r[i + 1] for r in rows], marker="o", label=name, **kwargs)
+        ax.set_xlabel(b.xlabel)
+        ax.set_ylabel(b.ylabel)
+        ax.set_title(b.plot_name)
+        if b.x_log:
+            ax.set_xscale("log", base=2)
+        if b.y_log:
+            ax.set_yscale("log")
+        ax.grid(True, alpha=0.3)
+        ax.legend()
+        fig.tight_layout()
+        if save_path is not None:
+            os.makedirs(save_path, exist_ok=True)
+            fig.savefig(os.path.join(save_path, b.plot_name + ".png"), dpi=110)
+        if show_plots:
+            plt.show()
+        plt.close(fig)
+
+
+def perf_report(benchmarks):
+    """Decorator: `fn(**x, provider=...)` returns a number (or (mid, lo, hi));
+    the result has `.run(...)`."""
+    return lambda fn: Mark(fn, benchmarks)

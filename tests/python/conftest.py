@@ -1,8 +1,9 @@
 """pytest set-up for tk's Python tests.
 
 They run the kernels on the CPU interpreter (TK_INTERPRET=1), so they need no
-GPU. Tests marked `gpu` need a GPU launch path and are skipped, with the
-reason shown, where there is none (test.sh runs pytest with -rs).
+GPU. Tests marked `gpu` launch on the GPU (TK_INTERPRET is removed for them)
+and are skipped, with the reason shown, where there is none: no CUDA driver
+or device, or no torch with CUDA (test.sh runs pytest with -rs).
 
 tk is imported from the build tree: test.sh sets PYTHONPATH=build/python;
 by hand, `PYTHONPATH=build/python python3 -m pytest tests/python`.
@@ -18,12 +19,34 @@ sys.path.insert(0, os.path.dirname(__file__))  # helper modules next to the test
 
 
 def pytest_configure(config):
-    config.addinivalue_line("markers", "gpu: needs a GPU and tk's GPU launch path")
+    config.addinivalue_line("markers", "gpu: needs a GPU (torch with CUDA and tk's driver)")
+
+
+def _why_no_gpu():
+    """None when GPU tests can run, else the reason."""
+    try:
+        import torch
+    except ImportError:
+        return "needs a GPU: torch is not installed"
+    if not torch.cuda.is_available():
+        return "needs a GPU: torch sees no CUDA device"
+    import tk
+
+    ok, why = tk._C.gpu_available()
+    return None if ok else f"needs a GPU: {why}"
 
 
 def pytest_collection_modifyitems(config, items):
-    skip = pytest.mark.skip(reason="needs a GPU launch path (no CUDA driver here, and tk's GPU "
-                                   "launch from Python is issue 6's second part)")
-    for item in items:
-        if "gpu" in item.keywords:
-            item.add_marker(skip)
+    gpu_items = [item for item in items if "gpu" in item.keywords]
+    if not gpu_items:
+        return
+    why = _why_no_gpu()
+    if why is not None:
+        for item in gpu_items:
+            item.add_marker(pytest.mark.skip(reason=why))
+
+
+@pytest.fixture(autouse=True)
+def _gpu_tests_launch_on_the_gpu(request, monkeypatch):
+    if "gpu" in request.keywords:
+        monkeypatch.delenv("TK_INTERPRET", raising=False)

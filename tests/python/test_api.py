@@ -70,11 +70,17 @@ def test_assert_close():
         tk.testing.assert_close(a, a + 1.0)
 
 
+def _has_cuda_driver():
+    return tk.runtime.cuda_driver_available()
+
+
+@pytest.mark.skipif(_has_cuda_driver(), reason="a CUDA driver is present: do_bench can time")
 def test_do_bench_needs_a_gpu():
     with pytest.raises(tk.DriverError, match="GPU"):
         tk.testing.do_bench(lambda: None)
 
 
+@pytest.mark.skipif(_has_cuda_driver(), reason="a CUDA driver is present: launches can run")
 def test_gpu_launch_without_interpreter_says_what_to_do(monkeypatch):
     @tk.jit
     def noop_kernel(x_ptr):
@@ -102,6 +108,20 @@ def test_jit_interpret_argument_overrides_environment(monkeypatch):
     assert x[0] == 2.5 and x[1] == 0.0
 
 
-@pytest.mark.gpu
-def test_gpu_vector_add():
-    raise AssertionError("runs only where tk can launch on a GPU")
+def test_gpu_launch_of_a_numpy_array_is_a_type_error_naming_it(monkeypatch):
+    """Where a driver exists the launch fails on the argument; where none
+    does, on the driver. Either way before anything runs."""
+
+    @tk.jit
+    def one_kernel(x_ptr):
+        tk.store(x_ptr, 1.0)
+
+    monkeypatch.delenv("TK_INTERPRET")
+    x = np.zeros(4, np.float32)
+    if _has_cuda_driver():
+        with pytest.raises(TypeError, match="'x_ptr'.*CPU array"):
+            one_kernel[(1,)](x)
+    else:
+        with pytest.raises(tk.DriverError, match="no CUDA driver"):
+            one_kernel[(1,)](x)
+    assert x[0] == 0.0

@@ -1,0 +1,652 @@
+#include "GpuLauncher.h"
+
+#include <fmt/format.h>
+#include <pybind11/functional.h>
+#include <pybind11/stl.h>
+
+#include <cstdlib>
+#include <cstring>
+
+namespace py = pybind11;
+
+namespace tk {
+namespace {
+
+// The most parameters the fast path binds on the stack; a kernel with more
+// takes the Python path at every launch.
+constexpr size_t kMaxParams = 128;
+
+// The launch options Triton takes as keywords (docs/python.md); `stream`
+// is not part of the key.
+constexpr const char *kLaunchOptions[] = {
+    "num_warps", "num_stages", "num_ctas", "maxnreg", "enable_fp_fusion", "launch_cooperative_grid",
+    "stream"};
+constexpr size_t kNumLaunchOptions = sizeof(kLaunchOptions) / sizeof(kLaunchOptions[0]);
+constexpr size_t kStreamOption = kNumLaunchOptions - 1;
+
+// A runtime argument's value between the key computation and the launch.
+struct RuntimeValue {
+  enum class Kind : uint8_t { Pointer, Int, Float, Bool } kind;
+  union {
+    uint64_t pointer;
+    int64_t i;
+    double f;
+  };
+};
+
+// What the driver reads for one parameter; the value sits at offset 0.
+union Slot {
+  uint64_t pointer;
+  int64_t i64;
+  int32_t i32;
+  float f32;
+  uint8_t i1;
+};
+
+template <class T> void appendRaw(std::string &key, const T &value) {
+  key.append(reinterpret_cast<const char *>(&value), sizeof(value));
+}
+
+bool envTruthy(const char *name) {
+  const char *v = std::getenv(name);
+  if (!v)
+    return false;
+  std::string s(v);
+  for (char &c : s)
+    c = char(std::tolower(static_cast<unsigned char>(c)));
+  auto b = s.find_first_not_of(" \t"), e = s.find_last_not_of(" \t");
+  s = b == std::string::npos ? "" : s.substr(b, e - b + 1);
+  return s == "1" || s == "true" || s == "yes" || s == "on";
+}
+
+// A Python int as int64 and its class: 0 = i32, 1 = i64, 2 = u64 (stored as
+// the int64 with the same bits). False when it does not fit in 64 bits.
+bool intClass(PyObject *v, int64_t &out, uint8_t &cls) {
+  int overflow = 0;
+  long long x = PyLong_AsLongLongAndOverflow(v, &overflow);
+  if (overflow == 0) {
+    if (x == -1 && PyErr_Occurred()) {
+      PyErr_Clear();
+      return false;
+    }
+    out = x;
+    cls = (x >= INT32_MIN && x <= INT32_MAX) ? 0 : 1;
+    return true;
+  }
+  if (overflow < 0)
+    return false;
+  unsigned long long u = PyLong_AsUnsignedLongLong(v);
+  if (PyErr_Occurred()) {
+    PyErr_Clear();
+    return false;
+  }
+  out = static_cast<int64_t>(u);
+  cls = 2;
+  return true;
+}
+
+// A compile-time value in the key. Identity keys keep the object alive, so
+// its address cannot be reused by another object while the entry exists.
+void appendConstant(std::string &key, PyObject *v, std::vector<py::object> &keepAlive) {
+  if (v == Py_None) {
+    key += 'n';
+  } else if (PyBool_Check(v)) {
+    key += v == Py_True ? 'b' : 'c';
+  } else if (PyLong_CheckExact(v)) {
+    int64_t x;
+    uint8_t cls;
+    if (intClass(v, x, cls)) {
+      key += 'i';
+      appendRaw(key, x);
+      key += char(cls);
+      return;
+    }
+    key += 'o';
+    appendRaw(key, v);
+    keepAlive.push_back(py::reinterpret_borrow<py::object>(v));
+  } else if (PyFloat_CheckExact(v)) {
+    key += 'f';
+    appendRaw(key, PyFloat_AS_DOUBLE(v));
+  } else {
+    key += 'o';
+    appendRaw(key, v);
+    keepAlive.push_back(py::reinterpret_borrow<py::object>(v));
+  }
+}
+
+// Calls `obj.name()` with no arguments; null (error cleared) on failure.
+PyObject *callMethod(PyObject *obj, PyObject *name) {
+  PyObject *r = PyObject_CallMethodNoArgs(obj, name);
+  if (!r)
+    PyErr_Clear();
+  return r;
+}
+
+py::object interned(const char *s) {
+  return py::reinterpret_steal<py::object>(PyUnicode_InternFromString(s));
+}
+
+PyObject *strDataPtr() {
+  static PyObject *s = PyUnicode_InternFromString("data_ptr");
+  return s;
+}
+PyObject *strGetDevice() {
+  static PyObject *s = PyUnicode_InternFromString("get_device");
+  return s;
+}
+PyObject *strDtype() {
+  static PyObject *s = PyUnicode_InternFromString("dtype");
+  return s;
+}
+PyObject *strCai() {
+  static PyObject *s = PyUnicode_InternFromString("__cuda_array_interface__");
+  return s;
+}
+
+// The grid as three dimensions: a tuple or list of 1 to 3 ints, or one int.
+// False when it is something else (the Python side then explains).
+bool readGrid(PyObject *grid, std::array<unsigned, 3> &dims, std::string &why) {
+  dims = {1, 1, 1};
+  auto dim = [&](PyObject *v, size_t i) {
+    if (!PyLong_Check(v) || PyBool_Check(v)) {
+      // numpy integers and the like: anything with __index__.
+      if (!PyIndex_Check(v))
+        return false;
+    }
+    long long x = PyLong_AsLongLong(v);
+    if (x == -1 && PyErr_Occurred()) {
+      PyErr_Clear();
+      return false;
+    }
+    long long limit = i == 0 ? 0x7fffffffLL : 65535;
+    if (x < 0 || x > limit) {
+      why = fmt::format("grid dimension {} is {}; it must be from 0 to {}", i, x, limit);
+      return false;
+    }
+    dims[i] = unsigned(x);
+    return true;
+  };
+  if (PyTuple_Check(grid) || PyList_Check(grid)) {
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(grid);
+    if (n < 1 || n > 3)
+      return false;
+    PyObject **items = PySequence_Fast_ITEMS(grid);
+    for (Py_ssize_t i = 0; i < n; ++i)
+      if (!dim(items[i], size_t(i)))
+        return false;
+    return true;
+  }
+  return dim(grid, 0);
+}
+
+[[noreturn]] void raiseDriverError(const std::string &message) {
+  // Never released: a static py::object would be destroyed after the
+  // interpreter has gone.
+  static PyObject *driverError =
+      py::object(py::module_::import("tk.errors").attr("DriverError")).release().ptr();
+  PyErr_SetString(driverError, message.c_str());
+  throw py::error_already_set();
+}
+
+} // namespace
+
+GpuLauncher::GpuLauncher(py::object jitFunction, std::vector<std::string> names,
+                         std::vector<bool> isConstexpr, std::vector<bool> specialize,
+                         py::list defaults, py::object missing)
+    : jit_(std::move(jitFunction)), isConstexpr_(std::move(isConstexpr)),
+      specialize_(std::move(specialize)), missing_(std::move(missing)) {
+  for (const std::string &n : names)
+    names_.push_back(interned(n.c_str()));
+  for (py::handle d : defaults)
+    defaults_.push_back(py::reinterpret_borrow<py::object>(d));
+  py::object interpret = jit_.attr("interpret");
+  if (!interpret.is_none())
+    interpret_ = py::cast<bool>(interpret) ? 1 : 0;
+}
+
+bool GpuLauncher::interpretMode() const {
+  if (interpret_ >= 0)
+    return interpret_ == 1;
+  // os.environ assignments reach the C environment (putenv), so this sees
+  // TK_INTERPRET set from Python too, at the cost of one getenv.
+  return envTruthy("TK_INTERPRET");
+}
+
+GpuLauncher::TypeKind GpuLauncher::kindOf(PyTypeObject *type) {
+  for (const auto &[t, k] : typeKinds_)
+    if (t == type)
+      return k;
+  // Looked at once per type: torch tensors (and subclasses such as
+  // nn.Parameter) by their module, then the two generic protocols.
+  PyObject *typeObj = reinterpret_cast<PyObject *>(type);
+  TypeKind kind = TypeKind::Other;
+  bool hasDataPtr = PyObject_HasAttr(typeObj, strDataPtr());
+  bool isTorch = false;
+  for (PyTypeObject *t = type; t && !isTorch; t = t->tp_base) {
+    py::object module = py::getattr(reinterpret_cast<PyObject *>(t), "__module__", py::none());
+    isTorch = py::isinstance<py::str>(module) && module.cast<std::string>().rfind("torch", 0) == 0;
+  }
+  if (hasDataPtr && isTorch)
+    kind = TypeKind::Torch;
+  else if (PyObject_HasAttr(typeObj, strCai()))
+    kind = TypeKind::CudaArrayInterface;
+  else if (hasDataPtr)
+    kind = TypeKind::DataPtr;
+  if (PyErr_Occurred())
+    PyErr_Clear();
+  typeKinds_.emplace_back(type, kind);
+  return kind;
+}
+
+namespace {
+
+// `launcher[grid]`: holds the launcher (alive) and the grid.
+struct BoundLaunch {
+  py::object owner;
+  GpuLauncher *launcher;
+  py::object grid;
+};
+
+} // namespace
+
+py::object GpuLauncher::bind(py::object grid) {
+  if (lastBound_ && lastGrid_.ptr() == grid.ptr())
+    return lastBound_;
+  // The bound object keeps the launcher's Python object alive; the launcher
+  // keeps only the grid and a weak view of the bound object's identity is
+  // not needed: it holds the last one, so launcher and bound object form a
+  // cycle that lives as long as the @tk.jit function, which is what it is
+  // for.
+  py::object bound =
+      py::cast(BoundLaunch{py::cast(this, py::return_value_policy::reference), this, grid});
+  lastGrid_ = grid;
+  lastBound_ = bound;
+  return bound;
+}
+
+void bindGpuLauncher(py::module_ &m) {
+  py::class_<BoundLaunch>(m, "BoundLaunch")
+      .def("__call__", [](BoundLaunch &b, py::args args, py::kwargs kwargs) {
+        return b.launcher->call(b.grid, args, kwargs);
+      });
+  py::class_<GpuLauncher>(m, "Launcher")
+      .def(py::init<py::object, std::vector<std::string>, std::vector<bool>, std::vector<bool>,
+                    py::list, py::object>(),
+           py::arg("jit_function"), py::arg("names"), py::arg("is_constexpr"),
+           py::arg("specialize"), py::arg("defaults"), py::arg("missing"))
+      .def("__getitem__", &GpuLauncher::bind)
+      .def("call", &GpuLauncher::call, py::arg("grid"), py::arg("args"), py::arg("kwargs"))
+      .def_property_readonly("num_entries", &GpuLauncher::numEntries)
+      .def_property_readonly("last_key",
+                             [](const GpuLauncher &l) { return py::bytes(l.lastKey()); });
+}
+
+py::object GpuLauncher::call(py::handle grid, py::handle argsHandle, py::handle kwargsHandle) {
+  if (!PyTuple_Check(argsHandle.ptr()) ||
+      !(kwargsHandle.is_none() || PyDict_Check(kwargsHandle.ptr())))
+    throw py::type_error("Launcher.call(grid, args, kwargs) takes a tuple and a dict");
+  if (interpretMode())
+    return jit_.attr("_interpret_run")(grid, argsHandle, kwargsHandle);
+
+  PyObject *args = argsHandle.ptr();
+  PyObject *kwargs = kwargsHandle.is_none() ? nullptr : kwargsHandle.ptr();
+  const size_t numParams = names_.size();
+  const Py_ssize_t numArgs = PyTuple_GET_SIZE(args);
+
+  // Binding, as Python binds; anything unusual (too many arguments, an
+  // unknown or repeated keyword, a missing one) sets `keyable` false and the
+  // Python side raises the TypeError.
+  bool keyable = numParams <= kMaxParams && size_t(numArgs) <= numParams;
+  PyObject *values[kMaxParams] = {};
+  PyObject *options[kNumLaunchOptions] = {};
+  if (keyable) {
+    for (Py_ssize_t i = 0; i < numArgs; ++i)
+      values[i] = PyTuple_GET_ITEM(args, i);
+    Py_ssize_t pos = 0;
+    PyObject *k, *v;
+    while (keyable && kwargs && PyDict_Next(kwargs, &pos, &k, &v)) {
+      size_t found = numParams;
+      for (size_t i = 0; i < numParams && found == numParams; ++i)
+        if (names_[i].ptr() == k)
+          found = i;
+      for (size_t i = 0; i < numParams && found == numParams; ++i)
+        if (PyUnicode_Compare(names_[i].ptr(), k) == 0)
+          found = i;
+      if (found < numParams) {
+        keyable = values[found] == nullptr;
+        values[found] = v;
+        continue;
+      }
+      size_t opt = kNumLaunchOptions;
+      for (size_t i = 0; i < kNumLaunchOptions && opt == kNumLaunchOptions; ++i)
+        if (PyUnicode_CompareWithASCIIString(k, kLaunchOptions[i]) == 0)
+          opt = i;
+      keyable = opt < kNumLaunchOptions;
+      if (keyable)
+        options[opt] = v;
+    }
+    if (PyErr_Occurred())
+      PyErr_Clear();
+    for (size_t i = 0; keyable && i < numParams; ++i) {
+      if (!values[i])
+        values[i] = defaults_[i].ptr() == missing_.ptr() ? nullptr : defaults_[i].ptr();
+      keyable = values[i] != nullptr;
+    }
+  }
+
+  // The key, and the runtime values on the way.
+  std::string key;
+  key.reserve(8 + 12 * numParams);
+  std::vector<py::object> keepAlive;
+  RuntimeValue runtime[kMaxParams];
+  size_t numRuntime = 0;
+  for (size_t o = 0; keyable && o < kStreamOption; ++o)
+    if (options[o]) {
+      key += char('A' + o);
+      appendConstant(key, options[o], keepAlive);
+    }
+  for (size_t i = 0; keyable && i < numParams; ++i) {
+    PyObject *v = values[i];
+    if (isConstexpr_[i]) {
+      appendConstant(key, v, keepAlive);
+      continue;
+    }
+    const bool spec = specialize_[i];
+    RuntimeValue &rv = runtime[numRuntime];
+    if (v == Py_None) {
+      key += 'N';
+      continue;
+    }
+    if (PyBool_Check(v)) {
+      key += 'B';
+      rv.kind = RuntimeValue::Kind::Bool;
+      rv.i = v == Py_True;
+      ++numRuntime;
+      continue;
+    }
+    if (PyLong_CheckExact(v)) {
+      uint8_t cls;
+      if (!intClass(v, rv.i, cls)) {
+        keyable = false;
+        break;
+      }
+      key += 'I';
+      key += char(cls);
+      key += char(!spec ? 0 : rv.i == 1 ? 1 : rv.i % 16 == 0 ? 16 : 0);
+      rv.kind = RuntimeValue::Kind::Int;
+      ++numRuntime;
+      continue;
+    }
+    if (PyFloat_CheckExact(v)) {
+      key += 'F';
+      rv.kind = RuntimeValue::Kind::Float;
+      rv.f = PyFloat_AS_DOUBLE(v);
+      ++numRuntime;
+      continue;
+    }
+    TypeKind kind = kindOf(Py_TYPE(v));
+    uint64_t ptr = 0;
+    if (kind == TypeKind::Torch || kind == TypeKind::DataPtr) {
+      if (kind == TypeKind::Torch) {
+        // A CPU tensor (-1) or one on another device: the Python side
+        // raises the TypeError that names it.
+        PyObject *dev = callMethod(v, strGetDevice());
+        long d = dev ? PyLong_AsLong(dev) : -1;
+        Py_XDECREF(dev);
+        if (d != 0) {
+          keyable = false;
+          break;
+        }
+      }
+      PyObject *p = callMethod(v, strDataPtr());
+      PyObject *dt = PyObject_GetAttr(v, strDtype());
+      if (p)
+        ptr = PyLong_AsUnsignedLongLong(p);
+      Py_XDECREF(p);
+      if (!p || !dt || PyErr_Occurred()) {
+        PyErr_Clear();
+        Py_XDECREF(dt);
+        keyable = false;
+        break;
+      }
+      key += kind == TypeKind::Torch ? 'T' : 'D';
+      appendRaw(key, dt);
+      // torch dtypes live as long as torch; other dtype objects are kept.
+      if (kind == TypeKind::DataPtr)
+        keepAlive.push_back(py::reinterpret_borrow<py::object>(dt));
+      Py_DECREF(dt);
+    } else if (kind == TypeKind::CudaArrayInterface) {
+      PyObject *cai = PyObject_GetAttr(v, strCai());
+      PyObject *data = cai && PyDict_Check(cai) ? PyDict_GetItemString(cai, "data") : nullptr;
+      PyObject *typestr = cai && PyDict_Check(cai) ? PyDict_GetItemString(cai, "typestr") : nullptr;
+      bool ok = data && PyTuple_Check(data) && PyTuple_GET_SIZE(data) >= 1 && typestr &&
+                PyUnicode_Check(typestr);
+      if (ok)
+        ptr = PyLong_AsUnsignedLongLong(PyTuple_GET_ITEM(data, 0));
+      if (ok && !PyErr_Occurred()) {
+        key += 'C';
+        key += PyUnicode_AsUTF8(typestr);
+        key += '\0';
+      }
+      ok = ok && !PyErr_Occurred();
+      Py_XDECREF(cai);
+      if (!ok) {
+        PyErr_Clear();
+        keyable = false;
+        break;
+      }
+    } else {
+      keyable = false;
+      break;
+    }
+    key += char(spec && ptr % 16 == 0);
+    rv.kind = RuntimeValue::Kind::Pointer;
+    rv.pointer = ptr;
+    ++numRuntime;
+  }
+
+  Entry *entry = nullptr;
+  if (keyable) {
+    lastKey_ = key;
+    auto it = entries_.find(key);
+    if (it != entries_.end()) {
+      entry = &it->second;
+      for (const Guard &g : entry->guards) {
+        PyObject *now = PyDict_GetItemWithError(g.dict.ptr(), g.name.ptr());
+        if (now != g.value.ptr()) {
+          if (PyErr_Occurred())
+            PyErr_Clear();
+          entry = nullptr;
+          break;
+        }
+      }
+    }
+  } else {
+    lastKey_.clear();
+  }
+
+  // The meta dict of a callable grid: the bound arguments and the launch
+  // options given, as the Python side builds it.
+  auto buildMeta = [&]() {
+    py::dict meta;
+    for (size_t i = 0; i < numParams; ++i)
+      meta[names_[i]] = py::reinterpret_borrow<py::object>(values[i]);
+    for (size_t o = 0; o < kNumLaunchOptions; ++o)
+      if (options[o])
+        meta[kLaunchOptions[o]] = py::reinterpret_borrow<py::object>(options[o]);
+    return py::object(meta);
+  };
+
+  // The fast path: a known key whose globals are unchanged.
+  if (entry) {
+    Slot slots[kMaxParams];
+    void *slotPtrs[kMaxParams];
+    const std::vector<SlotKind> &kinds = entry->kernel->slotKinds();
+    bool ok = kinds.size() == numRuntime;
+    for (size_t i = 0; i < numRuntime && ok; ++i) {
+      const RuntimeValue &rv = runtime[i];
+      Slot &s = slots[i];
+      switch (kinds[i]) {
+      case SlotKind::Pointer:
+        ok = rv.kind == RuntimeValue::Kind::Pointer;
+        s.pointer = rv.pointer;
+        break;
+      case SlotKind::I32:
+        ok = rv.kind == RuntimeValue::Kind::Int;
+        s.i32 = int32_t(rv.i);
+        break;
+      case SlotKind::I64:
+        ok = rv.kind == RuntimeValue::Kind::Int;
+        s.i64 = rv.i;
+        break;
+      case SlotKind::F32:
+        ok = rv.kind == RuntimeValue::Kind::Float;
+        s.f32 = float(rv.f);
+        break;
+      case SlotKind::I1:
+        ok = rv.kind == RuntimeValue::Kind::Bool || rv.kind == RuntimeValue::Kind::Int;
+        s.i1 = uint8_t(rv.i != 0);
+        break;
+      case SlotKind::Unsupported:
+        ok = false;
+        break;
+      }
+      slotPtrs[i] = &s;
+    }
+    // A mismatch cannot happen for a key the Python side compiled; if it
+    // does, the general path below says what is wrong.
+    if (ok) {
+      std::array<unsigned, 3> dims = gridDims(grid, buildMeta, entry->kernel->name());
+      if (uint64_t(dims[0]) * dims[1] * dims[2] == 0)
+        return entry->compiled;
+      CUstream stream = streamOf(options[kStreamOption]);
+      std::string error;
+      if (!entry->kernel->launch(dims, slotPtrs, stream, error))
+        raiseDriverError(error);
+      return entry->compiled;
+    }
+  }
+
+  // The Python side: compile (or find) the kernel for these arguments, or
+  // raise the TypeError that names what is wrong. It returns the
+  // CompiledKernel, the guards, the runtime values and the meta dict.
+  py::tuple r = jit_.attr("_gpu_compile")(
+      argsHandle, kwargs ? py::reinterpret_borrow<py::object>(kwargs) : py::object(py::dict()));
+  py::object compiled = r[0];
+  Entry fresh;
+  fresh.compiled = compiled;
+  fresh.kernel = compiled.attr("_compiled").cast<JitKernel *>();
+  for (py::handle g : r[1].cast<py::list>()) {
+    py::tuple t = g.cast<py::tuple>();
+    fresh.guards.push_back({t[0], t[1], t[2]});
+  }
+  fresh.keepAlive = std::move(keepAlive);
+  py::object meta = r[3];
+  py::object stream = py::reinterpret_borrow<py::dict>(meta).contains("stream")
+                          ? py::object(py::reinterpret_borrow<py::dict>(meta)["stream"])
+                          : py::object(py::none());
+  const Entry *use = &fresh;
+  if (keyable)
+    use = &entries_.insert_or_assign(key, std::move(fresh)).first->second;
+  return launchWith(*use, grid, r[2].cast<py::list>(), meta, stream);
+}
+
+std::array<unsigned, 3> GpuLauncher::gridDims(py::handle grid,
+                                              const std::function<py::object()> &meta,
+                                              const std::string &kernel) {
+  py::object g = py::reinterpret_borrow<py::object>(grid);
+  if (PyCallable_Check(grid.ptr()))
+    g = g(meta());
+  std::array<unsigned, 3> dims;
+  std::string why;
+  if (!readGrid(g.ptr(), dims, why)) {
+    if (!why.empty())
+      throw py::value_error(fmt::format("the grid of {}: {}", kernel, why));
+    throw py::type_error(fmt::format("the grid of {} must be a tuple of 1 to 3 ints or a "
+                                     "callable returning one, not {}",
+                                     kernel, py::repr(g).cast<std::string>()));
+  }
+  return dims;
+}
+
+CUstream GpuLauncher::streamOf(PyObject *option) {
+  if (option && option != Py_None) {
+    if (PyLong_Check(option))
+      return reinterpret_cast<CUstream>(PyLong_AsUnsignedLongLong(option));
+    return reinterpret_cast<CUstream>(
+        jit_.attr("_stream_handle")(py::handle(option)).cast<uint64_t>());
+  }
+  // torch's current stream on device 0, once torch is imported; before
+  // that, the default stream.
+  if (!rawStream_) {
+    PyObject *torch = PyImport_GetModule(py::str("torch").ptr());
+    if (!torch) {
+      if (PyErr_Occurred())
+        PyErr_Clear();
+      return nullptr;
+    }
+    py::object t = py::reinterpret_steal<py::object>(torch);
+    py::object c = py::getattr(t, "_C", py::none());
+    if (c.is_none() || !py::hasattr(c, "_cuda_getCurrentRawStream"))
+      return nullptr;
+    rawStream_ = c.attr("_cuda_getCurrentRawStream");
+    deviceZero_ = py::int_(0);
+  }
+  PyObject *r = PyObject_CallOneArg(rawStream_.ptr(), deviceZero_.ptr());
+  if (!r)
+    throw py::error_already_set();
+  CUstream stream = reinterpret_cast<CUstream>(PyLong_AsUnsignedLongLong(r));
+  Py_DECREF(r);
+  return stream;
+}
+
+// The general launch: runtime values as Python objects (ints, floats, bools;
+// pointers as ints), as the Python side computed them.
+py::object GpuLauncher::launchWith(const Entry &entry, py::handle grid, const py::list &runtime,
+                                   py::object meta, py::object stream) {
+  const JitKernel &k = *entry.kernel;
+  const std::vector<SlotKind> &kinds = k.slotKinds();
+  if (kinds.size() != runtime.size())
+    throw std::runtime_error(
+        fmt::format("internal error: '{}' takes {} runtime arguments, {} given", k.name(),
+                    kinds.size(), runtime.size()));
+  std::vector<Slot> slots(kinds.size());
+  std::vector<void *> slotPtrs(kinds.size());
+  for (size_t i = 0; i < kinds.size(); ++i) {
+    py::handle v = runtime[i];
+    Slot &s = slots[i];
+    switch (kinds[i]) {
+    case SlotKind::Pointer:
+      s.pointer = v.cast<uint64_t>();
+      break;
+    case SlotKind::I32:
+      s.i32 = int32_t(v.cast<int64_t>());
+      break;
+    case SlotKind::I64:
+      s.i64 = v.cast<int64_t>(); // u64 values arrive as the int64 with the same bits
+      break;
+    case SlotKind::F32:
+      s.f32 = v.cast<float>();
+      break;
+    case SlotKind::I1:
+      s.i1 = uint8_t(v.cast<bool>());
+      break;
+    case SlotKind::Unsupported:
+      throw py::type_error(fmt::format(
+          "argument '{}' of {}: a runtime parameter of type {} cannot be passed to a GPU launch "
+          "(tk passes pointers, i1, i32, i64 and fp32); make it a tk.constexpr",
+          k.argumentNames()[i], k.name(), k.argumentTypes()[i]));
+    }
+    slotPtrs[i] = &s;
+  }
+  std::array<unsigned, 3> dims = gridDims(
+      grid, [&] { return meta; }, k.name());
+  if (uint64_t(dims[0]) * dims[1] * dims[2] == 0)
+    return entry.compiled;
+  std::string error;
+  if (!k.launch(dims, slotPtrs.data(), streamOf(stream.ptr()), error))
+    raiseDriverError(error);
+  return entry.compiled;
+}
+
+} // namespace tk

@@ -1,0 +1,109 @@
+// GpuLauncher: the hot path of `kernel[grid](*args, **kwargs)` on the GPU,
+// one per @tk.jit function. A launch is one C++ call that binds the
+// arguments to the parameters, computes the specialisation key from them,
+// finds the loaded kernel in a small map and calls cuLaunchKernel; Python
+// code runs only when the key is new (to compile), when an argument is of a
+// kind the key cannot describe, or when something is wrong (to raise the
+// TypeError that names it).
+//
+//   launcher = _C.Launcher(jit_function, ["x", "y", "out", "n", "BLOCK"],
+//                          [False, False, False, False, True], [True] * 5,
+//                          defaults, missing_sentinel)
+//   launcher[(grid,)](x, y, out, n, BLOCK=1024)
+//
+// The key, per parameter (bytes appended to one string):
+//   torch tensor      'T' dtype-object pointer, 1 if data_ptr() % 16 == 0
+//   __cuda_array_interface__ 'C' typestr, alignment bit
+//   other data_ptr()  'D' dtype-object pointer (kept alive), alignment bit
+//   int               'I' range (i32 / i64 / u64), 1 if == 1, 16 if % 16 == 0
+//   bool, float, None 'B', 'F', 'N'
+//   constexpr         its value: int64, double bits, bool, None, or the
+//                     identity of any other object (kept alive)
+// plus the launch options given (num_warps, num_stages, ...; not stream).
+// The alignment and divisibility facts are left out for do_not_specialize
+// parameters, exactly as the Python side leaves them out of the signature,
+// so one key never maps to two signatures.
+//
+// Each entry also remembers the globals the kernel and its helpers read,
+// as (globals dict, name, value object); a launch whose globals no longer
+// hold those objects compiles again (the Python side then finds or builds the
+// kernel for the new values).
+//
+// A tensor must be on device 0 (tk launches in device 0's primary context,
+// the one torch and CuPy share); a CPU tensor or one on another device goes
+// to the Python side, which raises the TypeError naming it.
+#pragma once
+
+#include "JitKernel.h"
+
+#include <pybind11/pybind11.h>
+
+#include <array>
+#include <functional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace tk {
+
+class GpuLauncher {
+public:
+  /// `defaults[i]` is parameter i's default, or `missing` when it has none.
+  GpuLauncher(pybind11::object jitFunction, std::vector<std::string> names,
+              std::vector<bool> isConstexpr, std::vector<bool> specialize, pybind11::list defaults,
+              pybind11::object missing);
+
+  /// One launch; returns the Python CompiledKernel. Raises what the Python
+  /// side raises, or tk.DriverError for a failed cuLaunchKernel.
+  pybind11::object call(pybind11::handle grid, pybind11::handle args, pybind11::handle kwargs);
+  /// `launcher[grid]`: a callable bound to the grid (the last one is reused
+  /// when the same grid object comes again).
+  pybind11::object bind(pybind11::object grid);
+
+  size_t numEntries() const { return entries_.size(); }
+  /// The key of the last launch, for tests.
+  const std::string &lastKey() const { return lastKey_; }
+
+private:
+  struct Guard {
+    pybind11::object dict, name, value;
+  };
+  struct Entry {
+    pybind11::object compiled; // the Python CompiledKernel
+    JitKernel *kernel = nullptr;
+    std::vector<Guard> guards;
+    std::vector<pybind11::object> keepAlive; // objects whose identity is in the key
+  };
+  enum class TypeKind : uint8_t { Torch, CudaArrayInterface, DataPtr, Other };
+
+  bool interpretMode() const;
+  TypeKind kindOf(PyTypeObject *type);
+  pybind11::object launchWith(const Entry &entry, pybind11::handle grid,
+                              const pybind11::list &runtime, pybind11::object meta,
+                              pybind11::object stream);
+  /// The grid's three dimensions (calling it with meta() when callable);
+  /// TypeError or ValueError naming `kernel` when it is not a grid.
+  static std::array<unsigned, 3> gridDims(pybind11::handle grid,
+                                          const std::function<pybind11::object()> &meta,
+                                          const std::string &kernel);
+  /// The stream= option (an int, a torch or CuPy stream, or null for
+  /// torch's current stream on device 0).
+  CUstream streamOf(PyObject *option);
+
+  pybind11::object jit_;
+  std::vector<pybind11::object> names_; // interned parameter names
+  std::vector<bool> isConstexpr_, specialize_;
+  std::vector<pybind11::object> defaults_;
+  pybind11::object missing_;
+  int interpret_ = -1; // @tk.jit(interpret=...): -1 unset (TK_INTERPRET decides)
+  std::unordered_map<std::string, Entry> entries_;
+  std::vector<std::pair<PyTypeObject *, TypeKind>> typeKinds_;
+  pybind11::object lastGrid_, lastBound_;
+  pybind11::object rawStream_; // torch._C._cuda_getCurrentRawStream, once torch is imported
+  pybind11::object deviceZero_;
+  std::string lastKey_;
+};
+
+void bindGpuLauncher(pybind11::module_ &m);
+
+} // namespace tk

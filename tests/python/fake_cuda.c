@@ -1,0 +1,267 @@
+/* A stand-in for libcuda.so.1 that tests tk's Python GPU launch path on a
+ * machine without a GPU (CI). Every entry point tk's CudaDriver looks up
+ * exists and succeeds; nothing runs. cuLaunchKernel records what it was
+ * given, and the test reads it back through ctypes:
+ *
+ *   cc -shared -fPIC -Wl,-soname,libcuda.so.1 -o libcuda.so.1 fake_cuda.c
+ *   lib = ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)  # before tk loads "libcuda.so.1"
+ *   lib.fake_set_param_sizes((ctypes.c_int * 3)(8, 8, 4), 3)
+ *   kernel[(4,)](...)
+ *   lib.fake_launch_count(), lib.fake_last_grid(0), lib.fake_last_param(i)
+ *
+ * Knobs (environment, read at each call): FAKE_CUDA_LOAD_ERROR makes module
+ * loading fail with that text as the JIT error log; FAKE_CUDA_MAX_THREADS is
+ * what cuFuncGetAttribute reports as the most threads per program (1024);
+ * FAKE_CUDA_LAUNCH_ERROR=1 makes cuLaunchKernel fail. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef int CUresult;
+#define OK 0
+
+static int launches;
+static unsigned lastGrid[3], lastBlock[3], lastShared;
+static uint64_t lastStream;
+static int paramSizes[64], numParamSizes;
+static uint64_t lastParams[64];
+
+void fake_set_param_sizes(const int *sizes, int n) {
+  numParamSizes = n > 64 ? 64 : n;
+  for (int i = 0; i < numParamSizes; ++i)
+    paramSizes[i] = sizes[i];
+}
+int fake_launch_count(void) { return launches; }
+unsigned fake_last_grid(int i) { return lastGrid[i]; }
+unsigned fake_last_block(int i) { return lastBlock[i]; }
+unsigned fake_last_shared(void) { return lastShared; }
+uint64_t fake_last_stream(void) { return lastStream; }
+uint64_t fake_last_param(int i) { return lastParams[i]; }
+
+CUresult cuInit(unsigned f) {
+  (void)f;
+  return OK;
+}
+CUresult cuDriverGetVersion(int *v) {
+  *v = 13000;
+  return OK;
+}
+CUresult cuDeviceGet(int *d, int i) {
+  *d = i;
+  return OK;
+}
+CUresult cuDeviceGetCount(int *n) {
+  *n = 1;
+  return OK;
+}
+CUresult cuDeviceGetName(char *name, int len, int d) {
+  (void)d;
+  strncpy(name, "Fake GPU", (size_t)len);
+  return OK;
+}
+CUresult cuDeviceGetAttribute(int *v, int attr, int d) {
+  (void)d;
+  switch (attr) {
+  case 1:
+    *v = 1024;
+    break; /* max threads per block */
+  case 8:
+    *v = 49152;
+    break; /* max shared per block */
+  case 12:
+    *v = 65536;
+    break; /* max registers per block */
+  case 16:
+    *v = 132;
+    break; /* SMs */
+  case 75:
+    *v = 9;
+    break; /* compute capability */
+  case 76:
+    *v = 0;
+    break;
+  case 97:
+    *v = 232448;
+    break; /* opt-in shared per block */
+  default:
+    *v = 0;
+    break;
+  }
+  return OK;
+}
+CUresult cuDevicePrimaryCtxRetain(void **c, int d) {
+  (void)d;
+  *c = (void *)0x10;
+  return OK;
+}
+CUresult cuCtxSetCurrent(void *c) {
+  (void)c;
+  return OK;
+}
+CUresult cuCtxSynchronize(void) { return OK; }
+
+static CUresult loadResult(unsigned n, int *opts, void **vals) {
+  const char *err = getenv("FAKE_CUDA_LOAD_ERROR");
+  if (!err)
+    return OK;
+  for (unsigned i = 0; i < n; ++i)
+    if (opts[i] == 5 /* CU_JIT_ERROR_LOG_BUFFER */) {
+      size_t cap = 0;
+      for (unsigned j = 0; j < n; ++j)
+        if (opts[j] == 6)
+          cap = (size_t)(uintptr_t)vals[j];
+      strncpy((char *)vals[i], err, cap);
+    }
+  return 218; /* CUDA_ERROR_INVALID_PTX */
+}
+CUresult cuModuleLoadDataEx(void **m, const void *image, unsigned n, int *opts, void **vals) {
+  (void)image;
+  *m = (void *)0x20;
+  return loadResult(n, opts, vals);
+}
+CUresult cuModuleLoadData(void **m, const void *image) {
+  (void)image;
+  *m = (void *)0x20;
+  return OK;
+}
+CUresult cuModuleUnload(void *m) {
+  (void)m;
+  return OK;
+}
+CUresult cuModuleGetFunction(void **f, void *m, const char *name) {
+  (void)m;
+  (void)name;
+  *f = (void *)0x30;
+  return OK;
+}
+CUresult cuFuncGetAttribute(int *v, int attr, void *f) {
+  (void)f;
+  const char *t = getenv("FAKE_CUDA_MAX_THREADS");
+  switch (attr) {
+  case 0:
+    *v = t ? atoi(t) : 1024;
+    break; /* max threads per block */
+  case 4:
+    *v = 40;
+    break; /* registers */
+  default:
+    *v = 0;
+    break;
+  }
+  return OK;
+}
+CUresult cuFuncSetAttribute(void *f, int attr, int v) {
+  (void)f;
+  (void)attr;
+  (void)v;
+  return OK;
+}
+CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                        unsigned bz, unsigned shared, void *stream, void **params, void **extra) {
+  (void)f;
+  (void)extra;
+  const char *fail = getenv("FAKE_CUDA_LAUNCH_ERROR");
+  if (fail && fail[0] == '1')
+    return 700; /* CUDA_ERROR_ILLEGAL_ADDRESS */
+  ++launches;
+  lastGrid[0] = gx, lastGrid[1] = gy, lastGrid[2] = gz;
+  lastBlock[0] = bx, lastBlock[1] = by, lastBlock[2] = bz;
+  lastShared = shared;
+  lastStream = (uint64_t)(uintptr_t)stream;
+  for (int i = 0; i < numParamSizes; ++i) {
+    lastParams[i] = 0;
+    memcpy(&lastParams[i], params[i], (size_t)paramSizes[i]);
+  }
+  return OK;
+}
+CUresult cuMemAlloc_v2(uint64_t *p, size_t n) {
+  *p = (uint64_t)(uintptr_t)malloc(n);
+  return OK;
+}
+CUresult cuMemFree_v2(uint64_t p) {
+  free((void *)(uintptr_t)p);
+  return OK;
+}
+CUresult cuMemcpyHtoD_v2(uint64_t d, const void *s, size_t n) {
+  memcpy((void *)(uintptr_t)d, s, n);
+  return OK;
+}
+CUresult cuMemcpyDtoH_v2(void *d, uint64_t s, size_t n) {
+  memcpy(d, (void *)(uintptr_t)s, n);
+  return OK;
+}
+CUresult cuMemsetD8_v2(uint64_t d, unsigned char b, size_t n) {
+  memset((void *)(uintptr_t)d, b, n);
+  return OK;
+}
+CUresult cuStreamCreate(void **s, unsigned f) {
+  (void)f;
+  *s = (void *)0x40;
+  return OK;
+}
+CUresult cuStreamDestroy_v2(void *s) {
+  (void)s;
+  return OK;
+}
+CUresult cuStreamSynchronize(void *s) {
+  (void)s;
+  return OK;
+}
+CUresult cuEventCreate(void **e, unsigned f) {
+  (void)f;
+  *e = (void *)0x50;
+  return OK;
+}
+CUresult cuEventRecord(void *e, void *s) {
+  (void)e;
+  (void)s;
+  return OK;
+}
+CUresult cuEventSynchronize(void *e) {
+  (void)e;
+  return OK;
+}
+CUresult cuEventElapsedTime(float *ms, void *a, void *b) {
+  (void)a;
+  (void)b;
+  *ms = 1;
+  return OK;
+}
+CUresult cuEventDestroy_v2(void *e) {
+  (void)e;
+  return OK;
+}
+CUresult cuGetErrorName(CUresult r, const char **s) {
+  *s = r == 218 ? "CUDA_ERROR_INVALID_PTX" : r == 700 ? "CUDA_ERROR_ILLEGAL_ADDRESS" : "CUDA_ERROR";
+  return OK;
+}
+CUresult cuGetErrorString(CUresult r, const char **s) {
+  (void)r;
+  *s = "fake driver error";
+  return OK;
+}
+/* The PTX -> cubin link: the "cubin" is the PTX itself. */
+static const char *linked;
+static size_t linkedSize;
+CUresult cuLinkCreate_v2(unsigned n, int *o, void **v, void **state) {
+  (void)n, (void)o, (void)v;
+  *state = (void *)0x60;
+  return OK;
+}
+CUresult cuLinkAddData_v2(void *st, int type, void *data, size_t size, const char *name, unsigned n,
+                          int *o, void **v) {
+  (void)st, (void)type, (void)name, (void)n, (void)o, (void)v;
+  linked = (const char *)data;
+  linkedSize = size;
+  return OK;
+}
+CUresult cuLinkComplete(void *st, void **cubin, size_t *size) {
+  (void)st;
+  *cubin = (void *)linked;
+  *size = linkedSize;
+  return OK;
+}
+CUresult cuLinkDestroy(void *st) {
+  (void)st;
+  return OK;
+}

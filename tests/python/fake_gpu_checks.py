@@ -1,0 +1,379 @@
+"""The GPU launch path of `kernel[grid](...)` against a stand-in CUDA driver
+(fake_cuda.c), so that binding, the specialisation key, the kernel map,
+argument packing, guards and errors are tested on machines without a GPU.
+
+Run by test_gpu_launch_fake.py in its own process (the stand-in must be
+loaded before tk looks for libcuda.so.1):
+
+    python3 fake_gpu_checks.py /path/to/fake/libcuda.so.1
+
+Each check prints "ok NAME"; the first failure raises.
+"""
+
+import ctypes
+import os
+import struct
+import sys
+import time
+
+fake = ctypes.CDLL(sys.argv[1], mode=ctypes.RTLD_GLOBAL)
+fake.fake_last_param.restype = ctypes.c_uint64
+fake.fake_last_stream.restype = ctypes.c_uint64
+os.environ.pop("TK_INTERPRET", None)
+
+import numpy as np  # noqa: E402
+
+import tk  # noqa: E402
+
+CHECKS = []
+
+
+def check(fn):
+    CHECKS.append(fn)
+    return fn
+
+
+class FakeDType:
+    def __init__(self, name):
+        self.name = name
+
+    def __str__(self):
+        return self.name
+
+
+float32, float16, complex64 = FakeDType("torch.float32"), FakeDType("torch.float16"), \
+    FakeDType("torch.complex64")
+
+
+class FakeDevice:
+    def __init__(self, type, index):
+        self.type, self.index = type, index
+
+    def __str__(self):
+        return self.type if self.index is None else f"{self.type}:{self.index}"
+
+
+class FakeTensor:
+    """What the launcher sees of a torch tensor: data_ptr(), dtype, device,
+    get_device(); its module makes the launcher treat it as torch's."""
+
+    __module__ = "torch.fake"
+
+    def __init__(self, ptr, dtype=float32, device=("cuda", 0)):
+        self.ptr, self.dtype, self.device = ptr, dtype, FakeDevice(*device)
+
+    def data_ptr(self):
+        return self.ptr
+
+    def get_device(self):
+        return -1 if self.device.type == "cpu" else self.device.index
+
+
+class FakeCupy:
+    """A CuPy-like array: __cuda_array_interface__ only."""
+
+    def __init__(self, ptr, typestr="<f4", n=16):
+        self.ptr, self.typestr, self.n = ptr, typestr, n
+
+    @property
+    def __cuda_array_interface__(self):
+        return {"data": (self.ptr, False), "typestr": self.typestr, "shape": (self.n,),
+                "version": 3}
+
+
+def set_sizes(*sizes):
+    fake.fake_set_param_sizes((ctypes.c_int * len(sizes))(*sizes), len(sizes))
+
+
+def params(n):
+    return [fake.fake_last_param(i) for i in range(n)]
+
+
+@tk.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tk.constexpr):
+    offs = tk.program_id(0) * BLOCK + tk.arange(0, BLOCK)
+    mask = offs < n
+    tk.store(out_ptr + offs, tk.load(x_ptr + offs, mask=mask) + tk.load(y_ptr + offs, mask=mask),
+             mask=mask)
+
+
+SCALE = 2.0
+
+
+@tk.jit
+def scale_kernel(x_ptr, n, BLOCK: tk.constexpr):
+    offs = tk.program_id(0) * BLOCK + tk.arange(0, BLOCK)
+    tk.store(x_ptr + offs, tk.load(x_ptr + offs, mask=offs < n) * SCALE, mask=offs < n)
+
+
+@tk.jit
+def scalars_kernel(x_ptr, a, flag, BLOCK: tk.constexpr):
+    offs = tk.arange(0, BLOCK)
+    v = tk.load(x_ptr + offs)
+    if flag:
+        v = v * a
+    tk.store(x_ptr + offs, v)
+
+
+X, Y, OUT = 0x7000_0000_0000, 0x7000_0010_0000, 0x7000_0020_0000
+
+
+@check
+def launch_passes_pointers_and_scalars():
+    before = fake.fake_launch_count()
+    set_sizes(8, 8, 8, 4)
+    k = add_kernel[(3,)](FakeTensor(X), FakeTensor(Y), FakeTensor(OUT), 3000, BLOCK=1024)
+    assert fake.fake_launch_count() == before + 1
+    assert [fake.fake_last_grid(i) for i in range(3)] == [3, 1, 1]
+    assert fake.fake_last_block(0) == 128  # 4 warps
+    assert params(4) == [X, Y, OUT, 3000], params(4)
+    assert k.signature == "*fp32:16, *fp32:16, *fp32:16, i32", k.signature
+    assert ".entry add_kernel" in k.asm["ptx"]
+    assert k.n_regs == 40 and k.n_spills == 0 and k.shared == 0
+
+
+@check
+def second_launch_reuses_the_entry():
+    set_sizes(8, 8, 8, 4)
+    n_entries, n_cache = add_kernel._launcher.num_entries, len(add_kernel.cache)
+    add_kernel[(5,)](FakeTensor(X + 64), FakeTensor(Y + 32), FakeTensor(OUT), 3000, BLOCK=1024)
+    assert add_kernel._launcher.num_entries == n_entries
+    assert len(add_kernel.cache) == n_cache
+    assert params(4) == [X + 64, Y + 32, OUT, 3000]
+    assert fake.fake_last_grid(0) == 5
+
+
+@check
+def key_separates_alignment_divisibility_and_range():
+    set_sizes(8, 8, 8, 4)
+    base = add_kernel._launcher.num_entries
+    k1 = add_kernel[(1,)](FakeTensor(X + 4), FakeTensor(Y), FakeTensor(OUT), 3000, BLOCK=1024)
+    assert k1.signature == "*fp32, *fp32:16, *fp32:16, i32", k1.signature
+    k2 = add_kernel[(1,)](FakeTensor(X), FakeTensor(Y), FakeTensor(OUT), 4096, BLOCK=1024)
+    assert k2.signature.endswith("i32:16"), k2.signature
+    k3 = add_kernel[(1,)](FakeTensor(X), FakeTensor(Y), FakeTensor(OUT), 1, BLOCK=1024)
+    assert k3.signature.endswith("i32:1"), k3.signature
+    set_sizes(8, 8, 8, 8)
+    k4 = add_kernel[(1,)](FakeTensor(X), FakeTensor(Y), FakeTensor(OUT), 2**40 + 3, BLOCK=1024)
+    assert k4.signature.endswith("i64"), k4.signature
+    assert params(4)[3] == 2**40 + 3
+    k5 = add_kernel[(1,)](FakeTensor(X), FakeTensor(Y), FakeTensor(OUT), 3000, BLOCK=512)
+    assert k5.constants == {"BLOCK": 512}
+    assert add_kernel._launcher.num_entries == base + 5
+
+
+@check
+def do_not_specialize_drops_the_facts():
+    @tk.jit(do_not_specialize=["n"])
+    def dns_kernel(x_ptr, n, BLOCK: tk.constexpr):
+        offs = tk.arange(0, BLOCK)
+        tk.store(x_ptr + offs, tk.load(x_ptr + offs, mask=offs < n), mask=offs < n)
+
+    set_sizes(8, 4)
+    a = dns_kernel[(1,)](FakeTensor(X), 16, BLOCK=64)
+    b = dns_kernel[(1,)](FakeTensor(X), 17, BLOCK=64)
+    assert a is b and a.signature == "*fp32:16, i32", a.signature
+    assert dns_kernel._launcher.num_entries == 1
+
+
+@check
+def callable_grid_sees_the_meta_parameters():
+    set_sizes(8, 8, 8, 4)
+    seen = {}
+
+    def grid(meta):
+        seen.update(meta)
+        return (tk.cdiv(meta["n"], meta["BLOCK"]),)
+
+    add_kernel[grid](FakeTensor(X), FakeTensor(Y), FakeTensor(OUT), 5000, BLOCK=1024,
+                     num_warps=8)
+    assert fake.fake_last_grid(0) == 5
+    assert seen["BLOCK"] == 1024 and seen["n"] == 5000 and seen["num_warps"] == 8
+    assert fake.fake_last_block(0) == 256
+
+
+@check
+def streams():
+    set_sizes(8, 8, 8, 4)
+    add_kernel[(1,)](FakeTensor(X), FakeTensor(Y), FakeTensor(OUT), 3000, BLOCK=1024,
+                     stream=0x1234)
+    assert fake.fake_last_stream() == 0x1234
+
+    class TorchLikeStream:
+        cuda_stream = 0x5678
+
+    add_kernel[(1,)](FakeTensor(X), FakeTensor(Y), FakeTensor(OUT), 3000, BLOCK=1024,
+                     stream=TorchLikeStream())
+    assert fake.fake_last_stream() == 0x5678
+    add_kernel[(1,)](FakeTensor(X), FakeTensor(Y), FakeTensor(OUT), 3000, BLOCK=1024)
+    assert fake.fake_last_stream() == 0  # no torch: the default stream
+
+
+@check
+def cuda_array_interface_objects():
+    set_sizes(8, 8, 8, 4)
+    k = add_kernel[(1,)](FakeCupy(X), FakeCupy(Y), FakeCupy(OUT), 16, BLOCK=16)
+    assert params(4) == [X, Y, OUT, 16]
+    assert k.signature == "*fp32:16, *fp32:16, *fp32:16, i32:16"
+    k = add_kernel[(1,)](FakeCupy(X, "<f2"), FakeCupy(Y, "<f2"), FakeCupy(OUT, "<f2"), 16,
+                         BLOCK=16)
+    assert k.signature.startswith("*fp16:16"), k.signature
+
+
+@check
+def scalar_kinds():
+    set_sizes(8, 4, 1)
+    k = scalars_kernel[(1,)](FakeTensor(X), 1.5, True, BLOCK=32)
+    assert k.signature == "*fp32:16, fp32, i1", k.signature
+    p = params(3)
+    assert struct.unpack("<f", struct.pack("<I", p[1]))[0] == 1.5 and p[2] == 1
+    scalars_kernel[(1,)](FakeTensor(X), -2.0, False, BLOCK=32)
+    p = params(3)
+    assert struct.unpack("<f", struct.pack("<I", p[1]))[0] == -2.0 and p[2] == 0
+
+
+def raises(exc, fn, *words):
+    try:
+        fn()
+    except exc as e:
+        for w in words:
+            assert w in str(e), f"{w!r} not in {e}"
+        return e
+    raise AssertionError(f"{fn} did not raise {exc.__name__}")
+
+
+@check
+def argument_errors_name_the_argument():
+    t = FakeTensor(X)
+    raises(TypeError, lambda: add_kernel[(1,)](t, t, t, 10, 20, 30, BLOCK=4), "takes 5 arguments")
+    raises(TypeError, lambda: add_kernel[(1,)](t, t, t, 10, BLOK=4), "BLOK", "did you mean 'BLOCK'")
+    raises(TypeError, lambda: add_kernel[(1,)](t, t, t, BLOCK=4), "missing 1 argument", "'n'")
+    raises(TypeError, lambda: add_kernel[(1,)](t, FakeTensor(Y, device=("cpu", None)), t, 10,
+                                              BLOCK=4), "'y_ptr'", "CPU", "cuda()")
+    raises(TypeError, lambda: add_kernel[(1,)](t, t, FakeTensor(OUT, device=("cuda", 1)), 10,
+                                              BLOCK=4), "'out_ptr'", "cuda:1", "cuda:0")
+    raises(TypeError, lambda: add_kernel[(1,)](np.zeros(4, np.float32), t, t, 10, BLOCK=4),
+           "'x_ptr'", "CPU array")
+    raises(TypeError, lambda: add_kernel[(1,)](FakeTensor(X, complex64), t, t, 10, BLOCK=4),
+           "'x_ptr'", "complex64")
+    # A string is a compile-time constant, as in Triton: the kernel says
+    # where it cannot use one.
+    raises(tk.CompilationError, lambda: add_kernel[(1,)](t, t, t, "ten", BLOCK=4), "'ten'",
+           "offs < n")
+    raises(TypeError, lambda: add_kernel[(1,)](t, t, t, object(), BLOCK=4), "'n'", "object")
+    raises(ValueError, lambda: add_kernel[(1, 70000)](t, t, t, 10, BLOCK=4), "grid")
+    raises(TypeError, lambda: add_kernel["x"](t, t, t, 10, BLOCK=4), "grid")
+    raises(ValueError, lambda: add_kernel[(1,)](t, t, t, 10, BLOCK=4, num_warps=3), "num_warps")
+
+
+@check
+def a_changed_global_recompiles():
+    global SCALE
+    set_sizes(8, 4)
+    a = scale_kernel[(1,)](FakeTensor(X), 100, BLOCK=128)
+    assert "2.0" in a.asm["ir"] or "2.000000e+00" in a.asm["ir"], a.asm["ir"]
+    SCALE = 3.0
+    b = scale_kernel[(1,)](FakeTensor(X), 100, BLOCK=128)
+    assert b is not a and "3.0" in b.asm["ir"] or "3.000000e+00" in b.asm["ir"]
+    SCALE = 2.0
+    c = scale_kernel[(1,)](FakeTensor(X), 100, BLOCK=128)
+    assert c is a  # the Python cache still has the first compile
+
+
+@check
+def zero_grid_launches_nothing():
+    set_sizes(8, 8, 8, 4)
+    before = fake.fake_launch_count()
+    add_kernel[(0,)](FakeTensor(X), FakeTensor(Y), FakeTensor(OUT), 3000, BLOCK=1024)
+    add_kernel[lambda m: (0, 1)](FakeTensor(X), FakeTensor(Y), FakeTensor(OUT), 3000, BLOCK=1024)
+    assert fake.fake_launch_count() == before
+
+
+@check
+def out_of_resources_and_driver_errors():
+    @tk.jit
+    def big_kernel(x_ptr, BLOCK: tk.constexpr):
+        offs = tk.arange(0, BLOCK)
+        tk.store(x_ptr + offs, tk.load(x_ptr + offs) + 1)
+
+    os.environ["FAKE_CUDA_LOAD_ERROR"] = (
+        "ptxas error   : Entry function 'big_kernel' uses too much shared data (0x20000 bytes, "
+        "0xc000 max)")
+    try:
+        e = raises(tk.OutOfResources, lambda: big_kernel[(1,)](FakeTensor(X), BLOCK=64),
+                   "shared memory")
+        assert e.required == 0x20000 and e.limit == 0xC000
+    finally:
+        del os.environ["FAKE_CUDA_LOAD_ERROR"]
+    os.environ["FAKE_CUDA_MAX_THREADS"] = "64"
+    try:
+        e = raises(tk.OutOfResources, lambda: big_kernel[(1,)](FakeTensor(X), BLOCK=128),
+                   "threads per program", "40 registers")
+        assert e.required == 128 and e.limit == 64
+    finally:
+        del os.environ["FAKE_CUDA_MAX_THREADS"]
+    set_sizes(8)
+    big_kernel[(1,)](FakeTensor(X), BLOCK=256)
+    os.environ["FAKE_CUDA_LAUNCH_ERROR"] = "1"
+    try:
+        raises(tk.DriverError, lambda: big_kernel[(1,)](FakeTensor(X), BLOCK=256),
+               "big_kernel", "CUDA_ERROR_ILLEGAL_ADDRESS")
+    finally:
+        del os.environ["FAKE_CUDA_LAUNCH_ERROR"]
+
+
+@check
+def compilation_errors_point_at_the_source():
+    @tk.jit
+    def broken_kernel(x_ptr, BLOCK: tk.constexpr):
+        offs = tk.arange(0, BLOCK)
+        tk.store(x_ptr + offz, 1.0)  # noqa: F821
+
+    e = raises(tk.CompilationError, lambda: broken_kernel[(1,)](FakeTensor(X), BLOCK=4),
+               "undefined name 'offz'", "tk.store(x_ptr + offz, 1.0)", "^")
+    assert os.path.basename(__file__) in str(e)
+
+
+@check
+def interpreter_mode_still_switches_per_launch():
+    x = np.arange(8, dtype=np.float32)
+    out = np.zeros(8, np.float32)
+    os.environ["TK_INTERPRET"] = "1"
+    try:
+        before = fake.fake_launch_count()
+        add_kernel[(1,)](x, x, out, 8, BLOCK=8)
+        assert fake.fake_launch_count() == before
+        assert (out == 2 * x).all()
+    finally:
+        del os.environ["TK_INTERPRET"]
+
+
+@check
+def warmup_compiles_for_the_gpu_without_launching():
+    before = fake.fake_launch_count()
+    k = add_kernel.warmup(FakeTensor(X), FakeTensor(Y), FakeTensor(OUT), 100, BLOCK=256,
+                          num_warps=2, grid=(1,))
+    assert fake.fake_launch_count() == before
+    assert k.num_warps == 2 and k.metadata.num_warps == 2
+    assert "define" in k.asm["llvm"] and ".entry add_kernel" in k.asm["ptx"]
+
+
+@check
+def host_overhead_with_the_stand_in_driver():
+    set_sizes(8, 8, 8, 4)
+    x, y, out = FakeTensor(X), FakeTensor(Y), FakeTensor(OUT)
+    grid = (4,)
+    add_kernel[grid](x, y, out, 3000, BLOCK=1024)
+    n = 20000
+    t0 = time.perf_counter()
+    for _ in range(n):
+        add_kernel[grid](x, y, out, 3000, BLOCK=1024)
+    us = (time.perf_counter() - t0) / n * 1e6
+    print(f"host time per launch (stand-in driver, 4 args + 1 constexpr): {us:.2f} us")
+    assert us < 20, us
+
+
+for fn in CHECKS:
+    fn()
+    print("ok", fn.__name__, flush=True)
+print("all", len(CHECKS), "checks passed")

@@ -1,0 +1,189 @@
+"""GPU launches from Python, checked against torch: vector add in every dtype
+and alignment the specialisation distinguishes, scalar kinds, streams, CuPy
+arrays, globals that change, compiled-kernel info, errors, and the tutorials'
+softmax and LayerNorm. Every test is marked `gpu`: skipped, with the reason,
+where there is no GPU (conftest.py)."""
+
+import importlib.util
+import pathlib
+
+import pytest
+
+import tk
+
+pytestmark = pytest.mark.gpu
+torch = pytest.importorskip("torch")
+TUTORIALS = pathlib.Path(__file__).parents[2] / "tutorials"
+
+
+@tk.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tk.constexpr):
+    offs = tk.program_id(0) * BLOCK + tk.arange(0, BLOCK)
+    mask = offs < n
+    tk.store(out_ptr + offs, tk.load(x_ptr + offs, mask=mask) + tk.load(y_ptr + offs, mask=mask),
+             mask=mask)
+
+
+def add(x, y, block=256, **options):
+    out = torch.empty_like(x)
+    n = x.numel()
+    add_kernel[lambda m: (tk.cdiv(n, m["BLOCK"]),)](x, y, out, n, BLOCK=block, **options)
+    return out
+
+
+def rand(n, dtype, offset=0):
+    if dtype.is_floating_point:
+        t = torch.randn(n + offset, device="cuda").to(dtype)
+    else:
+        t = torch.randint(-1000, 1000, (n + offset,), device="cuda", dtype=dtype)
+    return t[offset:]
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16, torch.int32,
+                                   torch.int64, torch.float64])
+@pytest.mark.parametrize("n", [1, 17, 1000, 65536 + 3])
+def test_vector_add_matches_torch(dtype, n):
+    torch.manual_seed(n)
+    x, y = rand(n, dtype), rand(n, dtype)
+    tk.testing.assert_close(add(x, y), x + y, atol=0, rtol=0)
+
+
+def test_misaligned_views_specialise_differently_and_stay_correct():
+    x, y = rand(1000, torch.float32, offset=1), rand(1000, torch.float32)
+    k = add_kernel.warmup(x, y, torch.empty_like(y), 1000, BLOCK=256)
+    assert k.signature.startswith("*fp32, *fp32:16"), k.signature
+    tk.testing.assert_close(add(x, y), x + y, atol=0, rtol=0)
+
+
+@pytest.mark.parametrize("num_warps", [1, 2, 4, 8])
+def test_num_warps(num_warps):
+    x, y = rand(5000, torch.float32), rand(5000, torch.float32)
+    tk.testing.assert_close(add(x, y, block=1024, num_warps=num_warps), x + y, atol=0, rtol=0)
+
+
+@tk.jit
+def scalars_kernel(out_ptr, a, b, flag, BLOCK: tk.constexpr):
+    offs = tk.arange(0, BLOCK)
+    v = tk.zeros([BLOCK], dtype=tk.float32) + a
+    if flag:
+        v = v * 2.0
+    tk.store(out_ptr + offs, v)
+    tk.store(out_ptr + BLOCK + offs, (tk.zeros([BLOCK], dtype=tk.int64) + b).to(tk.float32))
+
+
+@pytest.mark.parametrize("a,b,flag", [(1.5, 7, True), (-0.25, 2**33 + 16, False), (3.0, 1, False)])
+def test_scalar_arguments(a, b, flag):
+    out = torch.empty(64, device="cuda")
+    scalars_kernel[(1,)](out, a, b, flag, BLOCK=32)
+    expected = torch.tensor([a * (2 if flag else 1)] * 32 + [float(b)] * 32, device="cuda")
+    tk.testing.assert_close(out, expected, atol=0, rtol=1e-6)
+
+
+def test_launches_on_the_current_torch_stream_and_on_stream_argument():
+    x, y = rand(1 << 20, torch.float32), rand(1 << 20, torch.float32)
+    s = torch.cuda.Stream()
+    out = torch.empty_like(x)
+    n = x.numel()
+    with torch.cuda.stream(s):
+        for _ in range(3):
+            add_kernel[(tk.cdiv(n, 1024),)](x, y, out, n, BLOCK=1024)
+    s.synchronize()
+    tk.testing.assert_close(out, x + y, atol=0, rtol=0)
+    out2 = torch.empty_like(x)
+    add_kernel[(tk.cdiv(n, 1024),)](x, y, out2, n, BLOCK=1024, stream=s.cuda_stream)
+    s.synchronize()
+    tk.testing.assert_close(out2, x + y, atol=0, rtol=0)
+    out3 = torch.empty_like(x)
+    add_kernel[(tk.cdiv(n, 1024),)](x, y, out3, n, BLOCK=1024, stream=s)
+    s.synchronize()
+    tk.testing.assert_close(out3, x + y, atol=0, rtol=0)
+
+
+def test_cupy_arrays():
+    cp = pytest.importorskip("cupy")
+    x = cp.random.rand(3001).astype(cp.float32)
+    y = cp.random.rand(3001).astype(cp.float32)
+    out = cp.empty_like(x)
+    add_kernel[(tk.cdiv(3001, 256),)](x, y, out, 3001, BLOCK=256)
+    cp.cuda.Device().synchronize()
+    tk.testing.assert_close(out, x + y, atol=0, rtol=0)
+
+
+OFFSET = 1.0
+
+
+@tk.jit
+def offset_kernel(x_ptr, n, BLOCK: tk.constexpr):
+    offs = tk.arange(0, BLOCK)
+    tk.store(x_ptr + offs, tk.load(x_ptr + offs, mask=offs < n) + OFFSET, mask=offs < n)
+
+
+def test_a_changed_global_recompiles():
+    global OFFSET
+    x = torch.zeros(64, device="cuda")
+    offset_kernel[(1,)](x, 64, BLOCK=64)
+    OFFSET = 10.0
+    try:
+        offset_kernel[(1,)](x, 64, BLOCK=64)
+    finally:
+        OFFSET = 1.0
+    offset_kernel[(1,)](x, 64, BLOCK=64)
+    tk.testing.assert_close(x, torch.full((64,), 12.0, device="cuda"), atol=0, rtol=0)
+
+
+def test_compiled_kernel_info():
+    x = rand(100, torch.float32)
+    k = add_kernel[(1,)](x, x, torch.empty_like(x), 100, BLOCK=128)
+    assert k.n_regs > 0 and k.n_spills == 0 and k.shared >= 0
+    assert ".entry add_kernel" in k.asm["ptx"] and "define" in k.asm["llvm"]
+    assert "func @add_kernel" in k.asm["ir"] and k.metadata.num_warps == 4
+
+
+def test_gpu_argument_errors():
+    x = rand(100, torch.float32)
+    with pytest.raises(TypeError, match="'y_ptr'.*cpu"):
+        add_kernel[(1,)](x, x.cpu(), x, 100, BLOCK=128)
+    with pytest.raises(TypeError, match="takes 5 arguments"):
+        add_kernel[(1,)](x, x, x, 100, 5, 6, BLOCK=128)
+    with pytest.raises(TypeError, match="'x_ptr'.*complex"):
+        add_kernel[(1,)](x.to(torch.complex64), x, x, 100, BLOCK=128)
+
+
+def test_launch_loop_host_time_is_small():
+    import time
+
+    x = rand(1024, torch.float32)
+    out = torch.empty_like(x)
+    add_kernel[(4,)](x, x, out, 1024, BLOCK=256)
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    for _ in range(2000):
+        add_kernel[(4,)](x, x, out, 1024, BLOCK=256)
+    torch.cuda.synchronize()
+    us = (time.perf_counter() - t0) / 2000 * 1e6
+    print(f"host time per launch: {us:.2f} us")
+    assert us < 50
+
+
+def load_tutorial(name):
+    path = TUTORIALS / name
+    spec = importlib.util.spec_from_file_location(f"gpu_tutorial_{path.stem.replace('-', '_')}",
+                                                  path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("name", ["01-vector-add.py", "02-fused-softmax.py", "03-layer-norm.py"])
+def test_tutorial_on_the_gpu(name, capsys):
+    assert load_tutorial(name).main(["--small"]) == 0
+    out = capsys.readouterr().out
+    assert "on the GPU" in out and ": OK" in out
+
+
+@pytest.mark.parametrize("name", ["01-vector-add.py", "02-fused-softmax.py", "03-layer-norm.py"])
+def test_tutorial_bench_plots(name, tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    assert load_tutorial(name).main(["--bench", "--small", "--out", str(tmp_path)]) == 0
+    assert (tmp_path / (pathlib.Path(name).stem + ".png")).stat().st_size > 0
+    assert "tk" in capsys.readouterr().out
