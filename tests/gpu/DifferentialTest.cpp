@@ -148,8 +148,11 @@ TEST_P(Ci, Case) {
   if (!run.reference)
     return;
   RunOutputs want = referenceOutputs(run);
-  for (size_t k = 0; k < want.bytes.size(); ++k)
-    EXPECT_EQ(compareOutput(run, k, want, interp), "") << "interpreter against the host reference";
+  for (size_t k = 0; k < want.bytes.size(); ++k) {
+    std::string diff = compareOutput(run, k, want, interp);
+    EXPECT_TRUE(diff.empty()) << "the interpreter (got) against the host reference (expected): "
+                              << diff;
+  }
 }
 
 TEST_P(Gpu, Case) {
@@ -171,8 +174,10 @@ TEST_P(Gpu, Case) {
   RunOutputs gpu, interp;
   ASSERT_TRUE(runOnGpu(run, *kernel, gpu, error)) << "the GPU run failed: " << error;
   ASSERT_TRUE(runInterpreter(run, interp, error)) << "the interpreter failed:\n" << error;
-  for (size_t k = 0; k < interp.bytes.size(); ++k)
-    EXPECT_EQ(compareOutput(run, k, interp, gpu), "") << "GPU against the interpreter";
+  for (size_t k = 0; k < interp.bytes.size(); ++k) {
+    std::string diff = compareOutput(run, k, interp, gpu);
+    EXPECT_TRUE(diff.empty()) << "the GPU (got) against the interpreter (expected): " << diff;
+  }
 }
 
 std::vector<size_t> caseIndices() {
