@@ -1,6 +1,8 @@
-// compile_bench: how long tk takes to compile a kernel, stage by stage.
+// compile_bench: how long tk takes to compile a kernel, stage by stage, and
+// (--load, on a GPU machine) from source to a loaded module.
 //
 //   build/bin/compile_bench [--json FILE] [--repeat N]
+//   build/bin/compile_bench --load [--json FILE] [--repeat N]
 //
 // For each tutorial kernel, in one warm process, times N compiles from the
 // source text: the front end (lex, parse, checks), AST -> IR with
@@ -8,8 +10,25 @@
 // built with LLVM, the GPU passes plus LLVM -> PTX. Reports the median and the
 // minimum of each stage in milliseconds. Issue 3's target: front end + IR
 // pipeline for the softmax tutorial at most 2 ms on the development machine;
-// issue 5's: source to loaded module at most 50 ms (this measures up to PTX;
-// loading needs the GPU machine). Not a test: nothing here runs under ctest.
+// issue 5's: source to loaded module at most 50 ms (--load).
+//
+// --load: the softmax tutorial at BLOCK 1024/4096/16384 through
+// GpuKernel::compile, source to loaded module. CUDA_CACHE_DISABLE=1 is set
+// before the driver loads (otherwise the driver's own JIT cache makes the JIT
+// look free). Each measurement runs in a forked child that never shares the
+// parent's state: "cold" = a warm process (driver initialised, one other
+// kernel compiled first) with tk's disk cache off, every repetition a new
+// cache key; "warm_disk" = a fresh process per repetition whose $TK_CACHE_DIR
+// already holds the entries (time of GpuKernel::compile only; cuInit is not
+// counted). It also compares loading PTX with cuModuleLoadDataEx against
+// cuLink* to a cubin plus loading that, and the JIT optimisation levels 0-4:
+// JIT time, registers, spills and the kernel's time on 4096 rows (median of
+// 20 launches, CUDA events), checking the outputs agree. Medians; JSON with
+// --json. Without a GPU it says so and exits 0.
+//
+// Not a test: nothing here runs under ctest.
+#include "driver/CompileCache.h"
+#include "driver/GpuKernel.h"
 #include "ir/ASTToIR.h"
 #include "lowering/PassManager.h"
 #include "lowering/Pipeline.h"
@@ -22,12 +41,16 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
 #include <fstream>
+#include <random>
 #include <sstream>
 #include <string>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <vector>
 
 using namespace tk;
@@ -129,33 +152,369 @@ double median(std::vector<double> v) {
   return v.empty() ? 0 : v[v.size() / 2];
 }
 
+// From the working directory when run from a checkout's root (the GPU
+// machine's copy), else from the source tree this was built from.
+std::string readSource(const char *file) {
+  std::ifstream in(file);
+  if (!in)
+    in.open(std::string(TK_SOURCE_DIR) + "/" + file);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string utcNow() {
+  std::time_t now = std::time(nullptr);
+  char date[32];
+  std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+  return date;
+}
+
+//===----------------------------------------------------------------------===//
+// --load
+//===----------------------------------------------------------------------===//
+
+struct LoadCase {
+  const char *name;
+  int block;
+  int warps;
+};
+const LoadCase kLoadCases[] = {
+    {"softmax-1024", 1024, 4}, {"softmax-4096", 4096, 8}, {"softmax-16384", 16384, 16}};
+const char *kSoftmaxFile = "tutorials/02-fused-softmax.tk";
+const char *kSoftmaxSignature = "*fp32:16, *fp32:16, i32:16, i32:16, i32, i32:16";
+
+GpuCompileOptions softmaxOptions(const LoadCase &c, const std::string &salt) {
+  GpuCompileOptions o;
+  o.kernel = "softmax_kernel";
+  o.signature = kSoftmaxSignature;
+  o.constants["BLOCK_SIZE"] = ConstValue::ofInt(c.block);
+  o.numWarps = c.warps;
+  // A salt in the key: every repetition is a real compile, not a lookup.
+  o.keyExtras.push_back(salt);
+  return o;
+}
+
+// Runs `body` in a forked child and returns the JSON text it produced (or
+// an error). The parent never initialises CUDA, so forking is safe, and
+// every child starts with its own driver state and caches.
+template <class Body> std::string inChild(Body body) {
+  int fds[2];
+  if (pipe(fds) != 0)
+    return "{\"error\": \"pipe failed\"}";
+  pid_t pid = fork();
+  if (pid == 0) {
+    close(fds[0]);
+    std::string out = body();
+    size_t done = 0;
+    while (done < out.size()) {
+      ssize_t n = write(fds[1], out.data() + done, out.size() - done);
+      if (n <= 0)
+        break;
+      done += size_t(n);
+    }
+    close(fds[1]);
+    _exit(0);
+  }
+  close(fds[1]);
+  std::string out;
+  char buf[4096];
+  ssize_t n;
+  while ((n = read(fds[0], buf, sizeof buf)) > 0)
+    out.append(buf, size_t(n));
+  close(fds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  if (out.empty())
+    return fmt::format("{{\"error\": \"child exited with status {}\"}}", status);
+  return out;
+}
+
+std::string jsonString(const std::string &s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\')
+      out += '\\';
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    if (uint8_t(c) < 0x20)
+      continue;
+    out += c;
+  }
+  return out + "\"";
+}
+
+std::string errorJson(const std::string &what) { return "{\"error\": " + jsonString(what) + "}"; }
+
+struct Stats {
+  double median = 0, min = 0;
+};
+Stats statsOf(std::vector<double> v) {
+  if (v.empty())
+    return {};
+  return {median(v), *std::min_element(v.begin(), v.end())};
+}
+
+// Softmax of `rows` x `cols` fp32 through `fn`; returns the median kernel
+// time in microseconds over 20 launches, and the output in `out`.
+bool timeSoftmax(CudaDriver &cuda, CUfunction fn, int warps, int rows, int cols,
+                 const DeviceBuffer &in, DeviceBuffer &outBuf, double &us, std::vector<float> &out,
+                 std::string &error) {
+  const CudaFunctions &api = cuda.api();
+  CUdeviceptr o = outBuf.ptr(), i = in.ptr();
+  int32_t stride = cols, n = rows, ncols = cols;
+  void *params[] = {&o, &i, &stride, &stride, &n, &ncols};
+  CUevent start = nullptr, stop = nullptr;
+  api.cuEventCreate(&start, 0);
+  api.cuEventCreate(&stop, 0);
+  std::vector<double> times;
+  for (int r = 0; r < 21; ++r) {
+    api.cuEventRecord(start, nullptr);
+    CUresult res = api.cuLaunchKernel(fn, unsigned(rows), 1, 1, unsigned(warps) * 32, 1, 1, 0,
+                                      nullptr, params, nullptr);
+    api.cuEventRecord(stop, nullptr);
+    if (!cuda.check(res, "cuLaunchKernel", error) ||
+        !cuda.check(api.cuEventSynchronize(stop), "cuEventSynchronize", error))
+      return false;
+    float ms = 0;
+    api.cuEventElapsedTime(&ms, start, stop);
+    if (r > 0) // the first launch warms caches and clocks
+      times.push_back(ms * 1000.0);
+  }
+  api.cuEventDestroy(start);
+  api.cuEventDestroy(stop);
+  us = median(times);
+  out.resize(size_t(rows) * size_t(cols));
+  return outBuf.download(out.data(), out.size() * sizeof(float), error);
+}
+
+// The warm-process measurements of one case (run in a child).
+std::string coldRun(const LoadCase &c, int repeat) {
+  setenv("TK_CACHE_DIR", "", 1); // tk's disk cache off
+  std::string error;
+  CudaDriver *cuda = CudaDriver::get(error);
+  if (!cuda)
+    return errorJson(error);
+  std::string source = readSource(kSoftmaxFile);
+  // Warm the process: LLVM's and the driver's one-time set-up.
+  {
+    GpuCompileOptions warm;
+    warm.kernel = "add_kernel";
+    warm.signature = "*fp32:16, *fp32:16, *fp32:16, i32:16";
+    warm.constants["BLOCK_SIZE"] = ConstValue::ofInt(1024);
+    if (!GpuKernel::compile(readSource("tutorials/01-vector-add.tk"), "01-vector-add.tk", warm,
+                            error))
+      return errorJson(error);
+  }
+  std::vector<double> total, compile, jit, load;
+  GpuKernel *k = nullptr;
+  for (int r = 0; r < repeat; ++r) {
+    auto t0 = Clock::now();
+    k = GpuKernel::compile(source, kSoftmaxFile, softmaxOptions(c, fmt::format("cold {}", r)),
+                           error);
+    double ms = msSince(t0);
+    if (!k)
+      return errorJson(error);
+    total.push_back(ms);
+    compile.push_back(k->info().compileMs);
+    jit.push_back(k->info().jitMs);
+    load.push_back(k->info().loadMs);
+  }
+  const std::string &ptx = k->ptx();
+
+  // PTX loaded directly vs linked to a cubin and the cubin loaded.
+  std::vector<double> direct, linked, cubinOnly;
+  for (int r = 0; r < 5; ++r) {
+    CUmodule m = nullptr;
+    auto t0 = Clock::now();
+    if (!cuda->loadModule(ptx, m, error))
+      return errorJson(error);
+    direct.push_back(msSince(t0));
+    cuda->api().cuModuleUnload(m);
+    std::string cubin;
+    t0 = Clock::now();
+    if (!cuda->linkToCubin(ptx, cubin, error))
+      return errorJson(error);
+    auto t1 = Clock::now();
+    if (!cuda->loadModule(cubin, m, error))
+      return errorJson(error);
+    linked.push_back(msSince(t0));
+    cubinOnly.push_back(msSince(t1));
+    cuda->api().cuModuleUnload(m);
+  }
+
+  // JIT optimisation levels: JIT time, resources, and the kernel's speed.
+  const int rows = 4096, cols = c.block;
+  std::vector<float> host(size_t(rows) * cols);
+  std::mt19937 rng(42);
+  std::uniform_real_distribution<float> dist(-4.0f, 4.0f);
+  for (float &x : host)
+    x = dist(rng);
+  DeviceBuffer in, out;
+  if (!in.allocate(host.size() * 4, error) || !out.allocate(host.size() * 4, error) ||
+      !in.upload(host.data(), host.size() * 4, error))
+    return errorJson(error);
+  std::vector<float> reference;
+  std::string levels;
+  for (int level : {4, 3, 2, 1, 0}) {
+    JitOptions jitOpts;
+    jitOpts.optimizationLevel = level;
+    std::vector<double> jitTimes;
+    std::string cubin;
+    for (int r = 0; r < 3; ++r) {
+      auto t0 = Clock::now();
+      if (!cuda->linkToCubin(ptx, cubin, error, jitOpts))
+        return errorJson(error);
+      jitTimes.push_back(msSince(t0));
+    }
+    CUmodule m = nullptr;
+    CUfunction fn = nullptr;
+    KernelResources res;
+    double us = 0;
+    std::vector<float> result;
+    if (!cuda->loadModule(cubin, m, error) || !cuda->getFunction(m, "softmax_kernel", fn, error) ||
+        !cuda->queryResources(fn, res, error) ||
+        !timeSoftmax(*cuda, fn, c.warps, rows, cols, in, out, us, result, error))
+      return errorJson(error);
+    if (reference.empty())
+      reference = result;
+    double maxDiff = 0;
+    for (size_t i = 0; i < result.size(); ++i)
+      maxDiff = std::max(maxDiff, double(std::abs(result[i] - reference[i])));
+    double gbs = 2.0 * rows * cols * 4 / (us * 1e3);
+    levels += fmt::format("{}{{\"level\": {}, \"jit_ms\": {:.3f}, \"registers\": {}, "
+                          "\"spill_bytes\": {}, \"kernel_us\": {:.2f}, \"gb_s\": {:.1f}, "
+                          "\"max_diff_vs_level4\": {:.3g}}}",
+                          levels.empty() ? "" : ", ", level, median(jitTimes), res.registers,
+                          res.localBytes, us, gbs, maxDiff);
+    cuda->api().cuModuleUnload(m);
+  }
+  Stats t = statsOf(total);
+  return fmt::format(
+      "{{\"total_ms\": {:.3f}, \"min_total_ms\": {:.3f}, \"compile_ms\": {:.3f}, "
+      "\"jit_ms\": {:.3f}, \"load_ms\": {:.3f}, \"ptx_bytes\": {}, \"cubin_bytes\": {}, "
+      "\"registers\": {}, \"ptx_load_ms\": {:.3f}, \"link_then_cubin_load_ms\": {:.3f}, "
+      "\"cubin_load_ms\": {:.3f}, \"jit_levels\": [{}]}}",
+      t.median, t.min, median(compile), median(jit), median(load), ptx.size(), k->cubin().size(),
+      k->info().registers, median(direct), median(linked), median(cubinOnly), levels);
+}
+
+// One fresh process with a warm disk cache: the time of compile() alone.
+std::string warmDiskRun(const LoadCase &c, const std::string &dir) {
+  setenv("TK_CACHE_DIR", dir.c_str(), 1);
+  std::string error;
+  CudaDriver *cuda = CudaDriver::get(error);
+  if (!cuda)
+    return errorJson(error);
+  std::string source = readSource(kSoftmaxFile);
+  auto t0 = Clock::now();
+  GpuKernel *k = GpuKernel::compile(source, kSoftmaxFile, softmaxOptions(c, "disk"), error);
+  double ms = msSince(t0);
+  if (!k)
+    return errorJson(error);
+  return fmt::format("{{\"ms\": {:.3f}, \"from_cache\": {}, \"from_cubin\": {}}}", ms,
+                     k->info().origin == GpuKernelOrigin::Cache ? "true" : "false",
+                     k->info().fromCubin ? "true" : "false");
+}
+
+// Pulls "key": number out of a flat JSON object written above.
+double field(const std::string &json, const std::string &key) {
+  size_t at = json.find("\"" + key + "\": ");
+  return at == std::string::npos ? -1 : std::atof(json.c_str() + at + key.size() + 4);
+}
+
+int loadBench(const std::string &jsonPath, int repeat) {
+  // Before anything loads the driver: its own JIT cache off.
+  setenv("CUDA_CACHE_DISABLE", "1", 1);
+  std::string probe = inChild([] {
+    std::string error;
+    CudaDriver *cuda = CudaDriver::get(error);
+    if (!cuda)
+      return errorJson(error);
+    return fmt::format("{{\"device\": {}, \"driver_version\": {}}}", jsonString(cuda->deviceName()),
+                       cuda->driverVersion());
+  });
+  if (probe.find("\"error\"") != std::string::npos) {
+    std::printf("compile_bench --load: no GPU, skipped: %s\n", probe.c_str());
+    return 0;
+  }
+  char tmpl[] = "/tmp/tk-compile-bench-XXXXXX";
+  std::string dir = mkdtemp(tmpl) ? tmpl : "";
+  std::printf("%s  CUDA_CACHE_DISABLE=1, tk disk cache in %s\n", probe.c_str(), dir.c_str());
+  std::printf("%-14s %10s %10s %10s %10s %10s %12s %12s\n", "kernel", "cold ms", "compile", "jit",
+              "load", "ptx load", "link+load", "warm disk");
+  std::string rows;
+  for (const LoadCase &c : kLoadCases) {
+    std::string cold = inChild([&] { return coldRun(c, repeat); });
+    // Populate the disk cache, then time fresh processes that find it.
+    std::string populate = inChild([&] { return warmDiskRun(c, dir); });
+    std::vector<double> warm;
+    std::string warmRuns;
+    for (int r = 0; r < std::min(repeat, 7); ++r) {
+      std::string w = inChild([&] { return warmDiskRun(c, dir); });
+      warm.push_back(field(w, "ms"));
+      warmRuns += (warmRuns.empty() ? "" : ", ") + w;
+    }
+    Stats ws = statsOf(warm);
+    std::printf("%-14s %10.2f %10.2f %10.2f %10.2f %10.2f %12.2f %12.2f\n", c.name,
+                field(cold, "total_ms"), field(cold, "compile_ms"), field(cold, "jit_ms"),
+                field(cold, "load_ms"), field(cold, "ptx_load_ms"),
+                field(cold, "link_then_cubin_load_ms"), ws.median);
+    rows += fmt::format("{}    {{\"kernel\": \"{}\", \"block\": {}, \"num_warps\": {},\n"
+                        "     \"cold\": {},\n     \"populate\": {},\n"
+                        "     \"warm_disk_ms\": {:.3f}, \"min_warm_disk_ms\": {:.3f},\n"
+                        "     \"warm_disk_runs\": [{}]}}",
+                        rows.empty() ? "" : ",\n", c.name, c.block, c.warps, cold, populate,
+                        ws.median, ws.min, warmRuns);
+    if (cold.find("\"error\"") != std::string::npos)
+      std::printf("  %s\n", cold.c_str());
+  }
+  // Leave no cache behind.
+  std::string cleanup = "rm -rf " + dir;
+  if (!dir.empty() && std::system(cleanup.c_str()) != 0)
+    std::printf("could not remove %s\n", dir.c_str());
+  if (!jsonPath.empty()) {
+    std::ofstream out(jsonPath);
+    out << fmt::format("{{\n  \"date\": \"{}\",\n  \"probe\": {},\n  \"repeat\": {},\n"
+                       "  \"cuda_cache_disable\": true,\n  \"target_ms\": 50,\n"
+                       "  \"rows\": [\n{}\n  ]\n}}\n",
+                       utcNow(), probe, repeat, rows);
+  }
+  return 0;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
   std::string jsonPath;
   int repeat = 200;
+  bool load = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--json" && i + 1 < argc)
       jsonPath = argv[++i];
     else if (a == "--repeat" && i + 1 < argc)
       repeat = std::max(1, std::atoi(argv[++i]));
+    else if (a == "--load")
+      load = true;
     else {
-      std::fprintf(stderr, "usage: compile_bench [--json FILE] [--repeat N]\n");
+      std::fprintf(stderr, "usage: compile_bench [--load] [--json FILE] [--repeat N]\n");
       return 2;
     }
   }
+  if (load)
+    return loadBench(jsonPath, repeat == 200 ? 9 : repeat);
   std::string rows;
   std::printf("%-16s %12s %12s %12s %12s %12s   (median ms over %d compiles)\n", "kernel",
               "front end", "AST->IR", "IR pipeline", "GPU+PTX", "total", repeat);
   for (const Case &c : kCases) {
-    std::ifstream in(std::string(TK_SOURCE_DIR) + "/" + c.file);
-    std::stringstream ss;
-    ss << in.rdbuf();
+    std::string source = readSource(c.file);
     std::vector<double> stage[NumStages], total;
     for (int r = 0; r < repeat; ++r) {
       double t[NumStages] = {};
-      if (!compileOnce(c, ss.str(), t))
+      if (!compileOnce(c, source, t))
         return 1;
       double sum = 0;
       for (int s = 0; s < NumStages; ++s) {
@@ -180,9 +539,7 @@ int main(int argc, char **argv) {
                         median(total), *std::min_element(total.begin(), total.end()));
   }
   if (!jsonPath.empty()) {
-    std::time_t now = std::time(nullptr);
-    char date[32];
-    std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+    std::string date = utcNow();
     std::ofstream out(jsonPath);
     out << fmt::format("{{\n  \"date\": \"{}\",\n  \"repeat\": {},\n  \"with_llvm\": {},\n"
                        "  \"rows\": [\n{}\n  ]\n}}\n",
