@@ -277,7 +277,7 @@ def main():
     p.add_argument("--skip-bench", action="store_true")
     args = p.parse_args()
     rows = read_manifest(args.ptx_dir)
-    report = {"date": datetime.datetime.utcnow().isoformat(timespec="seconds") + "Z",
+    report = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
               "commit": args.commit, "device": torch.cuda.get_device_name(),
               "torch": torch.__version__, "triton": triton.__version__}
     report["check"] = check_sweep(args.ptx_dir, rows)

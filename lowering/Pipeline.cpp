@@ -12,6 +12,7 @@ void buildPipeline(PassManager &pm) {
 void buildGPUPipeline(PassManager &pm) {
   pm.add(createCoalescePass());
   pm.add(createAccelerateDotPass());
+  pm.add(createSoftwarePipelinePass());
   pm.add(createRemoveLayoutConversionsPass());
   pm.add(createCSEPass());
   pm.add(createDCEPass());

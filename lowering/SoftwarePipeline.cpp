@@ -1,0 +1,263 @@
+// --pipeline: in a `for` loop whose loads feed a dot, the loads of iteration
+// i + 1 are issued before the dot of iteration i, so global-memory latency
+// overlaps the tensor-core work instead of stalling every iteration. Runs
+// after --accelerate-dot (layouts are final).
+//
+//   for k ... iter_args(acc, pa) {              a0 = load pa0, mask(lb) & (lb < ub)
+//     a = load pa, mask(k)               ->      for k ... iter_args(acc, pa, a = a0) {
+//     acc = dot a, ..., acc                       an = load next(pa), mask(k + step) & (k + step <
+//     ub) yield acc, pa + d                           acc = dot a, ..., acc
+//   }                                             yield acc, pa + d, an }
+//
+// next(v) re-computes v for the following iteration: the induction variable
+// becomes k + step, a carried value the value the body yields for it (its pure
+// computation cloned before the load), other body ops are cloned on next()
+// of their operands, values from outside the loop stay. The extra condition
+// (k + step < ub) keeps the last iteration's prefetch from touching memory
+// (masked lanes do not access it). The prefetched tiles are carried in
+// registers: this is two stages; deeper rings through cp.async and shared
+// memory are not implemented (docs/codegen.md "Dot").
+//
+// A load qualifies when it sits directly in the loop body, feeds a dot
+// (possibly through casts) and nothing else, and every value its operands
+// depend on can be re-computed: body ops that are pure, without regions and
+// not loads.
+#include "ir/Builder.h"
+#include "ir/IRContext.h"
+#include "lowering/Pass.h"
+
+#include <map>
+#include <set>
+
+namespace tk {
+namespace {
+
+bool isCast(const Operation *op) {
+  return op && op->hasTrait(OpTrait::Elementwise) && op->numOperands() == 1 &&
+         op->numResults() == 1;
+}
+
+class LoopPipeliner {
+public:
+  LoopPipeliner(IRContext &ctx, Operation &loop) : ctx_(ctx), loop_(loop), body_(&loop.body()) {
+    unsigned i = 0;
+    for (Operation &op : *body_)
+      order_[&op] = i++;
+  }
+
+  // The loads of the body that feed only dots (through casts).
+  std::vector<Operation *> candidates() {
+    std::vector<Operation *> out;
+    for (Operation &op : *body_) {
+      if (!op.is(Opcode::Load) || !op.result()->type()->isTensor() ||
+          op.attrs().getBool("volatile").value_or(false))
+        continue;
+      if (feedsOnlyDots(op.result()) && computable(op))
+        out.push_back(&op);
+    }
+    return out;
+  }
+
+  void run(const std::vector<Operation *> &loads) {
+    Builder b(ctx_);
+    Value *lb = loop_.operand(0), *ub = loop_.operand(1), *step = loop_.operand(2);
+    bool isUnsigned = lb->type()->isIntLike() && !isSigned(lb->type()->dtype());
+    // Iteration 0's tiles, before the loop: iv = lb, carried values = inits.
+    std::vector<Value *> firsts;
+    for (Operation *load : loads) {
+      std::map<Value *, Value *> subst;
+      subst[body_->argument(0)] = lb;
+      for (unsigned j = 1; j < body_->numArguments(); ++j)
+        subst[body_->argument(j)] = loop_.operand(2 + j);
+      b.setInsertionPoint(&loop_);
+      Value *guard = b.cmpi(load->loc(), isUnsigned ? "ult" : "slt", lb, ub);
+      firsts.push_back(cloneLoad(b, *load, subst, guard));
+    }
+    // The new loop: old carried values, then the tiles.
+    std::vector<Value *> inits;
+    for (unsigned j = 3; j < loop_.numOperands(); ++j)
+      inits.push_back(loop_.operand(j));
+    inits.insert(inits.end(), firsts.begin(), firsts.end());
+    b.setInsertionPoint(&loop_);
+    Operation *loop2 = b.createFor(loop_.loc(), lb, ub, step, inits);
+    loop2->attrs() = loop_.attrs();
+    Block &body2 = loop2->body();
+    Operation *oldYield = body_->terminator();
+    std::vector<Value *> yields = oldYield->operands();
+    b.setInsertionPointToEnd(&body2);
+    Operation *yield2 = b.yield(oldYield->loc(), yields);
+    for (Operation *op : body_->opsVector())
+      if (op != oldYield)
+        op->moveBefore(yield2);
+    for (unsigned j = 0; j < body_->numArguments(); ++j)
+      body_->argument(j)->replaceAllUsesWith(body2.argument(j));
+    Block *oldBody = body_;
+    body_ = &body2;
+    // Each load now prefetches the next iteration; the dot takes the carried
+    // tile.
+    unsigned base = oldBody->numArguments();
+    for (size_t i = 0; i < loads.size(); ++i) {
+      Operation *load = loads[i];
+      Value *tile = body2.argument(base + static_cast<unsigned>(i));
+      load->result()->replaceAllUsesWith(tile);
+      std::map<Value *, Value *> subst;
+      b.setInsertionPoint(load);
+      Value *iv = body2.argument(0);
+      Value *nextIv = b.add(load->loc(), iv, step);
+      subst[iv] = nextIv;
+      for (unsigned j = 1; j < base; ++j)
+        subst[body2.argument(j)] = current(b, yield2->operand(j - 1), load);
+      Value *guard = b.cmpi(load->loc(), isUnsigned ? "ult" : "slt", nextIv, ub);
+      Value *next = cloneLoad(b, *load, subst, guard);
+      yield2->addOperand(next);
+    }
+    for (unsigned r = 0; r < loop_.numResults(); ++r)
+      loop_.result(r)->replaceAllUsesWith(loop2->result(r));
+    for (Operation *load : loads)
+      load->erase();
+    loop_.erase();
+  }
+
+private:
+  bool inBody(Value *v) const {
+    if (v->isBlockArgument())
+      return v->ownerBlock() == body_;
+    Operation *def = v->definingOp();
+    return def && def->parentBlock() == body_;
+  }
+
+  bool feedsOnlyDots(Value *v, int depth = 0) const {
+    if (!v->hasUses() || depth > 4)
+      return false;
+    for (Operation *u : v->users()) {
+      if (u->is(Opcode::Dot) && u->parentBlock() == body_ && u->operand(2) != v)
+        continue;
+      if (isCast(u) && u->parentBlock() == body_ && feedsOnlyDots(u->result(), depth + 1))
+        continue;
+      return false;
+    }
+    return true;
+  }
+
+  // Whether next() can re-compute every operand of `op`.
+  bool computable(Operation &op) {
+    std::set<Value *> seen;
+    for (Value *v : op.operands())
+      if (!computableValue(v, seen, 0))
+        return false;
+    return true;
+  }
+
+  bool computableValue(Value *v, std::set<Value *> &seen, int depth) {
+    if (!inBody(v) || !seen.insert(v).second)
+      return true;
+    if (depth > 64)
+      return false;
+    if (v->isBlockArgument()) {
+      if (v->index() == 0)
+        return true;
+      return computableValue(body_->terminator()->operand(v->index() - 1), seen, depth + 1);
+    }
+    Operation *def = v->definingOp();
+    if (!def->hasTrait(OpTrait::Pure) || def->numRegions() || def->is(Opcode::Load))
+      return false;
+    for (Value *o : def->operands())
+      if (!computableValue(o, seen, depth + 1))
+        return false;
+    return true;
+  }
+
+  // `v` (a value of the current iteration) available before `at`: itself when
+  // it is defined before `at`, else its pure computation cloned there.
+  Value *current(Builder &b, Value *v, Operation *at) {
+    if (!inBody(v) || v->isBlockArgument())
+      return v;
+    Operation *def = v->definingOp();
+    if (order_.at(def) < order_.at(at))
+      return v;
+    if (auto it = current_.find(v); it != current_.end())
+      return it->second;
+    std::vector<Value *> ops;
+    for (Value *o : def->operands())
+      ops.push_back(current(b, o, at));
+    Value *out =
+        b.create(def->opcode(), def->loc(), ops, {def->result()->type()}, def->attrs())->result();
+    current_[v] = out;
+    return out;
+  }
+
+  // `v` with `subst` applied: body ops cloned on substituted operands.
+  Value *substitute(Builder &b, Value *v, std::map<Value *, Value *> &subst) {
+    if (auto it = subst.find(v); it != subst.end())
+      return it->second;
+    if (!inBody(v))
+      return v;
+    Operation *def = v->definingOp();
+    std::vector<Value *> ops;
+    for (Value *o : def->operands())
+      ops.push_back(substitute(b, o, subst));
+    Value *out =
+        b.create(def->opcode(), def->loc(), ops, {def->result()->type()}, def->attrs())->result();
+    subst[v] = out;
+    return out;
+  }
+
+  // The load re-created with `subst`, its mask and-ed with `guard` (a scalar
+  // i1).
+  Value *cloneLoad(Builder &b, Operation &load, std::map<Value *, Value *> &subst, Value *guard) {
+    Value *ptr = substitute(b, load.operand(0), subst);
+    Type *maskType = ctx_.tensor(ptr->type()->shape(), ctx_.scalar(DType::I1),
+                                 cast<TensorType>(ptr->type())->layout());
+    Value *g = b.create(Opcode::Splat, load.loc(), {guard}, {maskType})->result();
+    Value *mask = g;
+    if (load.numOperands() > 1)
+      mask =
+          b.create(Opcode::And, load.loc(), {substitute(b, load.operand(1), subst), g}, {maskType})
+              ->result();
+    std::vector<Value *> ops = {ptr, mask};
+    if (load.numOperands() > 2)
+      ops.push_back(substitute(b, load.operand(2), subst));
+    return b.create(Opcode::Load, load.loc(), ops, {load.result()->type()}, load.attrs())->result();
+  }
+
+  IRContext &ctx_;
+  Operation &loop_;
+  Block *body_;
+  std::map<Operation *, unsigned> order_;
+  std::map<Value *, Value *> current_;
+};
+
+class SoftwarePipelinePass : public Pass {
+public:
+  SoftwarePipelinePass() : Pass(PassId::SoftwarePipeline) {}
+
+  bool run(Module &module, DiagnosticEngine &) override {
+    bool changed = false;
+    for (auto &fn : module.functions()) {
+      if (fn->attrs().getInt("num_stages").value_or(3) < 2)
+        continue;
+      std::vector<Operation *> loops;
+      fn->walk([&](Operation *op) {
+        if (op->is(Opcode::For))
+          loops.push_back(op);
+      });
+      for (Operation *loop : loops) {
+        LoopPipeliner p(module.context(), *loop);
+        std::vector<Operation *> loads = p.candidates();
+        if (loads.empty())
+          continue;
+        p.run(loads);
+        changed = true;
+      }
+    }
+    return changed;
+  }
+};
+
+} // namespace
+
+std::unique_ptr<Pass> createSoftwarePipelinePass() {
+  return std::make_unique<SoftwarePipelinePass>();
+}
+
+} // namespace tk
