@@ -610,3 +610,69 @@ TEST(CompileCacheTest, GpuKernelInfoAndTheCachedPTX) {
   EXPECT_EQ(k1->ptx(), k->ptx());
   EXPECT_EQ(GpuKernel::compile(kScalarsKernel, "scalars.tk", o1, error), k1);
 }
+
+namespace {
+
+// A transpose staged through 128 x 256 fp32 = 128 KiB of shared memory:
+// above the 48 KiB of a static array, so the code generator makes it
+// dynamic (.extern .shared) and the launch must pass and opt into it.
+const char *kTransposeKernel = R"(import tk
+
+
+@tk.jit
+def transpose(x_ptr, y_ptr):
+    r = tk.arange(0, 128)
+    c = tk.arange(0, 256)
+    x = tk.load(x_ptr + r[:, None] * 256 + c[None, :])
+    tk.store(y_ptr + c[None, :] * 128 + r[:, None], x)
+)";
+
+GpuCompileOptions transposeOptions() {
+  GpuCompileOptions opts;
+  opts.kernel = "transpose";
+  opts.signature = "*fp32:16, *fp32:16";
+  return opts;
+}
+
+} // namespace
+
+TEST(CompileCacheTest, DynamicSharedMemoryIsRecordedForTheLaunch) {
+  CompiledPTX c;
+  std::string error;
+  if (!compileToPTX(kTransposeKernel, "transpose.tk", transposeOptions(), c, error)) {
+    if (error.find("code generation") != std::string::npos)
+      GTEST_SKIP() << "no code generation in this tree: " << error;
+    FAIL() << error;
+  }
+  EXPECT_GE(c.sharedBytes, 128 * 256 * 4);
+  EXPECT_TRUE(c.dynamicShared);
+  // And it survives the cache payload.
+  CompiledPTX back;
+  ASSERT_TRUE(parseCompiledPTX(serializeCompiledPTX(c), back));
+  EXPECT_EQ(back.sharedBytes, c.sharedBytes);
+  EXPECT_TRUE(back.dynamicShared);
+}
+
+TEST(CompileCacheTest, GpuTransposeThroughDynamicSharedMemory) {
+  TK_REQUIRE_GPU();
+  std::string error;
+  GpuKernel *k = GpuKernel::compile(kTransposeKernel, "transpose.tk", transposeOptions(), error);
+  ASSERT_TRUE(k) << error;
+  EXPECT_GE(k->info().dynamicSharedBytes, 128 * 256 * 4);
+  std::vector<float> x(128 * 256), y(128 * 256, 0.0f);
+  std::mt19937 rng(21);
+  std::uniform_real_distribution<float> dist(-100.0f, 100.0f);
+  for (float &v : x)
+    v = dist(rng);
+  DeviceBuffer dx, dy;
+  ASSERT_TRUE(dx.allocate(x.size() * 4, error) && dy.allocate(y.size() * 4, error)) << error;
+  ASSERT_TRUE(dx.upload(x.data(), x.size() * 4, error)) << error;
+  GpuArg args[] = {dx.arg(), dy.arg()};
+  ASSERT_TRUE(k->launch({1, 1, 1}, args, nullptr, error)) << error;
+  ASSERT_TRUE(dy.download(y.data(), y.size() * 4, error)) << error;
+  int bad = 0;
+  for (int r = 0; r < 128; ++r)
+    for (int c = 0; c < 256; ++c)
+      bad += y[c * 128 + r] != x[r * 256 + c];
+  EXPECT_EQ(bad, 0);
+}
