@@ -95,6 +95,29 @@ bool scanIsInThread(const Operation &op) {
   return lanes == 1 && warps == 1;
 }
 
+bool scanIsParallel(const Operation &op) {
+  std::optional<std::string> kind = op.attrs().getString("kind");
+  const LayoutAttr *l = layoutOf(op.operand(0));
+  Type *t = op.operand(0)->type();
+  if (!kind || (*kind != "cumsum" && *kind != "cumprod") || !l || scanIsInThread(op) ||
+      (!t->elementType()->isPointer() && t->elementType()->dtype() == DType::I1))
+    return false;
+  ThreadMap map(l, t->shape());
+  const ThreadMap::Dim &d = map.dim(static_cast<unsigned>(*op.attrs().getInt("axis")));
+  return d.tile() <= d.extent;
+}
+
+// Warps along the axis x tile repetitions x lines: the partials a parallel
+// scan exchanges (0 when one warp covers the axis).
+int64_t parallelScanSlots(const Operation &op) {
+  Type *t = op.operand(0)->type();
+  ThreadMap map(layoutOf(op.operand(0)), t->shape());
+  const ThreadMap::Dim &d = map.dim(static_cast<unsigned>(*op.attrs().getInt("axis")));
+  if (d.warps == 1)
+    return 0;
+  return t->numElements() / d.extent * (d.extent / d.tile()) * d.warps;
+}
+
 bool atomicSharesResult(const Operation &op) {
   Value *res = op.result();
   if (!res->hasUses())
@@ -125,7 +148,13 @@ int64_t movementScratchBytes(const Operation &op) {
   case Opcode::AtomicCAS:
     return atomicSharesResult(op) ? partBytes(op.result()->type()) : 0;
   case Opcode::Scan:
-    return scanIsInThread(op) ? 0 : scanScratchPart(op, op.numOperands());
+    if (scanIsInThread(op))
+      return 0;
+    if (scanIsParallel(op)) {
+      int64_t slots = parallelScanSlots(op);
+      return slots ? (slots * slotBytes(op.operand(0)->type()) + 15) / 16 * 16 : 0;
+    }
+    return scanScratchPart(op, op.numOperands());
   default:
     return 0;
   }

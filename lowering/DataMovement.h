@@ -27,6 +27,14 @@ bool reshapeTransIsLocal(const Operation &op, std::vector<int64_t> *pick = nullp
 /// warps): it runs on registers.
 bool scanIsInThread(const Operation &op);
 
+/// A cumsum/cumprod (not i1) whose axis is split over lanes or warps without
+/// copies along it (the layout's tile divides the axis): it runs as a
+/// parallel scan (shuffles across lanes, one partial per warp and tile
+/// repetition in shared memory when warps split the axis). Other scans that
+/// are not in-thread run serially through shared memory, in the
+/// interpreter's order.
+bool scanIsParallel(const Operation &op);
+
 /// An atomic whose old value must reach threads holding copies (a scalar
 /// atomic, or a layout with copies) and is used.
 bool atomicSharesResult(const Operation &op);
@@ -34,6 +42,10 @@ bool atomicSharesResult(const Operation &op);
 /// Scratch bytes of a reshape, trans, scan or atomic (0 when it moves no
 /// data through shared memory, and for other ops).
 int64_t movementScratchBytes(const Operation &op);
+
+/// The partials a parallel scan exchanges through shared memory: one per
+/// line, tile repetition and warp along the axis (0 when one warp covers it).
+int64_t parallelScanSlots(const Operation &op);
 
 /// The byte offset of part `i` (operand i's slots) inside a scan's scratch.
 int64_t scanScratchPart(const Operation &op, unsigned i);

@@ -92,6 +92,7 @@ public:
   bool lowerAtomic(Operation &op);       // AtomicToLLVM.cpp
   bool lowerReshapeTrans(Operation &op); // ShapeToLLVM.cpp
   bool lowerScan(Operation &op);         // ScanToLLVM.cpp
+  bool lowerParallelScan(Operation &op);
   bool lowerDebug(Operation &op);        // DebugToLLVM.cpp
   bool lowerDot(Operation &op);          // DotToLLVM.cpp
 

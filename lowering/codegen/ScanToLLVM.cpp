@@ -1,30 +1,174 @@
-// scan (cumsum, cumprod, or a combiner region; forward or reverse) -> the
-// interpreter's sequential order, exactly.
-//
-// The interpreter, the reference of the differential tests, scans each line
-// left to right (right to left when reversed) with the running value as the
-// combiner's left operand, rounding fp16/bf16 at every step. A tree-shaped
-// parallel scan would round differently and would reorder a combiner that
-// does not associate, so both paths here keep that order:
+// scan (cumsum, cumprod, or a combiner region; forward or reverse) -> one of
+// three paths, chosen by DataMovement.h (the allocation asks the same):
 //
 //  1. When each thread holds whole lines (the axis is not split over lanes or
-//     warps — the usual case when the axis is not the fastest dimension, or
-//     is short), the scan is a chain over the thread's registers: no
-//     communication at all.
+//     warps: the axis is not the fastest dimension, or is short), a chain
+//     over the thread's registers in the interpreter's order, exactly: no
+//     communication.
 //       scan %x {axis = 1, kind = "cumsum"} : tensor<64x8xi32, blocked<size = [1, 8], ...>>
 //       -> per row, 7 adds on the thread's 8 registers.
-//  2. Otherwise the operands go to shared memory at their row-major slots, a
-//     barrier, thread t scans lines t, t + T, ... in place (T threads), a
-//     barrier, every thread reads its result elements back. The barrier
-//     before the scratch is reused is --insert-barriers' job.
-// Multi-operand combiner scans keep one scratch array per operand, one after
-// another at 16-byte aligned offsets (DataMovement.h).
+//  2. cumsum/cumprod along an axis split over lanes or warps without copies:
+//     a parallel scan. Each thread scans its run of `size` consecutive
+//     elements; a butterfly of shfl.sync.bfly over the axis' lane bits gives
+//     every lane its block's total and the exclusive prefix of the lanes
+//     before it; when warps split the axis, each warp's total per tile
+//     repetition goes to shared memory, one barrier, and each thread
+//     combines those before its own (repetition-major, then warp). The
+//     result is carry + lane prefix + own run. Integers wrap, so the order
+//     changes nothing; float sums and products round in another order than
+//     the interpreter's left-to-right chain (as Triton's scans do): the
+//     differential tests use inputs whose scans are exact.
+//  3. Otherwise (combiner regions, which need not associate; a layout with
+//     copies along the axis; i1) the operands go to shared memory at their
+//     row-major slots, a barrier, thread t scans lines t, t + T, ... in place
+//     in the interpreter's order (T threads), a barrier, every thread reads
+//     its result elements back. Multi-operand combiner scans keep one scratch
+//     array per operand, at 16-byte aligned offsets.
+// The barrier before a scratch is reused is --insert-barriers' job.
 #include "lowering/DataMovement.h"
 #include "lowering/codegen/FunctionLowering.h"
 
 #include <map>
 
 namespace tk {
+
+bool FunctionLowering::lowerParallelScan(Operation &op) {
+  bool reverse = op.attrs().getBool("reverse").value_or(false);
+  bool isSum = *op.attrs().getString("kind") == "cumsum";
+  unsigned axis = static_cast<unsigned>(*op.attrs().getInt("axis"));
+  Value *in = op.operand(0);
+  Type *t = in->type()->elementType();
+  llvm::Type *lt = elementType(in->type());
+  auto comb = [&](llvm::Value *a, llvm::Value *b) {
+    return scalarOp(isSum ? Opcode::Add : Opcode::Mul, AttrDict(), t, t, {a, b});
+  };
+  // -0.0 (not +0.0) leaves every float unchanged under addition, -0.0 too.
+  llvm::Value *identity =
+      lt->isFloatingPointTy()
+          ? llvm::ConstantFP::get(lt, isSum ? -0.0 : 1.0)
+          : static_cast<llvm::Value *>(llvm::ConstantInt::get(lt, isSum ? 0 : 1));
+  ThreadMap map = threadMap(in);
+  const ThreadMap::Dim &d = map.dim(axis);
+  int64_t s = d.size, lanes = d.threads, warps = d.warps, reps = d.extent / d.tile();
+  llvm::Value *la = b_.CreateURem(b_.CreateUDiv(lane_, b_.getInt32(d.laneStride)),
+                                  b_.getInt32(static_cast<uint32_t>(lanes)));
+  llvm::Value *wa = b_.CreateURem(b_.CreateUDiv(warp_, b_.getInt32(d.warpStride)),
+                                  b_.getInt32(static_cast<uint32_t>(warps)));
+  // The registers of each line this thread holds, [repetition][position].
+  std::map<std::vector<int64_t>, std::vector<std::vector<int64_t>>> groups;
+  for (int64_t r = 0; r < map.numRegisters(); ++r) {
+    std::vector<int64_t> k = map.registerIndex(r);
+    int64_t along = k[axis];
+    k.erase(k.begin() + axis);
+    auto &g = groups[k];
+    if (g.empty())
+      g.assign(static_cast<size_t>(reps), std::vector<int64_t>(static_cast<size_t>(s), -1));
+    g[static_cast<size_t>(along / s)][static_cast<size_t>(along % s)] = r;
+  }
+  const Regs &src = get(in);
+  Regs out(src.size(), nullptr);
+  std::vector<std::vector<llvm::Value *>> coords;
+  if (warps > 1)
+    coords = coordinates(in);
+  const std::vector<int64_t> &shape = in->type()->shape();
+  // Per line held: the inclusive run within the thread, the exclusive
+  // prefix over lanes and the lane total, per repetition.
+  struct Line {
+    const std::vector<std::vector<int64_t>> *regs;
+    std::vector<std::vector<llvm::Value *>> incl;
+    std::vector<llvm::Value *> excl, total;
+    llvm::Value *index = nullptr; // row-major over the other dimensions
+  };
+  std::vector<Line> lines;
+  for (auto &[key, g] : groups) {
+    Line ln{&g, std::vector<std::vector<llvm::Value *>>(static_cast<size_t>(reps)),
+            std::vector<llvm::Value *>(static_cast<size_t>(reps)),
+            std::vector<llvm::Value *>(static_cast<size_t>(reps))};
+    for (size_t r = 0; r < static_cast<size_t>(reps); ++r) {
+      // 1. Within the thread: its run of `s` consecutive elements.
+      ln.incl[r].resize(static_cast<size_t>(s));
+      llvm::Value *acc = nullptr;
+      for (int64_t q = 0; q < s; ++q) {
+        size_t j = static_cast<size_t>(reverse ? s - 1 - q : q);
+        llvm::Value *v = src[static_cast<size_t>(g[r][j])];
+        acc = acc ? comb(acc, v) : v;
+        ln.incl[r][j] = acc;
+      }
+      // 2. Across lanes: a butterfly that keeps, per lane, the total of its
+      //    aligned block of lanes and the exclusive prefix within it.
+      llvm::Value *total = acc, *excl = identity;
+      for (int64_t m = 1; m < lanes; m *= 2) {
+        llvm::Value *other = target_.shuffleXor(b_, total, static_cast<unsigned>(m * d.laneStride));
+        llvm::Value *upper = b_.CreateICmpNE(
+            b_.CreateAnd(la, b_.getInt32(static_cast<uint32_t>(m))), b_.getInt32(0));
+        // The partner's block comes first in scan order.
+        llvm::Value *partnerFirst = reverse ? b_.CreateNot(upper) : upper;
+        excl = b_.CreateSelect(partnerFirst, comb(other, excl), excl);
+        total = b_.CreateSelect(partnerFirst, comb(other, total), comb(total, other));
+      }
+      ln.excl[r] = excl;
+      ln.total[r] = total;
+    }
+    if (warps > 1) {
+      const std::vector<llvm::Value *> &c = coords[static_cast<size_t>(g[0][0])];
+      ln.index = b_.getInt32(0);
+      for (unsigned dd = 0; dd < shape.size(); ++dd)
+        if (dd != axis)
+          ln.index = b_.CreateAdd(
+              b_.CreateMul(ln.index, b_.getInt32(static_cast<uint32_t>(shape[dd]))), c[dd]);
+    }
+    lines.push_back(std::move(ln));
+  }
+  // Slot (line * reps + r) * warps + warp of the shared scratch.
+  auto slot = [&](const Line &ln, int64_t r, llvm::Value *w) {
+    llvm::Value *base =
+        b_.CreateMul(b_.CreateAdd(b_.CreateMul(ln.index, b_.getInt32(static_cast<uint32_t>(reps))),
+                                  b_.getInt32(static_cast<uint32_t>(r))),
+                     b_.getInt32(static_cast<uint32_t>(warps)));
+    return b_.CreateGEP(lt, smem_, b_.CreateAdd(base, w));
+  };
+  if (warps > 1) {
+    // Every lane writes its warp's totals (the same values), one barrier.
+    for (const Line &ln : lines)
+      for (int64_t r = 0; r < reps; ++r)
+        b_.CreateStore(ln.total[static_cast<size_t>(r)], slot(ln, r, wa));
+    target_.barrier(b_);
+  }
+  for (const Line &ln : lines) {
+    // 3. Across warps and tile repetitions: what comes before this warp's
+    //    part of repetition r.
+    std::vector<llvm::Value *> carry(static_cast<size_t>(reps));
+    llvm::Value *running = identity;
+    for (int64_t q = 0; q < reps; ++q) {
+      int64_t r = reverse ? reps - 1 - q : q;
+      if (warps == 1) {
+        carry[static_cast<size_t>(r)] = running;
+        running = comb(running, ln.total[static_cast<size_t>(r)]);
+        continue;
+      }
+      llvm::Value *part = running;
+      for (int64_t p = 0; p < warps; ++p) {
+        int64_t w = reverse ? warps - 1 - p : p;
+        llvm::Value *wv = b_.getInt32(static_cast<uint32_t>(w));
+        llvm::Value *tv = b_.CreateLoad(lt, slot(ln, r, wv));
+        llvm::Value *before = reverse ? b_.CreateICmpUGT(wv, wa) : b_.CreateICmpULT(wv, wa);
+        part = b_.CreateSelect(before, comb(part, tv), part);
+        running = comb(running, tv);
+      }
+      carry[static_cast<size_t>(r)] = part;
+    }
+    // 4. Each element: what precedes its warp's part, its lanes' runs, its
+    //    own run up to it.
+    for (size_t r = 0; r < static_cast<size_t>(reps); ++r) {
+      llvm::Value *prefix = comb(carry[r], ln.excl[r]);
+      for (size_t j = 0; j < static_cast<size_t>(s); ++j)
+        out[static_cast<size_t>((*ln.regs)[r][j])] = comb(prefix, ln.incl[r][j]);
+    }
+  }
+  set(op.result(), std::move(out));
+  return true;
+}
+
 bool FunctionLowering::lowerScan(Operation &op) {
   std::optional<std::string> kind = op.attrs().getString("kind");
   if (kind && *kind != "cumsum" && *kind != "cumprod")
@@ -103,7 +247,10 @@ bool FunctionLowering::lowerScan(Operation &op) {
     return true;
   }
 
-  // 2. Through shared memory, one thread per line.
+  if (scanIsParallel(op))
+    return lowerParallelScan(op);
+
+  // 3. Through shared memory, one thread per line.
   const std::vector<int64_t> &shape = first->type()->shape();
   int64_t len = shape[axis], inner = 1, numel = first->type()->numElements();
   for (unsigned dd = axis + 1; dd < shape.size(); ++dd)
