@@ -12,6 +12,7 @@ the skipped differential cases counted by op family (kNotYetOnGpu).
 import argparse
 import collections
 import datetime
+import glob
 import json
 import os
 import re
@@ -23,6 +24,20 @@ def load(path):
         return None
     with open(path) as f:
         return json.load(f)
+
+
+def load_all(outdir, binary):
+    """BINARY.json, or the shards BINARY-<i>.json merged into one report."""
+    whole = load(os.path.join(outdir, binary + ".json"))
+    if whole is not None:
+        return whole
+    shards = sorted(glob.glob(os.path.join(outdir, binary + "-*.json")))
+    if not shards:
+        return None
+    merged = {"testsuites": []}
+    for path in shards:
+        merged["testsuites"] += load(path).get("testsuites", [])
+    return merged
 
 
 def cases(report):
@@ -121,11 +136,17 @@ def main():
              "Bundle: `bash bench/make_gpu_test_bundle.sh build gpu-bundle-tests` "
              "(libtk.so, gpu_tests, gpu_difftest, stripped); report: "
              "`python3 bench/gpu_test_report.py OUTDIR`.", ""]
-    bad = 0
+    missing = [os.path.basename(p) for p in
+               sorted(glob.glob(os.path.join(args.outdir, "gpu_difftest-shard*.log")))
+               if not os.path.exists(p.replace("-shard", "-").replace(".log", ".json"))]
+    if missing:
+        lines += [f"**{len(missing)} differential-test shards wrote no JSON** (crashed or "
+                  f"timed out; their cases are not counted below): " + ", ".join(missing), ""]
+    bad = len(missing)
     for binary, title in [("gpu_tests", "gpu_tests"),
                           ("gpu_difftest", "gpu_difftest (Gpu/*: GPU against the interpreter)")]:
-        bad += summarize(title, load(os.path.join(args.outdir, binary + ".json")),
-                         text(binary + ".log"), lines, args.max_failures)
+        bad += summarize(title, load_all(args.outdir, binary), text(binary + ".log"), lines,
+                         args.max_failures)
     out = args.output or os.path.join("bench", "results", f"gpu-tests-{args.date}.md")
     with open(out, "w") as f:
         f.write("\n".join(lines).rstrip() + "\n")

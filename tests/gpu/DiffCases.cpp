@@ -110,7 +110,8 @@ CaseRun buildElementwise(Rng &rng, const std::vector<DType> &ins, DType out,
 /// Tolerances of the approximate math functions, in ulps of the result
 /// dtype plus an absolute term; 16-bit results are computed in fp32 and
 /// rounded once, so they may differ by one ulp of their own.
-std::function<Tol(DType)> mathTol(double ulps32, double abs32, double ulps64 = 1,
+// fp64 goes through libdevice on the GPU (1-2 ulp) and libm here (1 ulp).
+std::function<Tol(DType)> mathTol(double ulps32, double abs32, double ulps64 = 3,
                                   double ulps16 = 1) {
   return [=](DType d) -> Tol {
     if (d == DType::F32)
@@ -282,7 +283,7 @@ std::vector<ElementwiseOp> elementwiseOps() {
   // sigmoid is exp, add and divide, each rounded to a 16-bit type on its own.
   math(
       "sigmoid", "tk.sigmoid(x)", -10, 10, [](double x) { return 1 / (1 + std::exp(-x)); },
-      mathTol(8, 0, 1, 3));
+      mathTol(8, 0, 3, 3));
   math(
       "floor", "tk.floor(x)", -100, 100, [](double x) { return std::floor(x); },
       [](DType) { return Tol{}; });
