@@ -2,7 +2,7 @@
 // (--load, on a GPU machine) from source to a loaded module.
 //
 //   build/bin/compile_bench [--json FILE] [--repeat N]
-//   build/bin/compile_bench --load [--json FILE] [--repeat N]
+//   build/bin/compile_bench --load [--jit-level N] [--json FILE] [--repeat N]
 //
 // For each tutorial kernel, in one warm process, times N compiles from the
 // source text: the front end (lex, parse, checks), AST -> IR with
@@ -22,9 +22,11 @@
 // already holds the entries (time of GpuKernel::compile only; cuInit is not
 // counted). It also compares loading PTX with cuModuleLoadDataEx against
 // cuLink* to a cubin plus loading that, and the JIT optimisation levels 0-4:
-// JIT time, registers, spills and the kernel's time on 4096 rows (median of
-// 20 launches, CUDA events), checking the outputs agree. Medians; JSON with
-// --json. Without a GPU it says so and exits 0.
+// JIT time (7 rounds, levels interleaved), registers, spills and the
+// kernel's time on 4096 rows (median of 20 launches, CUDA events), checking
+// the outputs agree. --jit-level N compiles the cold and warm-disk runs at
+// that level (default: the driver's). Medians; JSON with --json. Without a
+// GPU it says so and exits 0.
 //
 // Not a test: nothing here runs under ctest.
 #include "driver/CompileCache.h"
@@ -183,6 +185,7 @@ const LoadCase kLoadCases[] = {
     {"softmax-1024", 1024, 4}, {"softmax-4096", 4096, 8}, {"softmax-16384", 16384, 16}};
 const char *kSoftmaxFile = "tutorials/02-fused-softmax.tk";
 const char *kSoftmaxSignature = "*fp32:16, *fp32:16, i32:16, i32:16, i32, i32:16";
+int gJitLevel = -1; // --jit-level
 
 GpuCompileOptions softmaxOptions(const LoadCase &c, const std::string &salt) {
   GpuCompileOptions o;
@@ -190,6 +193,7 @@ GpuCompileOptions softmaxOptions(const LoadCase &c, const std::string &salt) {
   o.signature = kSoftmaxSignature;
   o.constants["BLOCK_SIZE"] = ConstValue::ofInt(c.block);
   o.numWarps = c.warps;
+  o.jitOptimizationLevel = gJitLevel;
   // A salt in the key: every repetition is a real compile, not a lookup.
   o.keyExtras.push_back(salt);
   return o;
@@ -358,17 +362,23 @@ std::string coldRun(const LoadCase &c, int repeat) {
     return errorJson(error);
   std::vector<float> reference;
   std::string levels;
-  for (int level : {4, 3, 2, 1, 0}) {
-    JitOptions jitOpts;
-    jitOpts.optimizationLevel = level;
-    std::vector<double> jitTimes;
-    std::string cubin;
-    for (int r = 0; r < 3; ++r) {
+  // JIT times interleaved across levels (7 rounds), so that drift in clocks
+  // or load hits every level alike; then each level's kernel is timed.
+  const int kLevels[] = {4, 3, 2, 1, 0};
+  std::vector<double> jitTimes[5];
+  std::string cubins[5];
+  for (int r = 0; r < 7; ++r)
+    for (int l = 0; l < 5; ++l) {
+      JitOptions jitOpts;
+      jitOpts.optimizationLevel = kLevels[l];
       auto t0 = Clock::now();
-      if (!cuda->linkToCubin(ptx, cubin, error, jitOpts))
+      if (!cuda->linkToCubin(ptx, cubins[l], error, jitOpts))
         return errorJson(error);
-      jitTimes.push_back(msSince(t0));
+      jitTimes[l].push_back(msSince(t0));
     }
+  for (int l = 0; l < 5; ++l) {
+    int level = kLevels[l];
+    const std::string &cubin = cubins[l];
     CUmodule m = nullptr;
     CUfunction fn = nullptr;
     KernelResources res;
@@ -387,7 +397,7 @@ std::string coldRun(const LoadCase &c, int repeat) {
     levels += fmt::format("{}{{\"level\": {}, \"jit_ms\": {:.3f}, \"registers\": {}, "
                           "\"spill_bytes\": {}, \"kernel_us\": {:.2f}, \"gb_s\": {:.1f}, "
                           "\"max_diff_vs_level4\": {:.3g}}}",
-                          levels.empty() ? "" : ", ", level, median(jitTimes), res.registers,
+                          levels.empty() ? "" : ", ", level, median(jitTimes[l]), res.registers,
                           res.localBytes, us, gbs, maxDiff);
     cuda->api().cuModuleUnload(m);
   }
@@ -477,10 +487,11 @@ int loadBench(const std::string &jsonPath, int repeat) {
     std::printf("could not remove %s\n", dir.c_str());
   if (!jsonPath.empty()) {
     std::ofstream out(jsonPath);
-    out << fmt::format("{{\n  \"date\": \"{}\",\n  \"probe\": {},\n  \"repeat\": {},\n"
-                       "  \"cuda_cache_disable\": true,\n  \"target_ms\": 50,\n"
-                       "  \"rows\": [\n{}\n  ]\n}}\n",
-                       utcNow(), probe, repeat, rows);
+    out << fmt::format(
+        "{{\n  \"date\": \"{}\",\n  \"probe\": {},\n  \"repeat\": {},\n"
+        "  \"cuda_cache_disable\": true,\n  \"jit_level\": {},\n  \"target_ms\": 50,\n"
+        "  \"rows\": [\n{}\n  ]\n}}\n",
+        utcNow(), probe, repeat, gJitLevel, rows);
   }
   return 0;
 }
@@ -499,8 +510,11 @@ int main(int argc, char **argv) {
       repeat = std::max(1, std::atoi(argv[++i]));
     else if (a == "--load")
       load = true;
+    else if (a == "--jit-level" && i + 1 < argc)
+      gJitLevel = std::atoi(argv[++i]);
     else {
-      std::fprintf(stderr, "usage: compile_bench [--load] [--json FILE] [--repeat N]\n");
+      std::fprintf(stderr,
+                   "usage: compile_bench [--load [--jit-level N]] [--json FILE] [--repeat N]\n");
       return 2;
     }
   }
