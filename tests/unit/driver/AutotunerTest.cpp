@@ -1,0 +1,375 @@
+// The autotuner without a GPU: configs, keys, pruning, failure scoring, the
+// disk cache and its recovery from damaged files, with a fake benchmark.
+#include "driver/Autotuner.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <stdexcept>
+#include <unistd.h>
+
+using namespace tk;
+using namespace tk::tune;
+
+namespace {
+
+std::vector<Config> blockConfigs(std::vector<int64_t> blocks) {
+  std::vector<Config> out;
+  for (size_t i = 0; i < blocks.size(); ++i)
+    out.push_back({{{"BLOCK", ConstValue::ofInt(blocks[i])}}, int(1 << (i % 4)), 3});
+  return out;
+}
+
+// A fresh cache directory per test, removed afterwards.
+class AutotunerTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    dir = std::filesystem::temp_directory_path() /
+          ("tk-autotune-test-" + std::to_string(::getpid()) + "-" +
+           ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir);
+    options.kernelName = "softmax";
+    options.identity = hashText("source text");
+    options.deviceName = "Fake GPU";
+    options.cacheDir = dir.string();
+  }
+  void TearDown() override { std::filesystem::remove_all(dir); }
+
+  std::string readFile(const std::string &path) {
+    std::ifstream in(path);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+  }
+  void writeFile(const std::string &path, const std::string &text) {
+    std::ofstream(path, std::ios::trunc) << text;
+  }
+
+  std::filesystem::path dir;
+  Options options;
+};
+
+} // namespace
+
+TEST(AutotunerConfig, StrListsMetaThenLaunchOptions) {
+  Config c{{{"BLOCK_M", ConstValue::ofInt(128)}, {"EVEN", ConstValue::ofBool(true)}}, 8, 4};
+  EXPECT_EQ(c.str(), "BLOCK_M=128, EVEN=True, num_warps=8, num_stages=4");
+  EXPECT_EQ(Config{}.str(), "num_warps=4, num_stages=3");
+}
+
+TEST(AutotunerKey, ValuesThenDtypesOnOneLine) {
+  EXPECT_EQ(makeKey({{"n_cols", "4096"}, {"n_rows", "17"}}, {{"x", "fp32"}, {"y", "fp16"}}),
+            "n_cols=4096, n_rows=17; x:fp32, y:fp16");
+  EXPECT_EQ(makeKey({}, {}), ";");
+  EXPECT_EQ(makeKey({{"s", "a\nb"}}, {}), "s=a b;");
+  // A different dtype or value is a different key.
+  EXPECT_NE(makeKey({{"n", "1"}}, {{"x", "fp32"}}), makeKey({{"n", "1"}}, {{"x", "fp16"}}));
+  EXPECT_NE(makeKey({{"n", "1"}}, {}), makeKey({{"n", "2"}}, {}));
+}
+
+TEST(AutotunerLimits, NamesTheResourceAndTheNumbers) {
+  Limits l; // 1024 threads, 48 KiB, 64 Ki registers
+  EXPECT_EQ(exceedsLimits({128, 1024, 32}, l), "");
+  EXPECT_EQ(exceedsLimits({2048, -1, -1}, l),
+            "needs 2048 threads per program; the device allows 1024");
+  EXPECT_EQ(exceedsLimits({256, 65536, -1}, l),
+            "needs 65536 bytes of shared memory per program; the device has 49152");
+  EXPECT_EQ(exceedsLimits({1024, 0, 128}, l),
+            "needs 128 registers per thread x 1024 threads = 131072 per program; the device has "
+            "65536");
+}
+
+TEST(AutotunerLimits, SharedBytesFromPTX) {
+  std::string ptx = ".visible .entry k(\n"
+                    ".shared .align 16 .b8 smem[4096];\n"
+                    "  .shared .align 4 .b32 red[32];\n"
+                    ".extern .shared .align 16 .b8 dyn[];\n"
+                    "}\n";
+  EXPECT_EQ(sharedBytesInPTX(ptx), 4096 + 128);
+  EXPECT_EQ(sharedBytesInPTX("ld.shared.f32 %f1, [%r1];\n"), 0);
+}
+
+TEST_F(AutotunerTest, PicksTheFastestAndBenchmarksOncePerKey) {
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<double> dist(0.5, 9.0);
+  std::vector<double> times(6);
+  for (double &t : times)
+    t = dist(rng);
+  size_t fastest = size_t(std::min_element(times.begin(), times.end()) - times.begin());
+  Tuner tuner(blockConfigs({16, 32, 64, 128, 256, 512}), options);
+  int calls = 0;
+  auto bench = [&](size_t i) {
+    ++calls;
+    return Trial::time(times[i]);
+  };
+  std::string error;
+  const Result *r = tuner.tune("n=100;", bench, error);
+  ASSERT_TRUE(r) << error;
+  EXPECT_EQ(r->best, fastest);
+  EXPECT_EQ(calls, 6);
+  EXPECT_DOUBLE_EQ(r->trials[fastest].ms, times[fastest]);
+  EXPECT_EQ(tuner.tune("n=100;", bench, error), r); // memoized
+  EXPECT_EQ(calls, 6);
+  ASSERT_TRUE(tuner.tune("n=200;", bench, error)); // a new key tunes again
+  EXPECT_EQ(calls, 12);
+}
+
+TEST_F(AutotunerTest, FailingConfigsAreUnusableWithTheirReason) {
+  Tuner tuner(blockConfigs({16, 32, 64}), options);
+  auto bench = [&](size_t i) -> Trial {
+    if (i == 0)
+      return Trial::failure("cuLaunchKernel failed: CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES");
+    if (i == 1)
+      throw std::runtime_error("compile error: BLOCK too large");
+    return Trial::time(3.0);
+  };
+  std::string error;
+  const Result *r = tuner.tune("k;", bench, error);
+  ASSERT_TRUE(r) << error;
+  EXPECT_EQ(r->best, 2u);
+  EXPECT_FALSE(r->trials[0].usable);
+  EXPECT_EQ(r->trials[0].reason, "cuLaunchKernel failed: CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES");
+  EXPECT_EQ(r->trials[1].reason, "compile error: BLOCK too large");
+}
+
+TEST_F(AutotunerTest, NoUsableConfigListsEveryReason) {
+  Tuner tuner(blockConfigs({16, 32}), options);
+  std::string error;
+  EXPECT_FALSE(tuner.tune(
+      "k;", [](size_t i) { return Trial::failure("bad " + std::to_string(i)); }, error));
+  EXPECT_EQ(error, "autotuning 'softmax' for key 'k;': no usable config\n"
+                   "  [0] BLOCK=16, num_warps=1, num_stages=3: bad 0\n"
+                   "  [1] BLOCK=32, num_warps=2, num_stages=3: bad 1");
+  // A NaN or negative time is a failure too, not a winner.
+  Tuner nan(blockConfigs({16}), options);
+  EXPECT_FALSE(nan.tune(
+      "k;", [](size_t) { return Trial::time(-1); }, error));
+  EXPECT_NE(error.find("the benchmark returned -1 ms"), std::string::npos) << error;
+}
+
+TEST_F(AutotunerTest, UserPruneAndResourcePrune) {
+  Tuner tuner(blockConfigs({16, 32, 64, 128}), options);
+  // The user keeps configs with BLOCK >= 32 (and names one index twice and
+  // one out of range: both ignored).
+  tuner.setPrune([](const std::vector<Config> &configs, const std::string &key) {
+    EXPECT_EQ(key, "n=5;");
+    std::vector<size_t> keep = {99};
+    for (size_t i = 0; i < configs.size(); ++i)
+      if (configs[i].meta[0].second.intValue >= 32)
+        keep.push_back(i);
+    keep.push_back(keep.back());
+    return keep;
+  });
+  // Shared memory = BLOCK * 512 bytes: BLOCK=128 needs 64 KiB > 48 KiB.
+  std::vector<size_t> estimated;
+  tuner.setResourceCheck(
+      [&](size_t i, Resources &need, std::string &) {
+        estimated.push_back(i);
+        need.threads = tuner.configs()[i].numWarps * 32;
+        need.sharedBytes = int(tuner.configs()[i].meta[0].second.intValue * 512);
+        return true;
+      },
+      Limits{});
+  std::vector<size_t> benched;
+  std::string error;
+  const Result *r = tuner.tune(
+      "n=5;",
+      [&](size_t i) {
+        benched.push_back(i);
+        return Trial::time(10.0 - double(i));
+      },
+      error);
+  ASSERT_TRUE(r) << error;
+  EXPECT_EQ(estimated, (std::vector<size_t>{1, 2, 3}));
+  EXPECT_EQ(benched, (std::vector<size_t>{1, 2})); // 3 pruned before compiling
+  EXPECT_EQ(r->best, 2u);
+  EXPECT_TRUE(r->trials[0].pruned);
+  EXPECT_EQ(r->trials[0].reason, "pruned by prune_configs_by");
+  EXPECT_TRUE(r->trials[3].pruned);
+  EXPECT_EQ(r->trials[3].reason,
+            "needs 65536 bytes of shared memory per program; the device has 49152");
+
+  Tuner none(blockConfigs({16}), options);
+  none.setPrune(
+      [](const std::vector<Config> &, const std::string &) { return std::vector<size_t>{}; });
+  EXPECT_FALSE(none.tune(
+      "k;", [](size_t) { return Trial::time(1); }, error));
+  EXPECT_EQ(error, "autotuning 'softmax' for key 'k;': the prune kept none of the 1 configs");
+}
+
+TEST_F(AutotunerTest, ProgressReportsEachConfigAndTheEnd) {
+  Tuner tuner(blockConfigs({16, 32, 64}), options);
+  std::vector<Progress> seen;
+  tuner.setProgress([&](const Progress &p) { seen.push_back(p); });
+  const double times[] = {5, 2, 7};
+  std::string error;
+  ASSERT_TRUE(tuner.tune(
+      "k;", [&](size_t i) { return Trial::time(times[i]); }, error));
+  ASSERT_EQ(seen.size(), 4u);
+  EXPECT_EQ(seen[0].done, 1u);
+  EXPECT_EQ(seen[0].total, 3u);
+  EXPECT_EQ(seen[0].best, 0);
+  EXPECT_EQ(seen[2].best, 1);
+  EXPECT_DOUBLE_EQ(seen[2].bestMs, 2);
+  EXPECT_FALSE(seen[2].finished);
+  EXPECT_TRUE(seen[3].finished);
+  EXPECT_FALSE(seen[3].fromCache);
+  EXPECT_EQ(seen[3].bestConfig, "BLOCK=32, num_warps=2, num_stages=3");
+  ASSERT_TRUE(tuner.tune(
+      "k;", [&](size_t i) { return Trial::time(times[i]); }, error));
+  EXPECT_TRUE(seen.back().fromCache);
+}
+
+TEST_F(AutotunerTest, SecondTunerReadsTheDiskCacheWithoutBenchmarking) {
+  const double times[] = {4.25, 1.5, 3};
+  auto configs = blockConfigs({16, 32, 64});
+  std::string error, path;
+  {
+    Tuner first(configs, options);
+    ASSERT_TRUE(first.tune(
+        "n=4096;", [&](size_t i) { return Trial::time(times[i]); }, error));
+    path = first.cachePath("n=4096;");
+  }
+  ASSERT_TRUE(std::filesystem::exists(path)) << path;
+  EXPECT_EQ(std::filesystem::path(path).parent_path(), dir / "autotune");
+  Tuner second(configs, options);
+  const Result *r = second.tune(
+      "n=4096;", [&](size_t) -> Trial { throw std::runtime_error("must not benchmark"); }, error);
+  ASSERT_TRUE(r) << error;
+  EXPECT_TRUE(r->fromDisk);
+  EXPECT_EQ(r->best, 1u);
+  EXPECT_DOUBLE_EQ(r->trials[0].ms, 4.25);
+  // No temporary file is left behind.
+  size_t files = 0;
+  for (auto &e : std::filesystem::directory_iterator(dir / "autotune")) {
+    ++files;
+    EXPECT_EQ(e.path().extension(), ".autotune") << e.path();
+  }
+  EXPECT_EQ(files, 1u);
+  EXPECT_EQ(std::filesystem::path(path).extension(), ".autotune");
+}
+
+TEST_F(AutotunerTest, TheCacheIdentityCoversConfigsDeviceAndSource) {
+  auto configs = blockConfigs({16, 32});
+  std::string error;
+  Tuner first(configs, options);
+  ASSERT_TRUE(first.tune(
+      "k;", [](size_t i) { return Trial::time(double(i) + 1); }, error));
+  int calls = 0;
+  auto count = [&](size_t) {
+    ++calls;
+    return Trial::time(1);
+  };
+  Tuner moreConfigs(blockConfigs({16, 32, 64}), options);
+  ASSERT_TRUE(moreConfigs.tune("k;", count, error));
+  Options otherDevice = options;
+  otherDevice.deviceName = "Other GPU";
+  ASSERT_TRUE(Tuner(configs, otherDevice).tune("k;", count, error));
+  Options otherSource = options;
+  otherSource.identity = hashText("edited source");
+  ASSERT_TRUE(Tuner(configs, otherSource).tune("k;", count, error));
+  EXPECT_EQ(calls, 3 + 2 + 2);
+  EXPECT_NE(first.cachePath("k;"), moreConfigs.cachePath("k;"));
+}
+
+TEST_F(AutotunerTest, DamagedCacheFilesAreIgnoredAndRewritten) {
+  auto configs = blockConfigs({16, 32, 64});
+  std::string error;
+  Tuner first(configs, options);
+  ASSERT_TRUE(first.tune(
+      "k;", [](size_t i) { return Trial::time(double(3 - i)); }, error));
+  std::string path = first.cachePath("k;");
+  std::string good = readFile(path);
+  ASSERT_NE(good.find("best 2\n"), std::string::npos) << good;
+
+  std::string bestFlipped = good;
+  bestFlipped.replace(bestFlipped.find("best 2"), 6, "best 0");
+  std::string truncated = good.substr(0, good.size() / 2);
+  std::string flippedByte = good;
+  flippedByte[flippedByte.size() - 20] ^= 1;
+  // A well-formed entry (right key, right checksum) whose payload is wrong:
+  // the best index is past the configs, or another key's identity.
+  std::string payload = good.substr(good.find("tk-autotune 1"));
+  std::string outOfRange = payload, foreign = payload;
+  outOfRange.replace(outOfRange.find("best 2"), 6, "best 9");
+  foreign.replace(foreign.find("key k;"), 6, "key j;");
+  CacheKey key = CacheKeyBuilder().add(payload.substr(0, payload.find("best "))).key();
+  std::vector<std::string> damagedFiles = {bestFlipped, truncated, flippedByte, std::string(),
+                                           std::string("\0\1", 2)};
+  for (const std::string &p : {outOfRange, foreign}) {
+    ASSERT_TRUE(writeCacheEntry(path, key, CacheKind::Autotune, p, error)) << error;
+    damagedFiles.push_back(readFile(path));
+  }
+  for (const std::string &damaged : damagedFiles) {
+    writeFile(path, damaged);
+    Tuner again(configs, options);
+    int calls = 0;
+    const Result *r = again.tune(
+        "k;",
+        [&](size_t i) {
+          ++calls;
+          return Trial::time(double(3 - i));
+        },
+        error);
+    ASSERT_TRUE(r) << error;
+    EXPECT_EQ(calls, 3) << "a damaged file was trusted:\n" << damaged;
+    EXPECT_FALSE(r->fromDisk);
+    EXPECT_EQ(r->best, 2u);
+    EXPECT_EQ(readFile(path), good); // rewritten whole
+  }
+}
+
+TEST_F(AutotunerTest, UnusableTrialsRoundTripThroughTheCache) {
+  auto configs = blockConfigs({16, 32, 64});
+  std::string error;
+  Tuner first(configs, options);
+  first.setPrune([](const std::vector<Config> &, const std::string &) {
+    return std::vector<size_t>{1, 2};
+  });
+  ASSERT_TRUE(first.tune(
+      "k;", [](size_t i) { return i == 1 ? Trial::failure("ptxas\nerror") : Trial::time(0.125); },
+      error));
+  Tuner second(configs, options);
+  const Result *r = second.lookup("k;");
+  ASSERT_TRUE(r);
+  EXPECT_TRUE(r->trials[0].pruned);
+  EXPECT_FALSE(r->trials[1].usable);
+  EXPECT_EQ(r->trials[1].reason, "ptxas error");
+  EXPECT_DOUBLE_EQ(r->trials[2].ms, 0.125);
+}
+
+TEST_F(AutotunerTest, DiskCacheCanBeTurnedOff) {
+  options.diskCache = false;
+  Tuner t(blockConfigs({16}), options);
+  EXPECT_EQ(t.cachePath("k;"), "");
+  std::string error;
+  ASSERT_TRUE(t.tune(
+      "k;", [](size_t) { return Trial::time(1); }, error));
+  EXPECT_FALSE(std::filesystem::exists(dir));
+
+  options.diskCache = true;
+  ::setenv("TK_AUTOTUNE_CACHE", "0", 1);
+  EXPECT_EQ(Tuner(blockConfigs({16}), options).cachePath("k;"), "");
+  ::unsetenv("TK_AUTOTUNE_CACHE");
+  options.cacheDir = "";
+  // The default directory is CompileCache's.
+  std::string expected = cacheDirectory();
+  if (!expected.empty()) {
+    EXPECT_EQ(Tuner(blockConfigs({16}), options).cachePath("k;").rfind(expected + "/autotune/", 0),
+              0u);
+  }
+}
+
+TEST_F(AutotunerTest, UnwritableCacheIsNotAnError) {
+  options.cacheDir = "/proc/definitely/not/writable";
+  Tuner t(blockConfigs({16, 32}), options);
+  std::string error;
+  const Result *r = t.tune(
+      "k;", [](size_t i) { return Trial::time(double(i)); }, error);
+  ASSERT_TRUE(r) << error;
+  EXPECT_EQ(r->best, 0u);
+}
