@@ -19,6 +19,7 @@
 #include "parser/Frontend.h"
 #include "parser/Lexer.h"
 #include "tk/Version.h"
+#include "tools/tkc/AotCommand.h"
 #include "tools/tkc/KernelSummary.h"
 #include "tools/tkc/OptionArgs.h"
 #include "tools/tkc/RunCommand.h"
@@ -658,6 +659,9 @@ int main(int argc, char **argv) {
   // `tkc run ...` runs a kernel in the interpreter (tools/tkc/RunCommand.h).
   if (argc > 1 && std::string_view(argv[1]) == "run")
     return tk::tkc::runCommand(argc - 1, argv + 1);
+  // `tkc --aot ...` writes C++ launchers (tools/tkc/AotCommand.h).
+  if (tk::tkc::wantsAot(argc, argv))
+    return tk::tkc::aotCommand(argc, argv);
   tk::tkc::Options opts;
   switch (tk::tkc::parseArgs(argc, argv, opts)) {
   case tk::tkc::ParseResult::ExitOk:

@@ -1,0 +1,484 @@
+// The public tk::Autotuner (include/tk/Autotuner.h) over tune::Tuner: it
+// resolves the key and in-place parameters by name, compiles (or loads) one
+// kernel per config, checks each config's resources before compiling it for
+// the device, benchmarks with CUDA events and launches the winner.
+#include "driver/Autotuner.h"
+#include "driver/PublicApiImpl.h"
+#include "parser/Frontend.h"
+#include "tk/Autotuner.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+#include <mutex>
+
+namespace tk {
+
+int64_t Config::intValue(const std::string &name) const {
+  auto it = meta.find(name);
+  if (it == meta.end() || it->second.kind != Constant::Kind::Int)
+    throw Error(fmt::format("config {{{}}} has no integer meta-parameter '{}'", str(), name));
+  return it->second.intValue;
+}
+
+std::string Config::str() const {
+  tune::Config c;
+  for (const auto &[name, value] : meta)
+    c.meta.emplace_back(name, detail::toConstValue(value));
+  c.numWarps = numWarps;
+  c.numStages = numStages;
+  return c.str();
+}
+
+namespace detail {
+
+struct AutotunerData {
+  std::string kernelName;
+  std::string identity;
+  // A kernel compiled from source ...
+  std::string source, fileName;
+  KernelOptions base;
+  // ... or ahead-of-time images, one per config.
+  std::vector<Kernel::Image> images;
+
+  std::vector<Config> configs;
+  AutotuneOptions options;
+  std::vector<Kernel> kernels; // per config, loaded on first need
+
+  // Resolved on first use.
+  bool resolved = false;
+  std::vector<std::string> paramNames;
+  std::vector<std::string> paramTypes; // "*fp32", "i32", ...
+  std::vector<size_t> keyIndex, zeroIndex, restoreIndex;
+  std::unique_ptr<tune::Tuner> tuner;
+  tune::Limits limits;
+  std::map<std::vector<int64_t>, size_t> chosen; // key values -> config
+  std::mutex mutex;
+
+  Status resolve();
+  Status keyBits(std::span<const Arg> args, std::vector<int64_t> &bits) const;
+  std::string keyText(std::span<const Arg> args) const;
+  Status kernelFor(size_t index, Kernel &out);
+  Status choose(const GridFn &grid, std::span<const Arg> args, void *stream, size_t &best);
+};
+
+namespace {
+
+std::string argText(const Arg &a) {
+  switch (a.kind) {
+  case Arg::Kind::I32:
+    return std::to_string(a.value.i32);
+  case Arg::Kind::I64:
+    return std::to_string(a.value.i64);
+  case Arg::Kind::F32:
+    return fmt::format("{}", a.value.f32);
+  case Arg::Kind::Pointer:
+    break;
+  }
+  return "pointer";
+}
+
+// The parameters of `opts.kernel` from the front end alone (no IR, no
+// LLVM): names and types of the runtime parameters.
+Status frontEndParams(const std::string &source, const std::string &fileName,
+                      const GpuCompileOptions &opts, std::vector<std::string> &names,
+                      std::vector<std::string> &types) {
+  SourceManager sm;
+  BufferId buffer = sm.addBuffer(fileName, source);
+  DiagnosticEngine diag(sm);
+  ast::Context actx;
+  ast::Module *m = parseAndCheck(sm, buffer, actx, diag);
+  if (diag.hasErrors())
+    return Status::failure(diag.renderAll());
+  const ast::FunctionDef *def = m->findFunction(opts.kernel);
+  if (!def)
+    return Status::failure(fmt::format("{}: error: no kernel named '{}'", fileName, opts.kernel));
+  KernelSpec spec;
+  spec.kernel = opts.kernel;
+  spec.signature = opts.signature;
+  spec.constants = opts.constants;
+  std::vector<ParamBinding> bindings;
+  if (!specializeParams(*def, spec, diag, bindings))
+    return Status::failure(diag.renderAll());
+  for (const ParamBinding &b : bindings)
+    if (b.isArgument) {
+      names.push_back(b.name);
+      types.push_back((b.isPointer ? "*" : "") + std::string(dtypeName(b.dtype)));
+    }
+  return {};
+}
+
+GpuCompileOptions configOptions(const KernelOptions &base, const Config &c) {
+  KernelOptions o = base;
+  for (const auto &[name, value] : c.meta)
+    o.constants[name] = value;
+  o.numWarps = c.numWarps;
+  o.numStages = c.numStages;
+  return toGpuOptions(o);
+}
+
+} // namespace
+
+Status AutotunerData::resolve() {
+  if (resolved)
+    return {};
+  if (configs.empty())
+    return Status::failure(fmt::format("autotuner of '{}' has no configs", kernelName));
+  paramNames.clear();
+  paramTypes.clear();
+  if (images.empty()) {
+    Status s =
+        frontEndParams(source, fileName, configOptions(base, configs[0]), paramNames, paramTypes);
+    if (!s)
+      return s;
+  } else {
+    paramNames = images[0].paramNames;
+    for (Arg::Kind k : images[0].params)
+      paramTypes.push_back(k == Arg::Kind::Pointer ? "*" : argKindName(k));
+  }
+  auto indices = [&](const std::vector<std::string> &names, const char *what, bool pointers,
+                     std::vector<size_t> &out) -> Status {
+    out.clear();
+    for (const std::string &n : names) {
+      auto it = std::find(paramNames.begin(), paramNames.end(), n);
+      if (it == paramNames.end()) {
+        std::string all;
+        for (size_t i = 0; i < paramNames.size(); ++i)
+          all += (i ? ", " : "") + paramNames[i];
+        return Status::failure(fmt::format("autotuner of '{}': {} names '{}', which is not a "
+                                           "runtime parameter ({})",
+                                           kernelName, what, n, all));
+      }
+      size_t i = size_t(it - paramNames.begin());
+      bool isPointer = paramTypes[i].starts_with("*");
+      if (isPointer != pointers)
+        return Status::failure(fmt::format("autotuner of '{}': {} names '{}', which is {}",
+                                           kernelName, what, n,
+                                           isPointer ? "a pointer" : "not a pointer"));
+      out.push_back(i);
+    }
+    return {};
+  };
+  Status s = indices(options.key, "the key", false, keyIndex);
+  if (s)
+    s = indices(options.resetToZero, "resetToZero", true, zeroIndex);
+  if (s)
+    s = indices(options.restoreValue, "restoreValue", true, restoreIndex);
+  if (!s)
+    return s;
+
+  CudaDriver &driver = driverOrThrow();
+  std::string error;
+  if (!tune::queryLimits(driver, limits, error))
+    return Status::failure(error);
+  std::vector<tune::Config> tc;
+  for (const Config &c : configs) {
+    tune::Config t;
+    for (const auto &[name, value] : c.meta)
+      t.meta.emplace_back(name, toConstValue(value));
+    t.numWarps = c.numWarps;
+    t.numStages = c.numStages;
+    tc.push_back(std::move(t));
+  }
+  tune::Options to;
+  to.kernelName = kernelName;
+  to.identity = identity;
+  to.deviceName = driver.deviceName();
+  to.cacheDir = options.cacheDir;
+  to.diskCache = options.diskCache;
+  tuner = std::make_unique<tune::Tuner>(std::move(tc), to);
+  if (options.progress)
+    tuner->setProgress([cb = options.progress](const tune::Progress &p) {
+      AutotuneProgress out;
+      out.kernel = p.kernel;
+      out.key = p.key;
+      out.done = p.done;
+      out.total = p.total;
+      out.best = p.best;
+      out.bestMs = p.bestMs;
+      out.bestConfig = p.bestConfig;
+      out.elapsedSeconds = p.elapsedSeconds;
+      out.finished = p.finished;
+      out.fromCache = p.fromCache;
+      cb(out);
+    });
+  kernels.assign(configs.size(), Kernel());
+  resolved = true;
+  return {};
+}
+
+Status AutotunerData::keyBits(std::span<const Arg> args, std::vector<int64_t> &bits) const {
+  if (args.size() != paramNames.size())
+    return Status::failure(fmt::format("autotuner of '{}': {} arguments passed; the kernel takes "
+                                       "{}",
+                                       kernelName, args.size(), paramNames.size()));
+  bits.clear();
+  for (size_t i : keyIndex) {
+    int64_t b = 0;
+    if (args[i].kind == Arg::Kind::I32)
+      b = args[i].value.i32;
+    else if (args[i].kind == Arg::Kind::I64)
+      b = args[i].value.i64;
+    else if (args[i].kind == Arg::Kind::F32)
+      std::memcpy(&b, &args[i].value.f32, sizeof(float));
+    else
+      return Status::failure(fmt::format("autotuner of '{}': key parameter '{}' got a pointer",
+                                         kernelName, paramNames[i]));
+    bits.push_back(b);
+  }
+  return {};
+}
+
+std::string AutotunerData::keyText(std::span<const Arg> args) const {
+  std::vector<std::pair<std::string, std::string>> values, dtypes;
+  for (size_t i : keyIndex)
+    values.emplace_back(paramNames[i], i < args.size() ? argText(args[i]) : "?");
+  for (size_t i = 0; i < paramNames.size(); ++i)
+    if (paramTypes[i].starts_with("*"))
+      dtypes.emplace_back(paramNames[i], paramTypes[i].substr(1));
+  return tune::makeKey(values, dtypes);
+}
+
+Status AutotunerData::kernelFor(size_t index, Kernel &out) {
+  if (kernels[index].valid()) {
+    out = kernels[index];
+    return {};
+  }
+  if (images.empty()) {
+    // The config's constants and warps, through the same options the
+    // resource check compiled with.
+    std::string error;
+    GpuKernel *gpu =
+        GpuKernel::compile(source, fileName, configOptions(base, configs[index]), error);
+    if (!gpu)
+      return Status::failure(error);
+    out = KernelData::wrap(KernelData::fromGpu(*gpu));
+  } else {
+    try {
+      out = Kernel::fromImage(images[index]);
+    } catch (const Error &e) {
+      return Status::failure(e.what());
+    }
+  }
+  kernels[index] = out;
+  return {};
+}
+
+Status AutotunerData::choose(const GridFn &grid, std::span<const Arg> args, void *stream,
+                             size_t &best) {
+  if (Status s = resolve(); !s)
+    return s;
+  std::vector<int64_t> bits;
+  if (Status s = keyBits(args, bits); !s)
+    return s;
+  if (auto it = chosen.find(bits); it != chosen.end()) {
+    best = it->second;
+    return {};
+  }
+  std::string key = keyText(args);
+  CudaDriver &driver = driverOrThrow();
+  std::string error;
+
+  if (options.prune)
+    tuner->setPrune([&](const std::vector<tune::Config> &, const std::string &) {
+      std::map<std::string, std::string> values;
+      for (size_t i : keyIndex)
+        values[paramNames[i]] = argText(args[i]);
+      std::vector<Config> kept = options.prune(configs, values);
+      std::vector<size_t> out;
+      for (const Config &k : kept)
+        for (size_t i = 0; i < configs.size(); ++i)
+          if (configs[i].meta == k.meta && configs[i].numWarps == k.numWarps &&
+              configs[i].numStages == k.numStages)
+            out.push_back(i);
+      return out;
+    });
+  // Resources before the driver compiles anything: threads from the warps,
+  // static shared memory from the PTX (tk's own compile, or the image's).
+  tuner->setResourceCheck(
+      [&](size_t i, tune::Resources &need, std::string &why) {
+        need.threads = configs[i].numWarps * 32;
+        std::string ptx;
+        if (images.empty()) {
+          std::vector<GpuParam> params;
+          int warps = 0;
+          if (!compileToPTX(source, fileName, configOptions(base, configs[i]), ptx, params, warps,
+                            why))
+            return false;
+          need.threads = warps * 32;
+        } else if (images[i].ptx) {
+          ptx = images[i].ptx;
+        }
+        need.sharedBytes = tune::sharedBytesInPTX(ptx);
+        return true;
+      },
+      limits);
+
+  // In-place arguments: sizes are needed to save and zero them.
+  auto sized = [&](size_t i) -> Status {
+    if (args[i].bytes == 0)
+      return Status::failure(fmt::format("autotuner of '{}': '{}' is reset or restored between "
+                                         "trials, so its argument must carry its size (pass a "
+                                         "tk::DeviceMemory or tk::Arg::pointer(address, bytes))",
+                                         kernelName, paramNames[i]));
+    return {};
+  };
+  std::vector<std::vector<unsigned char>> saved;
+  for (size_t i : restoreIndex) {
+    if (Status s = sized(i); !s)
+      return s;
+    saved.emplace_back(args[i].bytes);
+    if (!driver.copyToHost(saved.back().data(), args[i].value.pointer, args[i].bytes, error))
+      return Status::failure(error);
+  }
+  for (size_t i : zeroIndex)
+    if (Status s = sized(i); !s)
+      return s;
+  auto restore = [&](std::string &err) {
+    for (size_t j = 0; j < restoreIndex.size(); ++j)
+      if (!driver.copyToDevice(args[restoreIndex[j]].value.pointer, saved[j].data(),
+                               saved[j].size(), err))
+        return false;
+    return true;
+  };
+
+  tune::BenchOptions bo;
+  bo.warmupMs = options.warmupMs;
+  bo.repMs = options.repMs;
+  auto bench = [&](size_t i) -> tune::Trial {
+    Kernel k;
+    if (Status s = kernelFor(i, k); !s)
+      return tune::Trial::failure(s.message);
+    // Registers are known only once the driver has compiled the kernel.
+    std::string over = tune::exceedsLimits({k.numWarps() * 32, -1, k.registers()}, limits);
+    if (!over.empty())
+      return tune::Trial::failure(over);
+    Grid g = grid(configs[i]);
+    auto launch = [&](std::string &err) {
+      Status st;
+      if (k.launchRaw(g, args, stream, &st))
+        return true;
+      err = st.message;
+      return false;
+    };
+    auto zero = [&](std::string &err) {
+      for (size_t z : zeroIndex)
+        if (!driver.fill(args[z].value.pointer, 0, args[z].bytes, err))
+          return false;
+      return true;
+    };
+    std::function<bool(std::string &)> before;
+    if (!zeroIndex.empty())
+      before = zero;
+    tune::Trial t =
+        tune::benchmarkWithEvents(driver, static_cast<CUstream>(stream), launch, before, bo);
+    std::string err;
+    if (!restore(err) && t.usable)
+      t = tune::Trial::failure(err);
+    return t;
+  };
+  const tune::Result *r = tuner->tune(key, bench, error);
+  tuner->setPrune(nullptr);
+  tuner->setResourceCheck(nullptr, limits);
+  if (!r)
+    return Status::failure(error);
+  best = r->best;
+  chosen.emplace(std::move(bits), best);
+  return {};
+}
+
+} // namespace detail
+
+namespace {
+
+std::string sourceIdentity(const std::string &source, const std::string &fileName,
+                           const KernelOptions &base) {
+  std::string text =
+      fmt::format("{}\n{}\n{}\n{}\n", fileName, base.kernel, base.signature, base.arch);
+  for (const auto &[name, value] : base.constants)
+    text += fmt::format("{}={}\n", name, value.str());
+  return tune::hashText(text + source);
+}
+
+} // namespace
+
+Autotuner Autotuner::fromSource(const std::string &source, const KernelOptions &base,
+                                std::vector<Config> configs, AutotuneOptions options,
+                                const std::string &fileName) {
+  auto d = std::make_shared<detail::AutotunerData>();
+  d->kernelName = base.kernel;
+  d->identity = sourceIdentity(source, fileName, base);
+  d->source = source;
+  d->fileName = fileName;
+  d->base = base;
+  d->configs = std::move(configs);
+  d->options = std::move(options);
+  return Autotuner(d);
+}
+
+Autotuner Autotuner::fromFile(const std::string &path, const KernelOptions &base,
+                              std::vector<Config> configs, AutotuneOptions options) {
+  std::string source, error;
+  if (!detail::readFile(path, source, error))
+    throw Error(error);
+  return fromSource(source, base, std::move(configs), std::move(options), path);
+}
+
+Autotuner Autotuner::fromImages(const std::string &identity, std::vector<Config> configs,
+                                std::vector<Kernel::Image> images, AutotuneOptions options) {
+  if (images.size() != configs.size() || images.empty())
+    throw Error(fmt::format("Autotuner::fromImages: {} images for {} configs", images.size(),
+                            configs.size()));
+  auto d = std::make_shared<detail::AutotunerData>();
+  d->kernelName = images[0].name;
+  d->identity = identity;
+  d->images = std::move(images);
+  d->configs = std::move(configs);
+  d->options = std::move(options);
+  return Autotuner(d);
+}
+
+Status Autotuner::tryLaunch(const GridFn &grid, std::span<const Arg> args,
+                            const Stream &stream) noexcept {
+  try {
+    std::lock_guard<std::mutex> lock(data_->mutex);
+    size_t best = 0;
+    if (Status s = data_->choose(grid, args, stream.handle(), best); !s)
+      return s;
+    Kernel k;
+    if (Status s = data_->kernelFor(best, k); !s)
+      return s;
+    Status s;
+    k.launchRaw(grid(data_->configs[best]), args, stream.handle(), &s);
+    return s;
+  } catch (const std::exception &e) {
+    return Status::failure(e.what());
+  }
+}
+
+const Config &Autotuner::best(const GridFn &grid, std::span<const Arg> args, const Stream &stream) {
+  std::lock_guard<std::mutex> lock(data_->mutex);
+  size_t best = 0;
+  check(data_->choose(grid, args, stream.handle(), best));
+  return data_->configs[best];
+}
+
+Kernel Autotuner::bestKernel(const GridFn &grid, std::span<const Arg> args, const Stream &stream) {
+  std::lock_guard<std::mutex> lock(data_->mutex);
+  size_t best = 0;
+  check(data_->choose(grid, args, stream.handle(), best));
+  Kernel k;
+  check(data_->kernelFor(best, k));
+  return k;
+}
+
+std::string Autotuner::keyOf(std::span<const Arg> args) {
+  std::lock_guard<std::mutex> lock(data_->mutex);
+  check(data_->resolve());
+  return data_->keyText(args);
+}
+
+const std::vector<Config> &Autotuner::configs() const { return data_->configs; }
+
+} // namespace tk
