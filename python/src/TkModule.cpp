@@ -11,6 +11,7 @@
 // A compile or run never raises for a mistake in the kernel or its
 // arguments: both come back as rendered diagnostic text. Only values of the
 // wrong Python type raise (TypeError), with the name that carried them.
+#include "Autotune.h"
 #include "GpuLauncher.h"
 #include "JitKernel.h"
 
@@ -172,6 +173,17 @@ PYBIND11_MODULE(_C, m) {
       .def_property_readonly("num_warps", &JitKernel::numWarps)
       .def_property_readonly("is_gpu", &JitKernel::isGpu)
       .def_property_readonly("dynamic_shared", &JitKernel::dynamicShared)
+      .def_property_readonly("ptx_from_cache", &JitKernel::ptxFromCache)
+      .def_property_readonly("cubin_from_cache", &JitKernel::cubinFromCache)
+      .def_property_readonly("failure",
+                             [](const JitKernel &k) -> py::object {
+                               // (resource, needed, limit) after an
+                               // out-of-resources load failure, else None.
+                               const GpuFailure &f = k.failure();
+                               if (f.kind != GpuFailure::Kind::OutOfResources)
+                                 return py::none();
+                               return py::make_tuple(f.resource, f.needed, f.limit);
+                             })
       .def_property_readonly("loaded", &JitKernel::loaded)
       .def(
           "llvm_ir",
@@ -207,6 +219,7 @@ PYBIND11_MODULE(_C, m) {
            py::arg("max_steps") = 100'000'000);
 
   bindGpuLauncher(m);
+  bindAutotune(m);
 
   m.def(
       "gpu_available",

@@ -1,4 +1,4 @@
-"""tk.Config, @tk.autotune and @tk.heuristics, with Triton's signatures.
+"""tk.Config, @tk.autotune and @tk.heuristics, with Triton's semantics.
 
     @tk.autotune(configs=[tk.Config({"BLOCK": 128}, num_warps=4),
                           tk.Config({"BLOCK": 256}, num_warps=8)], key=["n"])
@@ -6,17 +6,42 @@
     @tk.jit
     def kernel(x_ptr, n, BLOCK: tk.constexpr, EVEN: tk.constexpr): ...
 
-@tk.heuristics computes constexpr arguments from the others at every launch.
-@tk.autotune picks one of its configs and passes its values as constexprs
-and launch options. Timing configs needs a GPU; until the GPU launch path
-exists (and always in interpreter mode) the tuner takes the first config that
-survives prune_configs_by's early_config_prune, and says so with
-TK_PRINT_AUTOTUNING=1.
+@tk.heuristics computes constexpr arguments from the others at every launch,
+with no benchmarking. @tk.autotune picks one of its configs for each value of
+the key and passes the config's values as constexprs and its num_warps /
+num_stages as launch options.
+
+The key is the values of the `key` arguments plus the dtype of every tensor
+argument. On the first launch of a new key the configs that survive
+`prune_configs_by` (early_config_prune, then perf_model + top_k) are each
+timed with CUDA events (warm-up, repetitions, median: `warmup` and `rep` in
+milliseconds, 25 and 100 by default), and the fastest is used from then on. A
+config that fails to compile or launch (out of resources, a compile error)
+is unusable; its reason is kept and listed if no config is usable.
+`reset_to_zero` names tensor arguments zeroed before each timed launch and
+`restore_value` ones saved before tuning and restored after each config, so
+in-place kernels tune correctly.
+
+The tuning itself (pruning bookkeeping, scoring, the disk cache, progress)
+is the C++ autotuner of driver/Autotuner.h, shared with the C++ API and tkc
+--aot. Results persist under $TK_CACHE_DIR/autotune/, keyed by the kernel's
+source (and its helpers and globals), the key, the config list and the GPU,
+so a second process does not tune again; `cache_results=False` turns that off
+(as does any config with a pre_hook, as in Triton). While tuning, a progress
+line goes to stderr when it is a terminal; TK_PRINT_AUTOTUNING=1 prints the
+winner and the time spent.
+
+Interpreter mode (TK_INTERPRET=1): configs are not timed unless
+TK_AUTOTUNE_INTERPRET=1 asks for it (then each is run on the interpreter and
+timed by the wall clock, which says little about a GPU); otherwise the first
+config that survives the prune is used.
 """
 
 import sys
+import time
 
-from .runtime import KernelInterface, _env_flag
+from . import _C
+from .runtime import KernelInterface, _Closure, _env_flag, cuda_driver_available, interpret_mode
 
 
 class Config:
@@ -53,9 +78,40 @@ def _innermost(fn):
     return fn
 
 
+def _jit_function(fn):
+    while not hasattr(fn, "cache"):
+        fn = fn.fn
+    return fn
+
+
+def _dtype_text(value):
+    dtype = getattr(value, "dtype", None)
+    return None if dtype is None else str(dtype)
+
+
+def _print_progress(p):
+    """The default progress callback: a line on stderr while tuning when it is
+    a terminal; the winner with TK_PRINT_AUTOTUNING=1."""
+    if sys.stderr.isatty() and not p["from_cache"] and p["total"]:
+        sys.stderr.write(
+            f"\rtk autotune {p['kernel']} [{p['done']}/{p['total']}] best "
+            f"{p['best_ms']:.4f} ms ({p['best_config']}) {p['elapsed']:.1f} s\033[K"
+        )
+        if p["finished"]:
+            sys.stderr.write("\n")
+    if _env_flag("TK_PRINT_AUTOTUNING") and p["finished"]:
+        spent = "from the cache, no tuning" if p["from_cache"] else f"tuned in {p['elapsed']:.3f} s"
+        print(
+            f"tk autotuning: {p['kernel']} [{p['key']}]: best {p['best_config']}: "
+            f"{p['best_ms']:.4f} ms; {spent}",
+            file=sys.stderr,
+        )
+
+
 class Autotuner(KernelInterface):
     def __init__(self, fn, configs, key, prune_configs_by=None, reset_to_zero=None,
-                 restore_value=None, pre_hook=None, post_hook=None):
+                 restore_value=None, pre_hook=None, post_hook=None, warmup=None, rep=None,
+                 cache_results=None, do_bench=None):
         self.fn = fn
         self.arg_names = _innermost(fn).arg_names
         self.configs = list(configs) if configs else [Config({})]
@@ -65,39 +121,159 @@ class Autotuner(KernelInterface):
         self.restore_value = list(restore_value or [])
         self.pre_hook = pre_hook
         self.post_hook = post_hook
+        self.warmup_ms = 25.0 if warmup is None else float(warmup)
+        self.rep_ms = 100.0 if rep is None else float(rep)
+        self.do_bench = do_bench
+        # tk's design persists results by default; Triton's cache_results=False
+        # (explicit) and configs with pre_hooks (not part of any key) turn it off.
+        self.disk_cache = cache_results is not False and not any(
+            c.pre_hook is not None for c in self.configs
+        )
+        self.cache = {}  # key tuple -> Config
+        self._tuned_names = set().union(*(c.kwargs for c in self.configs))
         self.best_config = None
+        self.configs_timings = None
+        self._tuner = None
         self.__name__ = getattr(fn, "__name__", "kernel")
-        unknown = [k for k in self.keys if k not in self.arg_names]
-        if unknown:
-            raise TypeError(f"autotune key of '{self.__name__}' names {unknown}, which are not "
-                            f"parameters ({', '.join(self.arg_names)})")
+        for what, names in (("key", self.keys), ("reset_to_zero", self.reset_to_zero),
+                            ("restore_value", self.restore_value)):
+            unknown = [k for k in names if k not in self.arg_names]
+            if unknown:
+                raise TypeError(f"autotune {what} of '{self.__name__}' names {unknown}, which are "
+                                f"not parameters ({', '.join(self.arg_names)})")
 
-    def _choose(self, named, kwargs):
-        configs = self.configs
-        prune = self.prune_configs_by.get("early_config_prune")
-        if prune is not None:
-            configs = list(prune(configs, named, **kwargs)) or configs
-        return configs[0]
+    # The C++ tuner, made on the first tuning (it needs the kernel's identity).
+    def _cpp_tuner(self):
+        if self._tuner is None:
+            closure = _Closure(_jit_function(self.fn))
+            identity = _C.hash_text(repr(closure.key()))
+            configs = [(c.kwargs, int(c.num_warps), int(c.num_stages)) for c in self.configs]
+            interpreting = interpret_mode(_jit_function(self.fn))
+            device = "" if interpreting or not cuda_driver_available() else _C.device_name()
+            # Interpreter timings are not worth keeping across processes.
+            self._tuner = _C.Autotuner(self.__name__, identity, configs, device or "interpreter",
+                                       "", self.disk_cache and not interpreting)
+        return self._tuner
 
-    def run(self, *args, grid, warmup=False, **kwargs):
-        named = dict(zip(self.arg_names, args))
-        named.update(kwargs)
-        config = self._choose(named, kwargs)
-        conflicts = sorted(set(config.kwargs) & set(kwargs))
+    def _key(self, named):
+        values = [(k, repr(named.get(k))) for k in self.keys]
+        dtypes = [(n, _dtype_text(v)) for n, v in named.items() if _dtype_text(v) is not None]
+        return tuple(values), tuple(dtypes)
+
+    def _prune(self, named, kwargs):
+        """Indices of the configs to try: early_config_prune, then perf_model
+        with top_k (Triton's order)."""
+        configs = list(self.configs)
+        early = self.prune_configs_by.get("early_config_prune")
+        if early is not None:
+            configs = list(early(configs, named, **kwargs))
+            if not configs:
+                raise ValueError(f"autotune of '{self.__name__}': early_config_prune returned no "
+                                 "configs (it must keep at least one)")
+        perf_model = self.prune_configs_by.get("perf_model")
+        top_k = self.prune_configs_by.get("top_k")
+        if perf_model is not None and top_k is not None:
+            if isinstance(top_k, float) and top_k <= 1.0:
+                top_k = max(1, int(len(configs) * top_k))
+            est = [(perf_model(**{**named, **c.all_kwargs()}), i) for i, c in enumerate(configs)]
+            configs = [configs[i] for _, i in sorted(est)[:top_k]]
+        index = {id(c): i for i, c in enumerate(self.configs)}
+        return [index[id(c)] for c in configs if id(c) in index] or [0]
+
+    def _bench(self, args, named, kwargs, grid, config):
+        """Milliseconds of one config: CUDA events on the GPU, the wall clock
+        in the interpreter."""
+        launch_kwargs = {**config.all_kwargs(), **kwargs}
+
+        def zero():
+            for name in self.reset_to_zero:
+                value = named[name]
+                if hasattr(value, "zero_"):
+                    value.zero_()  # torch
+                else:
+                    value.fill(0)  # numpy, cupy
+
+        def call():
+            if config.pre_hook is not None:
+                config.pre_hook({**named, **launch_kwargs})
+            self.fn.run(*args, grid=grid, **launch_kwargs)
+
+        if interpret_mode(_jit_function(self.fn)):
+            zero()
+            start = time.perf_counter()
+            call()
+            return (time.perf_counter() - start) * 1000.0
+        if self.do_bench is not None:
+            return float(self.do_bench(lambda: (zero(), call())))
+        return _C.bench_gpu(call, zero if self.reset_to_zero else None, self.warmup_ms, self.rep_ms)
+
+    def _tune(self, args, named, kwargs, grid, key_text):
+        keep = self._prune(named, kwargs)
+        tuner = self._cpp_tuner()
+        saved = {}
+        for name in self.restore_value:
+            value = named[name]
+            saved[name] = value.clone() if hasattr(value, "clone") else value.copy()
+
+        def restore():
+            for name, copy in saved.items():
+                if hasattr(named[name], "copy_"):
+                    named[name].copy_(copy)  # torch
+                else:
+                    named[name][...] = copy  # numpy, cupy
+
+        def bench(i):
+            try:
+                return self._bench(args, dict(named), kwargs, grid, self.configs[i])
+            finally:
+                restore()
+
+        best, trials, seconds, _ = tuner.tune(key_text, bench, keep, _print_progress)
+        self.configs_timings = {self.configs[i]: t["ms"] if t["usable"] else float("inf")
+                                for i, t in enumerate(trials)}
+        return self.configs[best]
+
+    def _choose(self, args, named, kwargs, grid):
+        conflicts = sorted(self._tuned_names & set(kwargs))
         if conflicts:
             raise ValueError(
                 f"Conflicting meta-parameters: {', '.join(conflicts)}. Make sure that you don't "
                 "re-define auto-tuned symbols."
             )
+        values, dtypes = self._key(named)
+        cache_key = (values, dtypes)
+        config = self.cache.get(cache_key)
+        if config is not None:
+            return config
+        interpreting = interpret_mode(_jit_function(self.fn))
+        if len(self.configs) == 1:
+            config = self.configs[0]
+        elif interpreting and not _env_flag("TK_AUTOTUNE_INTERPRET"):
+            config = self.configs[self._prune(named, kwargs)[0]]
+            if _env_flag("TK_PRINT_AUTOTUNING"):
+                print(f"tk autotuning: {self.__name__} {dict(values)}: {config} (first config: "
+                      "the interpreter does not time configs unless TK_AUTOTUNE_INTERPRET=1)",
+                      file=sys.stderr)
+        elif not interpreting and not cuda_driver_available():
+            config = self.configs[0]  # the launch itself raises the DriverError that explains
+        else:
+            key_text = _C.autotune_key([(k, v) for k, v in values], list(dtypes))
+            config = self._tune(args, named, kwargs, grid, key_text)
+        self.cache[cache_key] = config
+        return config
+
+    def run(self, *args, grid, warmup=False, **kwargs):
+        named = dict(zip(self.arg_names, args))
+        named.update(kwargs)
+        config = self._choose(args, named, kwargs, grid)
         self.best_config = config
-        if _env_flag("TK_PRINT_AUTOTUNING"):
-            key = {k: named.get(k) for k in self.keys}
-            print(f"tk autotuning: {self.__name__} {key}: {config} (first config; timing needs a "
-                  "GPU)", file=sys.stderr)
         launch = {**config.all_kwargs(), **kwargs}
         if config.pre_hook is not None and not warmup:
             config.pre_hook({**named, **launch})
-        return self.fn.run(*args, grid=grid, warmup=warmup, **launch)
+        result = self.fn.run(*args, grid=grid, warmup=warmup, **launch)
+        if self.post_hook is not None and not warmup:
+            self.post_hook({**named, **launch}, None)
+        return result
 
     def warmup(self, *args, grid=None, **kwargs):
         return self.run(*args, grid=grid, warmup=True, **kwargs)
@@ -123,12 +299,12 @@ class Heuristics(KernelInterface):
 
 def autotune(configs, key, prune_configs_by=None, reset_to_zero=None, restore_value=None,
              pre_hook=None, post_hook=None, warmup=None, rep=None, use_cuda_graph=False,
-             do_bench=None, cache_results=False):
+             do_bench=None, cache_results=None):
     """@tk.autotune(configs=[tk.Config(...)], key=["n"]): see the module docstring."""
 
     def decorate(fn):
         return Autotuner(fn, configs, key, prune_configs_by, reset_to_zero, restore_value,
-                         pre_hook, post_hook)
+                         pre_hook, post_hook, warmup, rep, cache_results, do_bench)
 
     return decorate
 
