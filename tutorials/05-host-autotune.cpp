@@ -26,6 +26,7 @@
 #include <map>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace {
@@ -194,7 +195,9 @@ bool runMatmul(const std::string &dir, std::mt19937 &rng) {
   tk::Autotuner mm = tk::Autotuner::fromFile(dir + "/04-matmul.tk", base, configs, tuning);
 
   bool allOk = true;
-  for (auto [M, N, K] : {std::tuple{512, 512, 512}, {1000, 784, 400}, {4096, 4096, 4096}}) {
+  for (auto shape : {std::tuple{512, 512, 512}, {1000, 784, 400}, {4096, 4096, 4096}}) {
+    // (Plain ints, not structured bindings: lambdas below capture them.)
+    const int M = std::get<0>(shape), N = std::get<1>(shape), K = std::get<2>(shape);
     std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
     std::vector<uint16_t> a(size_t(M) * size_t(K)), b(size_t(K) * size_t(N));
     for (uint16_t &v : a)
