@@ -12,11 +12,11 @@
 //     lower position is the left operand;
 //  3. across warps, when warps split `axis`: each warp writes its partial to
 //     the op's shared scratch (SharedMemory.h: one part per tuple component,
-//     slot = result element * warps + warp), a barrier, every thread reads
-//     and combines the partials in warp order (the same order on every
-//     thread, so all agree bit for bit). The barrier before the scratch is
-//     reused is --insert-barriers' job, so reductions on disjoint scratch run
-//     back to back.
+//     slot = result element * warps + warp), a barrier, lane l reads partial
+//     l % warps and a butterfly over log2(warps) lanes combines them, lower
+//     warps on the left (every lane ends with the same bits). The barrier
+//     before the scratch is reused is --insert-barriers' job, so reductions
+//     on disjoint scratch run back to back.
 // Lanes and warps that hold copies of elements (a dimension smaller than the
 // layout's tile) are left out of steps 2 and 3, so a sum counts each element
 // once.
@@ -72,6 +72,11 @@ public:
 private:
   // a's positions come before b's.
   Tuple combine(const Tuple &a, const Tuple &b);
+  // One butterfly step: `a` combined with the lane `lane ^ laneMask`'s tuple.
+  // Both partners combine the same two tuples in the same order (for a
+  // combiner region the lane whose `coord` has `bit` clear goes left; the
+  // other kinds are commutative), so they end with the same bits.
+  Tuple butterfly(const Tuple &a, unsigned laneMask, llvm::Value *coord, uint32_t bit);
   Tuple argCombine(const Tuple &a, const Tuple &b);
   llvm::Value *storageOf(llvm::Value *v) {
     return v->getType()->isIntegerTy(1) ? b_.CreateZExt(v, b_.getInt8Ty()) : v;
@@ -128,6 +133,22 @@ Tuple ReduceLowering::combine(const Tuple &a, const Tuple &b) {
   return out;
 }
 
+Tuple ReduceLowering::butterfly(const Tuple &a, unsigned laneMask, llvm::Value *coord,
+                                uint32_t bit) {
+  Tuple other;
+  for (llvm::Value *x : a)
+    other.push_back(fl_.target().shuffleXor(b_, x, laneMask));
+  if (kind_)
+    return combine(a, other);
+  llvm::Value *upper = b_.CreateICmpNE(b_.CreateAnd(coord, b_.getInt32(bit)), b_.getInt32(0));
+  Tuple lhs, rhs;
+  for (size_t i = 0; i < a.size(); ++i) {
+    lhs.push_back(b_.CreateSelect(upper, other[i], a[i]));
+    rhs.push_back(b_.CreateSelect(upper, a[i], other[i]));
+  }
+  return combine(lhs, rhs);
+}
+
 bool ReduceLowering::run() {
   if (kind_ && *kind_ != "sum" && *kind_ != "max" && *kind_ != "min" && !isArg_)
     return fl_.unsupported(op_, "of kind \"" + *kind_ + "\"");
@@ -181,21 +202,8 @@ bool ReduceLowering::run() {
                               b_.getInt32(d.threads));
   for (int64_t m = 1; m < lanes; m *= 2)
     for (Tuple &a : acc) {
-      Tuple other;
-      for (llvm::Value *x : a)
-        other.push_back(fl_.target().shuffleXor(b_, x, static_cast<unsigned>(m * d.laneStride)));
-      if (!laneCoord) {
-        a = combine(a, other);
-        continue;
-      }
-      llvm::Value *upper = b_.CreateICmpNE(
-          b_.CreateAnd(laneCoord, b_.getInt32(static_cast<uint32_t>(m))), b_.getInt32(0));
-      Tuple lhs, rhs;
-      for (size_t i = 0; i < a.size(); ++i) {
-        lhs.push_back(b_.CreateSelect(upper, other[i], a[i]));
-        rhs.push_back(b_.CreateSelect(upper, a[i], other[i]));
-      }
-      a = combine(lhs, rhs);
+      a = butterfly(a, static_cast<unsigned>(m * d.laneStride), laneCoord,
+                    static_cast<uint32_t>(m));
       if (failed_)
         return false;
     }
@@ -233,22 +241,28 @@ bool ReduceLowering::run() {
       for (size_t i = 0; i < acc[o].size(); ++i)
         b_.CreateStore(storageOf(acc[o][i]), b_.CreateGEP(storage[i], bases[i], slot(o, warpIdx)));
     fl_.target().barrier(b_);
+    // Lane l reads only partial l % warps (warps divides 32), and a butterfly
+    // over the low log2(warps) lane bits combines the partials: one load and
+    // log2(warps) shuffles instead of every thread loading all `warps`
+    // partials, which held `warps` registers at once (softmax at 16384
+    // columns and 16 warps: 71 -> 64 registers, two 512-thread programs per
+    // SM instead of one; bench/exp_shfl_reduce.py, results/gpu-bench-2026-11-30.md).
+    llvm::Value *mine = b_.CreateURem(fl_.laneId(), b_.getInt32(warps));
     for (int64_t o = 0; o < numOut; ++o) {
-      Tuple totalTuple;
-      for (int64_t w = 0; w < warps; ++w) {
-        Tuple v;
-        for (size_t i = 0; i < acc[o].size(); ++i) {
-          llvm::Value *x = b_.CreateLoad(
-              storage[i], b_.CreateGEP(storage[i], bases[i], slot(o, b_.getInt32(w))));
-          if (acc[o][i]->getType()->isIntegerTy(1))
-            x = b_.CreateTrunc(x, b_.getInt1Ty());
-          v.push_back(x);
-        }
-        totalTuple = totalTuple.empty() ? v : combine(totalTuple, v);
+      Tuple v;
+      for (size_t i = 0; i < acc[o].size(); ++i) {
+        llvm::Value *x =
+            b_.CreateLoad(storage[i], b_.CreateGEP(storage[i], bases[i], slot(o, mine)));
+        if (acc[o][i]->getType()->isIntegerTy(1))
+          x = b_.CreateTrunc(x, b_.getInt1Ty());
+        v.push_back(x);
+      }
+      for (int64_t m = 1; m < warps; m *= 2) {
+        v = butterfly(v, static_cast<unsigned>(m), mine, static_cast<uint32_t>(m));
         if (failed_)
           return false;
       }
-      acc[o] = totalTuple;
+      acc[o] = v;
     }
   }
 

@@ -173,7 +173,7 @@ TEST(LayoutTextTest, BadLayoutsAreLocatedErrors) {
       {"tensor<64xfp32, blocked<size = [1, 1], threads = [1, 32], warps = [4, 1], order = [1, "
        "0]>>",
        "layout of rank 2 on a tensor of rank 1"},
-      {"tensor<64xfp32, mma<version = 2>>", "unknown layout 'mma'"},
+      {"tensor<64xfp32, mma<version = 2>>", "mma layout needs 'warps'"},
       {"tensor<64xfp32, slice<dim = 3, parent = blocked<size = [1, 1], threads = [1, 32], warps "
        "= [4, 1], order = [1, 0]>>>",
        "slice dim 3 is out of range"},
