@@ -287,6 +287,33 @@ bool checkKernelResources(const std::string &kernel, const GpuKernelInfo &info,
   return true;
 }
 
+bool loadThroughCubinCache(CudaDriver &driver, CompileCache &cache, const CacheKey &ptxKey,
+                           const std::string &ptx, const JitOptions &jit, CubinLoad &out,
+                           std::string &error) {
+  // PTX -> cubin by the driver's JIT, cached per driver version, device and
+  // JIT level; the module is loaded from the cubin either way (loading a
+  // cubin costs a fraction of a millisecond, the JIT tens of milliseconds).
+  CacheKey cubinKey = CacheKeyBuilder()
+                          .add(ptxKey.hex())
+                          .add(int64_t(driver.driverVersion()))
+                          .add(int64_t(driver.computeCapability()))
+                          .add(int64_t(jit.optimizationLevel))
+                          .key();
+  out = CubinLoad();
+  if (cache.lookup(cubinKey, CacheKind::Cubin, out.cubin) &&
+      driver.loadModule(out.cubin, out.module, error)) {
+    out.fromCache = true;
+    return true;
+  }
+  // No cubin, or one the driver rejects: JIT the PTX and replace it.
+  auto t0 = Clock::now();
+  if (!driver.linkToCubin(ptx, out.cubin, error, jit))
+    return false;
+  out.jitMs = msSince(t0);
+  cache.store(cubinKey, CacheKind::Cubin, out.cubin);
+  return driver.loadModule(out.cubin, out.module, error);
+}
+
 GpuKernel *GpuKernelCache::getOrCompile(const std::string &source, const std::string &fileName,
                                         const GpuCompileOptions &opts, std::string &error,
                                         GpuFailure &failure) {
@@ -345,36 +372,18 @@ GpuKernel *GpuKernelCache::getOrCompile(const std::string &source, const std::st
   if (!driver->makeCurrent(error))
     return driverFailure();
 
-  // PTX -> cubin by the driver's JIT, cached per driver version and device;
-  // the module is loaded from the cubin either way (loading a cubin costs a
-  // fraction of a millisecond, the JIT tens of milliseconds).
   JitOptions jit;
   jit.optimizationLevel = opts.jitOptimizationLevel;
-  CacheKey cubinKey = CacheKeyBuilder()
-                          .add(key.hex())
-                          .add(int64_t(driver->driverVersion()))
-                          .add(int64_t(driver->computeCapability()))
-                          .add(int64_t(jit.optimizationLevel))
-                          .key();
   auto t0 = Clock::now();
-  bool cachedCubin = cache.lookup(cubinKey, CacheKind::Cubin, k->cubin_);
-  bool loaded = cachedCubin && driver->loadModule(k->cubin_, k->module_, error);
-  if (!loaded) {
-    // No cubin, or one the driver rejects: JIT the PTX and replace it.
-    t0 = Clock::now();
-    if (!driver->linkToCubin(k->ptx_, k->cubin_, error, jit)) {
-      error = fmt::format("kernel '{}': {}", opts.kernel, error);
-      return driverFailure();
-    }
-    info.jitMs = msSince(t0);
-    cache.store(cubinKey, CacheKind::Cubin, k->cubin_);
-    t0 = Clock::now();
-    if (!driver->loadModule(k->cubin_, k->module_, error)) {
-      error = fmt::format("kernel '{}': {}", opts.kernel, error);
-      return driverFailure();
-    }
+  CubinLoad loaded;
+  if (!loadThroughCubinCache(*driver, cache, key, k->ptx_, jit, loaded, error)) {
+    error = fmt::format("kernel '{}': {}", opts.kernel, error);
+    return driverFailure();
   }
-  info.fromCubin = cachedCubin && loaded;
+  k->module_ = loaded.module;
+  k->cubin_ = std::move(loaded.cubin);
+  info.fromCubin = loaded.fromCache;
+  info.jitMs = loaded.jitMs;
   if (!driver->getFunction(k->module_, opts.kernel, k->function_, error) ||
       !driver->queryResources(k->function_, k->resources_, error)) {
     error = fmt::format("kernel '{}': {}", opts.kernel, error);
@@ -396,7 +405,7 @@ GpuKernel *GpuKernelCache::getOrCompile(const std::string &source, const std::st
     error = fmt::format("kernel '{}': {}", opts.kernel, error);
     return driverFailure();
   }
-  info.loadMs = msSince(t0);
+  info.loadMs = msSince(t0) - info.jitMs; // the JIT is reported on its own
   k->driver_ = driver;
   k->api_ = &driver->api();
   GpuKernel *result = k.get();

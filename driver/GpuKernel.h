@@ -267,6 +267,23 @@ bool compileToPTX(const std::string &source, const std::string &fileName,
 /// keyExtras) except jitOptimizationLevel, which only keys the cubin.
 CacheKey gpuCompileKey(const std::string &source, const std::string &fileName,
                        const GpuCompileOptions &opts);
+/// A module loaded through the cubin cache.
+struct CubinLoad {
+  CUmodule module = nullptr;
+  std::string cubin;
+  bool fromCache = false; // the cubin came from the cache (no JIT)
+  double jitMs = 0;       // time in the driver's JIT when it did not
+};
+/// PTX -> loaded module the way GpuKernel does it, for callers that compile
+/// their own PTX (Python): the cubin cached under (ptxKey, driver version,
+/// compute capability, JIT level) in `cache` is loaded; without one (or if
+/// the driver rejects it) the PTX goes through the driver's JIT (cuLink*),
+/// the cubin is stored and loaded. `ptxKey` must identify `ptx` (e.g.
+/// gpuCompileKey of what produced it).
+bool loadThroughCubinCache(CudaDriver &driver, CompileCache &cache, const CacheKey &ptxKey,
+                           const std::string &ptx, const JitOptions &jit, CubinLoad &out,
+                           std::string &error);
+
 /// CompiledPTX <-> cache payload; parse fails (false) on any malformed input.
 std::string serializeCompiledPTX(const CompiledPTX &c);
 bool parseCompiledPTX(std::string_view payload, CompiledPTX &c);
