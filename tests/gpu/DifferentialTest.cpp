@@ -32,7 +32,10 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <cstdio>
+#include <cstring>
+#include <limits>
 #include <sstream>
 
 namespace tk::difftest {
@@ -205,6 +208,59 @@ TEST_P(Gpu, Case) {
     std::string diff = compareOutput(run, k, interp, gpu);
     EXPECT_TRUE(diff.empty()) << "the GPU (got) against the interpreter (expected): " << diff;
   }
+}
+
+// The comparison itself, on hand-made outputs: it must see a value off by
+// more than the tolerance, an element written where the reference leaves it
+// unwritten (and the reverse, also when "unwritten" means 0xff bytes, as on
+// the GPU), and NaN, infinities and signed zeros.
+TEST(CiHarness, CompareOutputCatchesEveryKindOfDifference) {
+  CaseRun run;
+  CaseBuffer out;
+  out.name = "out";
+  out.dtype = DType::F32;
+  out.size = 5;
+  out.output = true;
+  out.preset = false;
+  out.tol = {2, 0};
+  run.buffers.push_back(out);
+  auto outputs = [](std::vector<float> v, std::vector<bool> written) {
+    RunOutputs o;
+    o.bytes.emplace_back(v.size() * 4);
+    std::memcpy(o.bytes[0].data(), v.data(), v.size() * 4);
+    if (!written.empty())
+      o.written.push_back(written);
+    return o;
+  };
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float inf = std::numeric_limits<float>::infinity();
+  float oneUlp = std::nextafter(1.0f, 2.0f), threeUlps = 1.0f + 3 * (oneUlp - 1.0f);
+  RunOutputs want = outputs({1.0f, nan, 0.0f, inf, -0.0f}, {true, true, false, true, true});
+  EXPECT_EQ(compareOutput(run, 0, want, want), "");
+  EXPECT_EQ(
+      compareOutput(run, 0, want,
+                    outputs({oneUlp, nan, 7.0f, inf, -0.0f}, {true, true, false, true, true})),
+      "");
+  std::string d = compareOutput(
+      run, 0, want, outputs({threeUlps, nan, 0.0f, inf, -0.0f}, {true, true, false, true, true}));
+  EXPECT_NE(d.find("1 of 5 elements of out (fp32) differ"), std::string::npos) << d;
+  d = compareOutput(run, 0, want,
+                    outputs({1.0f, nan, 0.0f, inf, -0.0f}, {true, true, true, true, true}));
+  EXPECT_NE(d.find("out[2]: written (0) where it must not be"), std::string::npos) << d;
+  d = compareOutput(run, 0, want,
+                    outputs({1.0f, 1.0f, 0.0f, -inf, -0.0f}, {true, true, false, true, true}));
+  EXPECT_NE(d.find("2 of 5 elements"), std::string::npos) << d;
+  // GPU-style: 0xff bytes (a NaN) mean unwritten.
+  float unwritten;
+  std::memset(&unwritten, 0xff, 4);
+  EXPECT_EQ(compareOutput(run, 0, want, outputs({1.0f, nan, unwritten, inf, -0.0f}, {})), "");
+  d = compareOutput(run, 0, want, outputs({1.0f, nan, unwritten, unwritten, -0.0f}, {}));
+  EXPECT_NE(d.find("out[3]: not written, expected inf"), std::string::npos) << d;
+  // Exact outputs tell -0 from +0.
+  run.buffers[0].tol = {};
+  d = compareOutput(run, 0, want,
+                    outputs({1.0f, nan, 0.0f, inf, 0.0f}, {true, true, false, true, true}));
+  EXPECT_NE(d.find("out[4]: got 0, expected -0"), std::string::npos) << d;
 }
 
 std::vector<size_t> caseIndices() {
