@@ -283,20 +283,29 @@ private:
     return out;
   }
 
-  // The A piece (rows 16 mi.., k step kk) of this warp: 4 registers. Lane L
-  // addresses row L % 8 of matrix L / 8 = (row half q % 2, k half q / 2).
-  Regs loadA(const SmemTile &t, int64_t mi, int64_t kk) {
-    llvm::Value *q = quad_;
-    llvm::Value *mHalf = b_.CreateAnd(q, 1), *kHalf = b_.CreateLShr(q, 1);
-    // Tensor row of the matrix's first row: (2 mi + half) * 8 wm + 8 warpM.
-    llvm::Value *row0 =
-        b_.CreateAdd(b_.CreateMul(b_.CreateAdd(b_.getInt32(2 * mi), mHalf), b_.getInt32(8 * wm_)),
-                     b_.CreateMul(warpM_, b_.getInt32(8)));
-    int64_t kHalfElems = kStep_ / 2;
+  // This lane's ldmatrix row address in `t` for the 8x8 matrix whose
+  // M (or N) coordinates start at piece * 8 * warpsAlong + 8 * warpIdx and
+  // whose K coordinates start at kk * kStep + kHalf * kStep / 2; `trans`
+  // buffers hold K along their rows.
+  llvm::Value *fragmentAddress(const SmemTile &t, bool trans, llvm::Value *piece,
+                               int64_t warpsAlong, llvm::Value *warpIdx, int64_t kk,
+                               llvm::Value *kHalf) {
+    llvm::Value *mn0 = b_.CreateAdd(b_.CreateMul(piece, b_.getInt32(8 * warpsAlong)),
+                                    b_.CreateMul(warpIdx, b_.getInt32(8)));
     llvm::Value *k0 =
-        b_.CreateAdd(b_.getInt32(kk * kStep_), b_.CreateMul(kHalf, b_.getInt32(kHalfElems)));
-    llvm::Value *addr = transA_ ? t.address(b_, b_.CreateAdd(k0, rowInMatrix_), row0)
-                                : t.address(b_, b_.CreateAdd(row0, rowInMatrix_), k0);
+        b_.CreateAdd(b_.getInt32(kk * kStep_), b_.CreateMul(kHalf, b_.getInt32(kStep_ / 2)));
+    return trans ? t.address(b_, b_.CreateAdd(k0, rowInMatrix_), mn0)
+                 : t.address(b_, b_.CreateAdd(mn0, rowInMatrix_), k0);
+  }
+
+  // The A piece (rows of 16-row piece mi, k step kk) of this warp: 4
+  // registers. Lane L addresses row L % 8 of matrix q = L / 8 = (row half
+  // q % 2, k half q / 2); row half h of piece mi is accumulator row block
+  // 2 mi + h.
+  Regs loadA(const SmemTile &t, int64_t mi, int64_t kk) {
+    llvm::Value *rowBlock = b_.CreateAdd(b_.getInt32(2 * mi), b_.CreateAnd(quad_, 1));
+    llvm::Value *addr =
+        fragmentAddress(t, transA_, rowBlock, wm_, warpM_, kk, b_.CreateLShr(quad_, 1));
     return ldmatrix(addr, true, transA_);
   }
 
@@ -304,15 +313,8 @@ private:
   // warp: 2 registers per piece. Matrix q = (piece q / 2, k half q % 2).
   Regs loadB(const SmemTile &t, int64_t ni, int64_t kk, bool pair) {
     llvm::Value *q = pair ? quad_ : b_.CreateAnd(quad_, 1);
-    llvm::Value *kHalf = b_.CreateAnd(q, 1), *piece = b_.CreateLShr(q, 1);
-    llvm::Value *col0 =
-        b_.CreateAdd(b_.CreateMul(b_.CreateAdd(b_.getInt32(ni), piece), b_.getInt32(8 * wn_)),
-                     b_.CreateMul(warpN_, b_.getInt32(8)));
-    int64_t kHalfElems = kStep_ / 2;
-    llvm::Value *k0 =
-        b_.CreateAdd(b_.getInt32(kk * kStep_), b_.CreateMul(kHalf, b_.getInt32(kHalfElems)));
-    llvm::Value *addr = transB_ ? t.address(b_, b_.CreateAdd(k0, rowInMatrix_), col0)
-                                : t.address(b_, b_.CreateAdd(col0, rowInMatrix_), k0);
+    llvm::Value *piece = b_.CreateAdd(b_.getInt32(ni), b_.CreateLShr(q, 1));
+    llvm::Value *addr = fragmentAddress(t, transB_, piece, wn_, warpN_, kk, b_.CreateAnd(q, 1));
     return ldmatrix(addr, pair, transB_);
   }
 
