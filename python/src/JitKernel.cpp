@@ -35,11 +35,63 @@ SlotKind slotKindOf(Type *type) {
   }
 }
 
+CacheKey gpuKey(const JitRequest &req) {
+  CacheKeyBuilder b;
+  b.add("python-jit-v1").add(compilerVersion());
+  b.add(int64_t(req.sources.size()));
+  for (const JitSource &src : req.sources)
+    b.add(src.fileName).add(src.text).add(int64_t(src.firstLine));
+  b.add(req.kernel).add(req.signature);
+  b.add(int64_t(req.constants.size()));
+  for (const auto &[name, value] : req.constants)
+    b.add(name).add(int64_t(value.kind)).add(value.str());
+  for (const auto *list : {&req.externalGlobals, &req.moduleAliases, &req.doNotSpecialize}) {
+    b.add(int64_t(list->size()));
+    for (const std::string &x : *list)
+      b.add(x);
+  }
+  return b.add(int64_t(req.numWarps)).add(req.arch).key();
+}
+
+// What a launch needs from a GPU compile, as a cache payload.
+std::string serialize(const JitKernel &k) {
+  ByteWriter w;
+  w.str(k.name());
+  w.str(k.ir());
+  w.str(k.irOpt());
+  w.str(k.ptx());
+  w.u32(uint32_t(k.numWarps()));
+  w.u32(k.dynamicShared());
+  w.u32(uint32_t(k.argumentNames().size()));
+  for (size_t i = 0; i < k.argumentNames().size(); ++i) {
+    w.str(k.argumentNames()[i]);
+    w.str(k.argumentTypes()[i]);
+    w.u32(uint32_t(k.slotKinds()[i]));
+  }
+  return std::move(w.bytes());
+}
+
 } // namespace
 
-std::unique_ptr<JitKernel> JitKernel::compile(const JitRequest &req, std::string &errors) {
+std::unique_ptr<JitKernel> JitKernel::compile(const JitRequest &req, std::string &errors,
+                                              bool useCache) {
   std::unique_ptr<JitKernel> k(new JitKernel);
   k->name_ = req.kernel;
+  if (req.gpu) {
+    k->cacheKey_ = gpuKey(req);
+    std::string payload;
+    if (useCache && CompileCache::process().lookup(k->cacheKey_, CacheKind::Kernel, payload) &&
+        k->readPayload(payload)) {
+      k->request_ = std::make_unique<JitRequest>(req);
+      k->gpu_ = true;
+      k->arch_ = req.arch;
+      k->ptxFromCache_ = true;
+      return k;
+    }
+    k = std::unique_ptr<JitKernel>(new JitKernel);
+    k->name_ = req.kernel;
+    k->cacheKey_ = gpuKey(req);
+  }
   k->sm_ = std::make_unique<SourceManager>();
   k->astContext_ = std::make_unique<ast::Context>();
   SourceManager &sm = *k->sm_;
@@ -142,14 +194,40 @@ std::unique_ptr<JitKernel> JitKernel::compile(const JitRequest &req, std::string
       k->argumentTypes_.push_back(type->str());
       k->slotKinds_.push_back(slotKindOf(type));
     }
+    CompileCache::process().store(k->cacheKey_, CacheKind::Kernel, serialize(*k));
   }
   return k;
+}
+
+bool JitKernel::readPayload(const std::string &payload) {
+  ByteReader r(payload);
+  name_ = r.str();
+  ir_ = r.str();
+  irOpt_ = r.str();
+  ptx_ = r.str();
+  numWarps_ = int(r.u32());
+  dynamicShared_ = r.u32();
+  uint32_t n = r.u32();
+  for (uint32_t i = 0; r.ok() && i < n; ++i) {
+    argumentNames_.push_back(r.str());
+    argumentTypes_.push_back(r.str());
+    uint32_t kind = r.u32();
+    if (kind > uint32_t(SlotKind::Unsupported))
+      return false;
+    slotKinds_.push_back(SlotKind(kind));
+  }
+  return r.done();
 }
 
 bool JitKernel::llvmIR(std::string &out, std::string &errors) {
   if (!gpu_) {
     errors = "error: LLVM IR exists only for GPU compiles";
     return false;
+  }
+  if (llvm_.empty() && !module_) {
+    std::unique_ptr<JitKernel> fresh = compile(*request_, errors, /*useCache=*/false);
+    if (!fresh || !fresh->llvmIR(llvm_, errors))
+      return false;
   }
   if (llvm_.empty()) {
     DiagnosticEngine diag(*sm_);
@@ -168,6 +246,7 @@ bool JitKernel::llvmIR(std::string &out, std::string &errors) {
 bool JitKernel::load(std::string &errors) {
   if (function_)
     return true;
+  failure_ = GpuFailure();
   if (!gpu_) {
     errors = "error: only a kernel compiled for the GPU can be loaded";
     return false;
@@ -175,12 +254,42 @@ bool JitKernel::load(std::string &errors) {
   CudaDriver *driver = CudaDriver::get(errors);
   if (!driver || !driver->makeCurrent(errors))
     return false;
+  // PTX -> cubin by the driver's JIT, cached per driver version and device,
+  // as GpuKernel does; the module is loaded from the cubin either way.
+  CompileCache &cache = CompileCache::process();
+  CacheKey cubinKey = CacheKeyBuilder()
+                          .add(cacheKey_.hex())
+                          .add(int64_t(driver->driverVersion()))
+                          .add(int64_t(driver->computeCapability()))
+                          .key();
+  std::string cubin;
   CUmodule module = nullptr;
+  cubinFromCache_ =
+      cache.lookup(cubinKey, CacheKind::Cubin, cubin) && driver->loadModule(cubin, module, errors);
+  if (!cubinFromCache_) {
+    if (!driver->linkToCubin(ptx_, cubin, errors))
+      return false;
+    cache.store(cubinKey, CacheKind::Cubin, cubin);
+    if (!driver->loadModule(cubin, module, errors))
+      return false;
+  }
   CUfunction function = nullptr;
-  if (!driver->loadModule(ptx_, module, errors))
-    return false;
   if (!driver->getFunction(module, name_, function, errors) ||
       !driver->queryResources(function, resources_, errors)) {
+    driver->api().cuModuleUnload(module);
+    return false;
+  }
+  GpuKernelInfo info;
+  info.registers = resources_.registers;
+  info.localBytes = resources_.localBytes;
+  info.staticSharedBytes = resources_.staticSharedBytes;
+  info.dynamicSharedBytes = int(dynamicShared_);
+  info.maxThreadsPerBlock = resources_.maxThreadsPerBlock;
+  info.numWarps = numWarps_;
+  // Above the default 48 KiB a kernel opts in to its dynamic shared memory.
+  if (!checkKernelResources(name_, info, driver->limits(), errors, failure_) ||
+      (info.staticSharedBytes + info.dynamicSharedBytes > driver->limits().maxSharedPerBlock &&
+       !driver->setMaxDynamicShared(function, info.dynamicSharedBytes, errors))) {
     driver->api().cuModuleUnload(module);
     return false;
   }

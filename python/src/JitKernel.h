@@ -22,14 +22,23 @@
 //
 // With `req.gpu = true` (and numWarps, arch) the module goes on through the
 // GPU pipeline to PTX: k->ptx(), k->slotKinds() (how each runtime argument is
-// passed to cuLaunchKernel); GpuLauncher.h loads and launches it.
+// passed to cuLaunchKernel); GpuLauncher.h loads and launches it. GPU
+// compiles go through the compile cache of driver/CompileCache.h (memory and
+// $TK_CACHE_DIR): the PTX and what a launch needs under a key of every input
+// (compiler version, each source with its file and line, the signature,
+// constants, options), and the driver-JIT cubin under that key plus the
+// driver version and device, so another process skips both the compiler and
+// the JIT. A kernel read from the cache has no module: llvmIR() compiles it
+// again.
 //
 // Each source is parsed as its own buffer; the function definitions are then
 // checked and lowered as one module, so a helper defined in another Python
 // module inlines exactly like one defined next to the kernel.
 #pragma once
 
+#include "driver/CompileCache.h"
 #include "driver/CudaDriver.h"
+#include "driver/GpuKernel.h"
 #include "driver/HostBuffer.h"
 #include "driver/Interpreter.h"
 #include "ir/IRContext.h"
@@ -91,7 +100,8 @@ class JitKernel {
 public:
   /// Compiles `req`; on failure returns null with the rendered diagnostics in
   /// `errors`.
-  static std::unique_ptr<JitKernel> compile(const JitRequest &req, std::string &errors);
+  static std::unique_ptr<JitKernel> compile(const JitRequest &req, std::string &errors,
+                                            bool useCache = true);
 
   const std::string &name() const { return name_; }
   const std::string &ir() const { return ir_; }
@@ -118,6 +128,12 @@ public:
   /// failed (its log included).
   bool load(std::string &errors);
   bool loaded() const { return function_ != nullptr; }
+  /// Why the last load() failed (OutOfResources: resource, needed, limit).
+  const GpuFailure &failure() const { return failure_; }
+  /// True when the PTX came from the compile cache (memory or TK_CACHE_DIR)
+  /// rather than from the compiler; the cubin too, after load().
+  bool ptxFromCache() const { return ptxFromCache_; }
+  bool cubinFromCache() const { return cubinFromCache_; }
   /// After load(): registers, spills, shared memory, threads per program.
   const KernelResources &resources() const { return resources_; }
   /// Launches with `slots[i]` pointing at runtime argument i's value (the
@@ -134,6 +150,11 @@ public:
 
 private:
   JitKernel() = default;
+  bool readPayload(const std::string &payload);
+
+  // A kernel read from the cache keeps its request, to compile again for
+  // llvmIR().
+  std::unique_ptr<JitRequest> request_;
 
   std::string name_;
   std::string ir_, irOpt_, passLog_;
@@ -148,6 +169,9 @@ private:
   CUmodule cuModule_ = nullptr;
   CUfunction function_ = nullptr;
   KernelResources resources_;
+  GpuFailure failure_;
+  CacheKey cacheKey_;
+  bool ptxFromCache_ = false, cubinFromCache_ = false;
   // The IR's locations point into the source manager: it lives as long as
   // the module.
   std::unique_ptr<SourceManager> sm_;

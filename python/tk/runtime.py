@@ -563,6 +563,10 @@ class CompiledKernel:
         if not self._compiled.loaded:
             errors = self._compiled.load()
             if errors:
+                failure = self._compiled.failure
+                if failure is not None:
+                    resource, needed, limit = failure
+                    raise OutOfResources(needed, limit, resource)
                 m = _SHARED_OVERFLOW.search(errors)
                 if m:
                     raise OutOfResources(int(m.group(1), 16), int(m.group(2), 16), "shared memory")

@@ -308,8 +308,8 @@ def out_of_resources_and_driver_errors():
     os.environ["FAKE_CUDA_MAX_THREADS"] = "64"
     try:
         e = raises(tk.OutOfResources, lambda: big_kernel[(1,)](FakeTensor(X), BLOCK=128),
-                   "threads per program", "40 registers")
-        assert e.required == 128 and e.limit == 64
+                   "threads")
+        assert e.required == e.needed == 128 and e.limit == 64 and e.resource == "threads"
     finally:
         del os.environ["FAKE_CUDA_MAX_THREADS"]
     set_sizes(8)
@@ -356,6 +356,24 @@ def warmup_compiles_for_the_gpu_without_launching():
     assert fake.fake_launch_count() == before
     assert k.num_warps == 2 and k.metadata.num_warps == 2
     assert "define" in k.asm["llvm"] and ".entry add_kernel" in k.asm["ptx"]
+
+
+@check
+def a_second_process_reads_ptx_and_cubin_from_the_disk_cache():
+    import subprocess
+
+    code = ("import ctypes, sys; ctypes.CDLL(sys.argv[1], mode=ctypes.RTLD_GLOBAL); "
+            "sys.argv = sys.argv[:1]; import fake_gpu_checks_child")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    here = os.path.dirname(os.path.abspath(__file__))
+    outs = []
+    for _ in range(2):
+        r = subprocess.run([sys.executable, "-c", code, sys.argv[1]], cwd=here, env=env,
+                           capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0, r.stdout + r.stderr
+        outs.append(r.stdout.split())
+    assert outs[0] == ["False", "False"], outs  # compiled, then JIT-linked
+    assert outs[1] == ["True", "True"], outs  # both from TK_CACHE_DIR
 
 
 @check
