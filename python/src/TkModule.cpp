@@ -11,6 +11,7 @@
 // A compile or run never raises for a mistake in the kernel or its
 // arguments: both come back as rendered diagnostic text. Only values of the
 // wrong Python type raise (TypeError), with the name that carried them.
+#include "Autotune.h"
 #include "GpuLauncher.h"
 #include "JitKernel.h"
 
@@ -218,6 +219,7 @@ PYBIND11_MODULE(_C, m) {
            py::arg("max_steps") = 100'000'000);
 
   bindGpuLauncher(m);
+  bindAutotune(m);
 
   m.def(
       "gpu_available",
