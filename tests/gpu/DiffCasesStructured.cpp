@@ -11,6 +11,8 @@
 // exact too. One fp32 row-sum case uses arbitrary reals with a tolerance.
 #include "DiffGen.h"
 
+#include <limits>
+
 namespace tk::difftest {
 namespace {
 

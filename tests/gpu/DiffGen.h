@@ -170,12 +170,6 @@ inline void expectAt(Expected &e, const CaseBuffer &b, int64_t i, Elem v) {
   e.written[size_t(i)] = true;
 }
 
-inline std::string replaceAll(std::string s, const std::string &from, const std::string &to) {
-  for (size_t p = s.find(from); p != std::string::npos; p = s.find(from, p + to.size()))
-    s.replace(p, from.size(), to);
-  return s;
-}
-
 //===----------------------------------------------------------------------===//
 // 1-D blocks: sizes and masking styles
 //===----------------------------------------------------------------------===//
