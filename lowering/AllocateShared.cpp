@@ -12,11 +12,18 @@
 // item takes the lowest 16-byte aligned offset where it overlaps no placed
 // item whose live range intersects its own (first fit).
 //
-//   %a = reduce %x {axis = 0, kind = "sum"}   : fp32   live [3, 3], 16 bytes  -> offset 0
-//   %b = reduce %y {axis = 0, kind = "max"}   : fp32   live [5, 5], 16 bytes  -> offset 0
-//   %buf = local_alloc %z : 4096 bytes, live [6, 9]                           -> offset 0
-//   %c = convert_layout %w : 2048 bytes, live [7, 7], overlaps %buf           -> offset 4096
-//   func attributes {shared_bytes = 6144}
+// One exception trades bytes for barriers: small scratch (up to 1 KiB, a
+// reduction's partials, 4 KiB in all) gets bytes of its own in a pool at the
+// bottom, and the packing starts above the pool. Two reductions in a row then
+// touch different bytes and --insert-barriers puts nothing between them (in a
+// softmax loop: 2 barriers per row instead of 4).
+//
+//   %a = reduce %x {axis = 0, kind = "sum"}   : fp32   16 bytes (pool)        -> offset 0
+//   %b = reduce %y {axis = 0, kind = "max"}   : fp32   16 bytes (pool)        -> offset 16
+//   %buf = local_alloc %z : 4096 bytes, live [6, 9]                           -> offset 32
+//   %c = convert_layout %w : 2048 bytes, live [7, 7], overlaps %buf           -> offset 4128
+//   %d = convert_layout %v : 2048 bytes, live [11, 11], after %buf's last use -> offset 32
+//   func attributes {shared_bytes = 6176}
 //
 // The pass records `scratch_offset` on each op and `shared_bytes` on the
 // function; the size limit depends on the GPU and is checked by the codegen.
@@ -41,6 +48,12 @@ int64_t functionNumWarps(Function &fn) { return fn.attrs().getInt("num_warps").v
 namespace {
 
 int64_t alignTo16(int64_t n) { return (n + 15) / 16 * 16; }
+
+// Scratch up to this size (one reduction's partials: result elements x warps)
+// is not shared with other ops, up to the pool's size in all: a few hundred
+// bytes more save the barrier between consecutive reductions.
+constexpr int64_t kPrivateScratchBytes = 1024;
+constexpr int64_t kPrivatePoolBytes = 4096;
 
 const LayoutAttr *distributedLayout(Value *v) {
   auto *t = dyn_cast<TensorType>(v->type());
@@ -172,16 +185,34 @@ int64_t allocateShared(Function &fn) {
       items.push_back({op, bytes, first[op], last[op]});
   }
 
-  // First fit in program order (items are sorted by start already).
-  int64_t total = 0;
+  // Small scratch (a reduction's partials) gets bytes of its own at the
+  // bottom, so consecutive reductions never share bytes and need no barrier
+  // between them (--insert-barriers); the rest is packed above that pool.
+  int64_t pool = 0;
+  std::vector<bool> pooled(items.size(), false);
   for (size_t i = 0; i < items.size(); ++i) {
+    Item &it = items[i];
+    if (it.op->is(Opcode::LocalAlloc) || it.size > kPrivateScratchBytes ||
+        pool + alignTo16(it.size) > kPrivatePoolBytes)
+      continue;
+    pooled[i] = true;
+    it.offset = pool;
+    it.op->setAttr("scratch_offset", pool);
+    pool += alignTo16(it.size);
+  }
+
+  // First fit in program order (items are sorted by start already).
+  int64_t total = pool;
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (pooled[i])
+      continue;
     Item &it = items[i];
     std::vector<std::pair<int64_t, int64_t>> taken; // [offset, offset + size)
     for (size_t j = 0; j < i; ++j)
-      if (items[j].start <= it.end && it.start <= items[j].end)
+      if (!pooled[j] && items[j].start <= it.end && it.start <= items[j].end)
         taken.push_back({items[j].offset, items[j].offset + items[j].size});
     std::sort(taken.begin(), taken.end());
-    int64_t offset = 0;
+    int64_t offset = pool;
     for (auto [b, e] : taken) {
       if (offset + it.size <= b)
         break;
