@@ -27,6 +27,7 @@
 #include <fmt/format.h>
 
 #include <cerrno>
+#include <charconv>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -113,6 +114,7 @@ struct Options {
   std::vector<std::pair<std::string, std::string>> defines; // -D NAME=VALUE, in order
   std::string arch = "sm_90";                               // --arch
   int numWarps = 4;                                         // --num-warps
+  int numStages = 0; // --num-stages (0: not given, the pass's default)
 };
 
 constexpr std::string_view kHelp = R"(usage: tkc FILE.tk... [options]
@@ -140,6 +142,8 @@ options:
 code generation (--emit=ir-gpu, llvm, ptx):
   --arch=sm_NN           target GPU, sm_80 or newer (default: sm_90)
   --num-warps=N          warps per program, a power of two 1..32 (default: 4)
+  --num-stages=N         software pipelining of loops feeding tk.dot: 1 turns it off
+                         (default: 3; loads run one iteration ahead today)
 
 --emit kinds:
 )";
@@ -332,6 +336,18 @@ ParseResult parseArgs(int argc, char **argv, Options &opts) {
         return ParseResult::ExitUsage;
       }
       opts.numWarps = n;
+    } else if (name == "--num-stages") {
+      auto v = value();
+      if (!v)
+        return ParseResult::ExitUsage;
+      int n = 0;
+      const char *end = v->data() + v->size();
+      auto [stop, ec] = std::from_chars(v->data(), end, n);
+      if (ec != std::errc() || stop != end || n < 1 || n > 99) {
+        usageError(fmt::format("--num-stages must be a number from 1 to 99, not '{}'", *v));
+        return ParseResult::ExitUsage;
+      }
+      opts.numStages = n;
     } else {
       usageError(fmt::format("unknown option '{}'", arg));
       return ParseResult::ExitUsage;
@@ -492,6 +508,9 @@ bool lowerToGPU(Compilation &c, Module &module) {
   for (auto &fn : module.functions())
     if (!fn->attrs().has("num_warps"))
       fn->attrs().set("num_warps", c.options.numWarps);
+  for (auto &fn : module.functions())
+    if (c.options.numStages > 0 && !fn->attrs().has("num_stages"))
+      fn->attrs().set("num_stages", c.options.numStages);
   PassManager pm(c.diag);
   pm.configureFromEnvironment();
   pm.setSink([](std::string_view text) { printErr(text); });
