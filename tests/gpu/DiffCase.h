@@ -69,13 +69,19 @@ struct CaseBuffer {
   std::vector<int64_t> shape;   // for messages: a 2-D output's [rows, cols]
 };
 
-/// A kernel argument: a buffer (index into CaseRun::buffers) or an integer.
+/// A kernel argument: a buffer (index into CaseRun::buffers), an integer
+/// (passed as the parameter's i32 or i64), or a scalar of a given dtype
+/// (passed as exactly that kind: fp16, i8, fp64, ...).
 struct CaseArg {
   bool isBuffer = false;
   size_t buffer = 0;
   int64_t value = 0;
-  static CaseArg buf(size_t b) { return {true, b, 0}; }
-  static CaseArg integer(int64_t v) { return {false, 0, v}; }
+  bool typed = false;
+  DType dtype = DType::I32;
+  Elem scalar;
+  static CaseArg buf(size_t b) { return {true, b, 0, false, DType::I32, {}}; }
+  static CaseArg integer(int64_t v) { return {false, 0, v, false, DType::I32, {}}; }
+  static CaseArg scalarOf(DType d, Elem v) { return {false, 0, v.i, true, d, v}; }
 };
 
 /// What a host reference expects of one output: its bytes, and which

@@ -539,6 +539,39 @@ CaseRun buildDot(Rng &rng, DType in, DType acc, const std::string &precision, Do
   return run;
 }
 
+/// A scalar parameter of every dtype, passed as its own launch kind:
+/// out = x + s (x ^ s for i1).
+CaseRun buildScalarArg(Rng &rng, DType d) {
+  CaseRun run;
+  Blocks b = pickBlocks(rng, run);
+  b.mask = Blocks::Mask::Tail;
+  Elem s = anyValue(d)(rng);
+  run.buffers.push_back(inputBuffer("x", d, b.n, anyValue(d), rng));
+  run.buffers.push_back(outputBuffer("out", d, b.n));
+  std::string op = d == DType::I1 ? "^" : "+";
+  run.source = std::string(kHeader) + "def k(x_ptr, out_ptr, n, s, BLOCK: tk.constexpr):\n" +
+               maskLines(b) + "    x = tk.load(x_ptr + offs, mask=mask)\n" +
+               "    tk.store(out_ptr + offs, x " + op + " s, mask=mask)\n";
+  run.opts.kernel = "k";
+  run.opts.signature = "*" + ir(d) + ", *" + ir(d) + ", i32, " + ir(d);
+  argsAllBuffers(run);
+  run.args.push_back(CaseArg::integer(b.n));
+  run.args.push_back(CaseArg::scalarOf(d, s));
+  run.shapeNote += " s=" + (isFloat(d) ? fmt::format("{}", s.f) : std::to_string(s.i));
+  run.reference = [=](const std::vector<CaseBuffer> &bufs) {
+    Expected e = unwritten(bufs[1]);
+    for (int64_t i = 0; i < b.n; ++i) {
+      Elem x = at(bufs[0], i);
+      expectAt(e, bufs[1], i,
+               isFloat(d)       ? real(x.f + s.f)
+               : d == DType::I1 ? wrapped(u(x) ^ u(s))
+                                : wrapped(u(x) + u(s)));
+    }
+    return std::vector<Expected>{std::move(e)};
+  };
+  return run;
+}
+
 //===----------------------------------------------------------------------===//
 // Control flow and grids
 //===----------------------------------------------------------------------===//
@@ -748,6 +781,8 @@ void addStructuredCases(std::vector<CaseDef> &cases) {
           [=](Rng &r) { return buildDot(r, dc.in, dc.acc, dc.precision, s); });
     }
 
+  for (DType d : kAll)
+    add("scalar_arg/" + ir(d), "scalar_arg", ir(d), [d](Rng &r) { return buildScalarArg(r, d); });
   add("control/for", "for", "i32", [](Rng &r) { return buildFor(r); });
   add("control/while_if", "while", "fp32", [](Rng &r) { return buildWhileIf(r); });
   add("grid/2d", "program_id", "i32", [](Rng &r) { return buildGrid(r, false); });

@@ -118,6 +118,31 @@ std::vector<size_t> outputIndices(const CaseRun &run) {
   return idx;
 }
 
+// A scalar of the case's dtype as the launch kind the compiled kernel
+// expects (unsigned integers travel as their signed kind of the same width).
+GpuArg typedArg(GpuArg::Kind kind, const CaseArg &a) {
+  switch (kind) {
+  case GpuArg::Kind::I1:
+    return GpuArg::ofI1(a.scalar.i != 0);
+  case GpuArg::Kind::I8:
+    return GpuArg::ofI8(int8_t(a.scalar.i));
+  case GpuArg::Kind::I16:
+    return GpuArg::ofI16(int16_t(a.scalar.i));
+  case GpuArg::Kind::I64:
+    return GpuArg::ofI64(a.scalar.i);
+  case GpuArg::Kind::F16:
+    return GpuArg::ofF16Bits(doubleToHalf(a.scalar.f));
+  case GpuArg::Kind::BF16:
+    return GpuArg::ofBF16Bits(doubleToBF16(a.scalar.f));
+  case GpuArg::Kind::F32:
+    return GpuArg::ofF32(float(a.scalar.f));
+  case GpuArg::Kind::F64:
+    return GpuArg::ofF64(a.scalar.f);
+  default:
+    return GpuArg::ofI32(int32_t(a.scalar.i));
+  }
+}
+
 } // namespace
 
 bool runInterpreter(const CaseRun &run, RunOutputs &out, std::string &error) {
@@ -151,7 +176,9 @@ bool runInterpreter(const CaseRun &run, RunOutputs &out, std::string &error) {
   }
   std::vector<InterpArg> args;
   for (const CaseArg &a : run.args)
-    args.push_back(a.isBuffer ? InterpArg::pointer(host[a.buffer]) : InterpArg::integer(a.value));
+    args.push_back(a.isBuffer                    ? InterpArg::pointer(host[a.buffer])
+                   : a.typed && isFloat(a.dtype) ? InterpArg::real(a.scalar.f)
+                                                 : InterpArg::integer(a.value));
   InterpretOptions io;
   io.grid = {run.grid[0], run.grid[1], run.grid[2]};
   if (!interpret(module, *fn, args, io, diag)) {
@@ -196,6 +223,8 @@ bool runOnGpu(const CaseRun &run, const GpuKernel &kernel, RunOutputs &out, std:
     const CaseArg &a = run.args[i];
     if (a.isBuffer)
       args.push_back(device[a.buffer].arg());
+    else if (a.typed)
+      args.push_back(typedArg(kernel.params()[i].kind, a));
     else if (kernel.params()[i].kind == GpuArg::Kind::I64)
       args.push_back(GpuArg::ofI64(a.value));
     else
