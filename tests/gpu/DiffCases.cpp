@@ -5,7 +5,7 @@
 // tolerances):
 //   unary/OP/T, binary/OP/T, ternary/OP/T   elementwise ops on 1-D blocks
 //   cast/S->D, bitcast/S->D                 every pair of dtypes
-//   promote/A+B                             mixed-dtype operands
+//   promote/EXPR/A,B                        mixed-dtype operands
 //   load_other/T                            masked loads with `other`
 //   broadcast/T                             x[:, None] + y[None, :], expand_dims
 //   reduce_OP/axisA/T                       2-D reductions along either axis
@@ -13,6 +13,7 @@
 //   atomic_OP/T                             contended read-modify-writes, xchg, cas
 //   trans/T, reshape/T                      shape ops
 //   dot/...                                 fp16, bf16, fp32 (ieee, tf32), i8
+//   scalar_arg/T                            a scalar parameter of each dtype
 //   control/...                             for, while, if on run-time values
 //   grid/2d, grid/3d                        program_id and num_programs
 //
