@@ -7,7 +7,7 @@
 //   cast/S->D, bitcast/S->D                 every pair of dtypes
 //   promote/EXPR/A,B                        mixed-dtype operands
 //   load_other/T                            masked loads with `other`
-//   broadcast/T                             x[:, None] + y[None, :], expand_dims
+//   broadcast/T                             broadcast_to(expand_dims(x, 1)) - y[None, :]
 //   reduce_OP/axisA/T                       2-D reductions along either axis
 //   scan_OP/axisA/T                         cumsum, cumprod
 //   atomic_OP/T                             contended read-modify-writes, xchg, cas
