@@ -233,6 +233,7 @@ GpuCompileOptions detail::toGpuOptions(const KernelOptions &options) {
   for (const auto &[name, value] : options.constants)
     o.constants[name] = toConstValue(value);
   o.numWarps = options.numWarps;
+  o.numStages = options.numStages;
   o.arch = options.arch;
   return o;
 }
