@@ -1,6 +1,9 @@
 // The autotuner without a GPU: configs, keys, pruning, failure scoring, the
-// disk cache and its recovery from damaged files, with a fake benchmark.
+// disk cache and its recovery from damaged files, with a fake benchmark; and
+// the public API's parts that need no GPU (statuses, configs, arguments,
+// errors reported before any driver call).
 #include "driver/Autotuner.h"
+#include "tk/tk.h"
 
 #include <gtest/gtest.h>
 
@@ -12,8 +15,15 @@
 #include <stdexcept>
 #include <unistd.h>
 
-using namespace tk;
+// tk::Config (public) and tk::tune::Config both exist: the tuner's tests
+// name the tune:: one, the public API's tests spell tk:: out.
 using namespace tk::tune;
+using tk::CacheKey;
+using tk::CacheKeyBuilder;
+using tk::CacheKind;
+using tk::cacheDirectory;
+using tk::ConstValue;
+using tk::writeCacheEntry;
 
 namespace {
 
@@ -372,4 +382,72 @@ TEST_F(AutotunerTest, UnwritableCacheIsNotAnError) {
       "k;", [](size_t i) { return Trial::time(double(i)); }, error);
   ASSERT_TRUE(r) << error;
   EXPECT_EQ(r->best, 0u);
+}
+
+//
+// The public API's parts that need no GPU (include/tk/).
+//
+
+TEST(PublicApi, StatusCarriesTheCudaErrorName) {
+  tk::Status s = tk::Status::failure("cuMemAlloc(64 bytes) failed: CUDA_ERROR_OUT_OF_MEMORY (out "
+                                     "of memory)");
+  EXPECT_FALSE(s.ok());
+  EXPECT_EQ(s.cudaError, "CUDA_ERROR_OUT_OF_MEMORY");
+  EXPECT_EQ(tk::Status::failure("no kernel named 'k'").cudaError, "");
+  EXPECT_TRUE(tk::Status().ok());
+  try {
+    tk::check(s);
+    FAIL() << "check() of a failure throws";
+  } catch (const tk::Error &e) {
+    EXPECT_EQ(e.cudaError(), "CUDA_ERROR_OUT_OF_MEMORY");
+    EXPECT_NE(std::string(e.what()).find("cuMemAlloc"), std::string::npos);
+  }
+}
+
+TEST(PublicApi, ConfigsAndConstants) {
+  tk::Config c({{"BLOCK_M", 128}, {"EVEN", true}, {"ACT", "relu"}, {"EPS", 0.5}}, 8, 2);
+  EXPECT_EQ(c.str(), "ACT='relu', BLOCK_M=128, EPS=0.5, EVEN=True, num_warps=8, num_stages=2");
+  EXPECT_EQ(c.intValue("BLOCK_M"), 128);
+  EXPECT_THROW(c.intValue("EVEN"), tk::Error);
+  EXPECT_THROW(c.intValue("MISSING"), tk::Error);
+  tk::Arg a(int64_t(5)), b(7), f(1.5);
+  EXPECT_EQ(a.kind, tk::Arg::Kind::I64);
+  EXPECT_EQ(b.kind, tk::Arg::Kind::I32);
+  EXPECT_EQ(f.kind, tk::Arg::Kind::F32);
+  float *device = reinterpret_cast<float *>(uintptr_t(0x1000));
+  EXPECT_EQ(tk::Arg(device).value.pointer, 0x1000u);
+  EXPECT_EQ(tk::Arg::pointer(0x2000, 64).bytes, 64u);
+}
+
+TEST(PublicApi, ErrorsBeforeAnyGpuWork) {
+  tk::KernelOptions opts;
+  opts.kernel = "add_kernel";
+  tk::Kernel k;
+  tk::Status s = tk::Kernel::tryFromFile("/no/such/file.tk", opts, k);
+  EXPECT_EQ(s.message, "cannot read '/no/such/file.tk'");
+  EXPECT_FALSE(k.valid());
+  EXPECT_FALSE(k.tryLaunch(tk::Grid(1), {}).ok()); // an empty kernel, not a crash
+  // A key that names no runtime parameter is reported from the front end's
+  // view of the kernel, before the driver is needed.
+  const char *source = "import tk\n"
+                       "@tk.jit\n"
+                       "def add_kernel(x_ptr, n, BLOCK: tk.constexpr):\n"
+                       "    offs = tk.arange(0, BLOCK)\n"
+                       "    tk.store(x_ptr + offs, 1.0, mask=offs < n)\n";
+  opts.signature = "*fp32, i32";
+  tk::AutotuneOptions tuning;
+  tuning.key = {"m"};
+  tk::Autotuner t =
+      tk::Autotuner::fromSource(source, opts, {tk::Config({{"BLOCK", 64}})}, tuning, "add.tk");
+  float *x = nullptr;
+  tk::Status bad =
+      t.tryLaunch([](const tk::Config &) { return tk::Grid(1); }, std::vector<tk::Arg>{x, 10});
+  EXPECT_EQ(bad.message, "autotuner of 'add_kernel': the key names 'm', which is not a runtime "
+                         "parameter (x_ptr, n)");
+  tuning.key = {"x_ptr"};
+  tk::Autotuner p =
+      tk::Autotuner::fromSource(source, opts, {tk::Config({{"BLOCK", 64}})}, tuning, "add.tk");
+  EXPECT_EQ(p.tryLaunch([](const tk::Config &) { return tk::Grid(1); }, std::vector<tk::Arg>{x, 10})
+                .message,
+            "autotuner of 'add_kernel': the key names 'x_ptr', which is a pointer");
 }
