@@ -18,10 +18,10 @@
 // tk::Config (public) and tk::tune::Config both exist: the tuner's tests
 // name the tune:: one, the public API's tests spell tk:: out.
 using namespace tk::tune;
+using tk::cacheDirectory;
 using tk::CacheKey;
 using tk::CacheKeyBuilder;
 using tk::CacheKind;
-using tk::cacheDirectory;
 using tk::ConstValue;
 using tk::writeCacheEntry;
 
