@@ -546,6 +546,9 @@ CaseRun buildScalarArg(Rng &rng, DType d) {
   Blocks b = pickBlocks(rng, run);
   b.mask = Blocks::Mask::Tail;
   Elem s = anyValue(d)(rng);
+  // InterpArg carries integers as int64: a u64 argument stays below 2^63.
+  if (d == DType::U64)
+    s = Elem::ofInt((s.i & INT64_MAX) | 1);
   run.buffers.push_back(inputBuffer("x", d, b.n, anyValue(d), rng));
   run.buffers.push_back(outputBuffer("out", d, b.n));
   std::string op = d == DType::I1 ? "^" : "+";
