@@ -241,27 +241,45 @@ bool ReduceLowering::run() {
       for (size_t i = 0; i < acc[o].size(); ++i)
         b_.CreateStore(storageOf(acc[o][i]), b_.CreateGEP(storage[i], bases[i], slot(o, warpIdx)));
     fl_.target().barrier(b_);
-    // Lane l reads only partial l % warps (warps divides 32), and a butterfly
-    // over the low log2(warps) lane bits combines the partials: one load and
-    // log2(warps) shuffles instead of every thread loading all `warps`
-    // partials, which held `warps` registers at once (softmax at 16384
-    // columns and 16 warps: 71 -> 64 registers, two 512-thread programs per
-    // SM instead of one; bench/exp_shfl_reduce.py, results/gpu-bench-2026-11-30.md).
-    llvm::Value *mine = b_.CreateURem(fl_.laneId(), b_.getInt32(warps));
-    for (int64_t o = 0; o < numOut; ++o) {
+    // When at least `warps` lanes run along the axis, those lanes hold the
+    // same result elements, so lane coordinate c along the axis reads only
+    // partial c % warps and a butterfly over those lanes combines them: one
+    // load and log2(warps) shuffles instead of every thread loading all
+    // `warps` partials, which held `warps` registers at once (softmax at
+    // 16384 columns and 16 warps: 71 -> 64 registers, two 512-thread
+    // programs per SM instead of one; results/gpu-bench-2026-11-30.md).
+    // Partners must share their result elements: lanes along other
+    // dimensions do not, so with fewer lanes than warps along the axis every
+    // thread combines all partials itself, in warp order.
+    bool butterflyAcrossWarps = d.threads >= warps;
+    llvm::Value *mine = nullptr;
+    if (butterflyAcrossWarps)
+      mine =
+          b_.CreateURem(b_.CreateUDiv(fl_.laneId(), b_.getInt32(d.laneStride)), b_.getInt32(warps));
+    auto loadPartial = [&](int64_t o, llvm::Value *w) {
       Tuple v;
       for (size_t i = 0; i < acc[o].size(); ++i) {
-        llvm::Value *x =
-            b_.CreateLoad(storage[i], b_.CreateGEP(storage[i], bases[i], slot(o, mine)));
+        llvm::Value *x = b_.CreateLoad(storage[i], b_.CreateGEP(storage[i], bases[i], slot(o, w)));
         if (acc[o][i]->getType()->isIntegerTy(1))
           x = b_.CreateTrunc(x, b_.getInt1Ty());
         v.push_back(x);
       }
-      for (int64_t m = 1; m < warps; m *= 2) {
-        v = butterfly(v, static_cast<unsigned>(m), mine, static_cast<uint32_t>(m));
-        if (failed_)
-          return false;
+      return v;
+    };
+    for (int64_t o = 0; o < numOut; ++o) {
+      Tuple v;
+      if (butterflyAcrossWarps) {
+        v = loadPartial(o, mine);
+        for (int64_t m = 1; m < warps && !failed_; m *= 2)
+          v = butterfly(v, static_cast<unsigned>(m * d.laneStride), mine, static_cast<uint32_t>(m));
+      } else {
+        for (int64_t w = 0; w < warps && !failed_; ++w) {
+          Tuple p = loadPartial(o, b_.getInt32(static_cast<uint32_t>(w)));
+          v = v.empty() ? p : combine(v, p);
+        }
       }
+      if (failed_)
+        return false;
       acc[o] = v;
     }
   }
