@@ -317,8 +317,16 @@ bool loadThroughCubinCache(CudaDriver &driver, CompileCache &cache, const CacheK
 GpuKernel *GpuKernelCache::getOrCompile(const std::string &source, const std::string &fileName,
                                         const GpuCompileOptions &opts, std::string &error,
                                         GpuFailure &failure) {
+  // One slot per kernel, each with its own lock: two threads asking for the
+  // same kernel compile it once, while different kernels (an autotuner's
+  // configs, compiled by a thread pool) compile in parallel. Slots are never
+  // removed, so a slot pointer stays valid without the map's lock.
+  struct Slot {
+    std::mutex mutex;
+    std::unique_ptr<GpuKernel> kernel;
+  };
   static std::mutex mutex;
-  static std::map<CacheKey, std::unique_ptr<GpuKernel>> kernels;
+  static std::map<CacheKey, std::unique_ptr<Slot>> kernels;
 
   auto driverFailure = [&]() -> GpuKernel * {
     failure.kind = GpuFailure::Kind::Driver;
@@ -331,11 +339,17 @@ GpuKernel *GpuKernelCache::getOrCompile(const std::string &source, const std::st
   // The loaded kernel also depends on the JIT level; the PTX does not.
   CacheKey loadedKey =
       CacheKeyBuilder().add(key.hex()).add(int64_t(opts.jitOptimizationLevel)).key();
-  // Compiles run under the lock: two threads asking for the same kernel
-  // compile it once, and loading a module is serialised anyway.
-  std::lock_guard<std::mutex> lock(mutex);
-  if (auto it = kernels.find(loadedKey); it != kernels.end())
-    return it->second.get();
+  Slot *slot = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    std::unique_ptr<Slot> &s = kernels[loadedKey];
+    if (!s)
+      s = std::make_unique<Slot>();
+    slot = s.get();
+  }
+  std::lock_guard<std::mutex> lock(slot->mutex);
+  if (slot->kernel)
+    return slot->kernel.get();
 
   std::unique_ptr<GpuKernel> k(new GpuKernel());
   GpuKernelInfo &info = k->info_;
@@ -409,7 +423,7 @@ GpuKernel *GpuKernelCache::getOrCompile(const std::string &source, const std::st
   k->driver_ = driver;
   k->api_ = &driver->api();
   GpuKernel *result = k.get();
-  kernels.emplace(loadedKey, std::move(k));
+  slot->kernel = std::move(k);
   return result;
 }
 
