@@ -111,6 +111,17 @@ llvm::Value *fastDivide(llvm::IRBuilderBase &b, llvm::Value *x, llvm::Value *y) 
   return t->isFloatTy() ? q : b.CreateFPTrunc(q, t);
 }
 
+// fp16/bf16 operands of `f` are computed in fp32 and rounded once at the
+// end, as the interpreter does (floor(x / y) must see the unrounded quotient:
+// 3.8125 // 1.2734375 is 2, while the bf16 quotient rounds up to 3.0).
+template <typename F> llvm::Value *inFloat32(llvm::IRBuilderBase &b, const Regs &ops, F f) {
+  llvm::Type *t = ops[0]->getType();
+  if (t->isFloatTy() || t->isDoubleTy())
+    return f(ops[0], ops[1]);
+  llvm::Type *f32 = b.getFloatTy();
+  return b.CreateFPTrunc(f(b.CreateFPExt(ops[0], f32), b.CreateFPExt(ops[1], f32)), t);
+}
+
 } // namespace
 
 llvm::Value *FunctionLowering::scalarOp(Opcode opc, const AttrDict &attrs, Type *operandType,
@@ -133,12 +144,19 @@ llvm::Value *FunctionLowering::scalarOp(Opcode opc, const AttrDict &attrs, Type 
                                                               : fastDivide(b, ops[0], ops[1]);
     return sign ? b.CreateSDiv(ops[0], ops[1]) : b.CreateUDiv(ops[0], ops[1]);
   case Opcode::Rem:
-    return isFloat ? b.CreateFRem(ops[0], ops[1])
-           : sign  ? b.CreateSRem(ops[0], ops[1])
-                   : b.CreateURem(ops[0], ops[1]);
+    if (isFloat)
+      return inFloat32(b, ops, [&](llvm::Value *x, llvm::Value *y) {
+        // C's fmod: the remainder has the sign of x, also when it is zero
+        // (fmod(-6.25, -6.25) = -0); NVPTX's expansion x - trunc(x/y)*y gives
+        // +0 there.
+        return b.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, b.CreateFRem(x, y), x);
+      });
+    return sign ? b.CreateSRem(ops[0], ops[1]) : b.CreateURem(ops[0], ops[1]);
   case Opcode::FloorDiv: {
     if (isFloat)
-      return b.CreateUnaryIntrinsic(llvm::Intrinsic::floor, b.CreateFDiv(ops[0], ops[1]));
+      return inFloat32(b, ops, [&](llvm::Value *x, llvm::Value *y) {
+        return b.CreateUnaryIntrinsic(llvm::Intrinsic::floor, b.CreateFDiv(x, y));
+      });
     if (!sign)
       return b.CreateUDiv(ops[0], ops[1]);
     // Truncating quotient, minus one when the remainder is non-zero and has
@@ -225,7 +243,7 @@ llvm::Value *FunctionLowering::scalarOp(Opcode opc, const AttrDict &attrs, Type 
   }
   case Opcode::Abs:
     if (!isFloat)
-      return b.CreateBinaryIntrinsic(llvm::Intrinsic::abs, a(), b.getFalse());
+      return sign ? b.CreateBinaryIntrinsic(llvm::Intrinsic::abs, a(), b.getFalse()) : a();
     return b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, a());
   case Opcode::Floor:
     return b.CreateUnaryIntrinsic(llvm::Intrinsic::floor, a());
