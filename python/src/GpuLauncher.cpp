@@ -4,6 +4,8 @@
 #include <pybind11/functional.h>
 #include <pybind11/stl.h>
 
+#include <structmember.h>
+
 #include <cstdlib>
 #include <cstring>
 
@@ -43,7 +45,40 @@ union Slot {
   uint8_t i1;
 };
 
-template <class T> void appendRaw(std::string &key, const T &value) {
+// The key under construction: bytes in a buffer on the stack, so a launch
+// allocates nothing; a key longer than the buffer (many parameters, long
+// typestrs) moves to the heap.
+class KeyBuffer {
+public:
+  void append(const char *data, size_t n) {
+    if (heap_.empty() && size_ + n <= sizeof(inline_)) {
+      std::memcpy(inline_ + size_, data, n);
+      size_ += n;
+      return;
+    }
+    if (heap_.empty())
+      heap_.assign(inline_, size_);
+    heap_.append(data, n);
+  }
+  KeyBuffer &operator+=(char c) {
+    append(&c, 1);
+    return *this;
+  }
+  KeyBuffer &operator+=(const char *s) {
+    append(s, std::strlen(s));
+    return *this;
+  }
+  std::string_view view() const {
+    return heap_.empty() ? std::string_view(inline_, size_) : std::string_view(heap_);
+  }
+
+private:
+  char inline_[512];
+  size_t size_ = 0;
+  std::string heap_;
+};
+
+template <class T> void appendRaw(KeyBuffer &key, const T &value) {
   key.append(reinterpret_cast<const char *>(&value), sizeof(value));
 }
 
@@ -87,7 +122,7 @@ bool intClass(PyObject *v, int64_t &out, uint8_t &cls) {
 
 // A compile-time value in the key. Identity keys keep the object alive, so
 // its address cannot be reused by another object while the entry exists.
-void appendConstant(std::string &key, PyObject *v, std::vector<py::object> &keepAlive) {
+void appendConstant(KeyBuffer &key, PyObject *v, std::vector<py::object> &keepAlive) {
   if (v == Py_None) {
     key += 'n';
   } else if (PyBool_Check(v)) {
@@ -112,6 +147,16 @@ void appendConstant(std::string &key, PyObject *v, std::vector<py::object> &keep
     appendRaw(key, v);
     keepAlive.push_back(py::reinterpret_borrow<py::object>(v));
   }
+}
+
+// A pointer-sized Python int. PyLong_AsUnsignedLong walks the digits;
+// PyLong_AsUnsignedLongLong goes through a byte array (slower, same result
+// where long is 64 bits).
+uint64_t asPointer(PyObject *v) {
+  if constexpr (sizeof(unsigned long) == sizeof(uint64_t))
+    return PyLong_AsUnsignedLong(v);
+  else
+    return PyLong_AsUnsignedLongLong(v);
 }
 
 // Calls `obj.name()` with no arguments; null (error cleared) on failure.
@@ -240,91 +285,233 @@ GpuLauncher::TypeKind GpuLauncher::kindOf(PyTypeObject *type) {
 
 namespace {
 
-// `launcher[grid]`: holds the launcher (alive) and the grid.
-struct BoundLaunch {
-  py::object owner;
+// `launcher[grid]` and the object that makes it: plain CPython types rather
+// than pybind11 classes, so that `kernel[grid](x, y, n, BLOCK=256)` is one
+// subscript and one vectorcall into GpuLauncher::launch, with no argument
+// tuple, kwargs dict or pybind11 dispatch on the way (about a microsecond
+// less per launch than a pybind11 __call__ taking py::args, py::kwargs).
+struct BoundLaunchObject {
+  PyObject_HEAD;
+  vectorcallfunc vectorcall;
+  PyObject *owner; // the Launcher's Python object: keeps `launcher` alive
   GpuLauncher *launcher;
-  py::object grid;
+  PyObject *grid;
 };
+
+// What JITFunction.__getitem__ subscripts. It remembers the last grid object
+// and its bound launch: `kernel[grid]` with the same grid object (a
+// module-level tuple, a lambda) then allocates nothing.
+struct BinderObject {
+  PyObject_HEAD;
+  PyObject *owner;
+  GpuLauncher *launcher;
+  PyObject *lastGrid;
+  PyObject *lastBound;
+};
+
+PyObject *boundLaunchCall(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
+  auto *b = reinterpret_cast<BoundLaunchObject *>(self);
+  try {
+    return b->launcher->launch(b->grid, args, size_t(PyVectorcall_NARGS(nargsf)), kwnames, nullptr)
+        .release()
+        .ptr();
+  } catch (py::error_already_set &e) {
+    e.restore();
+  } catch (...) {
+    py::detail::try_translate_exceptions();
+  }
+  return nullptr;
+}
+
+void boundLaunchDealloc(PyObject *self) {
+  auto *b = reinterpret_cast<BoundLaunchObject *>(self);
+  Py_XDECREF(b->owner);
+  Py_XDECREF(b->grid);
+  PyTypeObject *type = Py_TYPE(self);
+  type->tp_free(self);
+  Py_DECREF(type);
+}
+
+void binderDealloc(PyObject *self) {
+  auto *b = reinterpret_cast<BinderObject *>(self);
+  Py_XDECREF(b->owner);
+  Py_XDECREF(b->lastGrid);
+  Py_XDECREF(b->lastBound);
+  PyTypeObject *type = Py_TYPE(self);
+  type->tp_free(self);
+  Py_DECREF(type);
+}
+
+PyMemberDef boundLaunchMembers[] = {{"__vectorcalloffset__", T_PYSSIZET,
+                                     offsetof(BoundLaunchObject, vectorcall), READONLY, nullptr},
+                                    {nullptr, 0, 0, 0, nullptr}};
+
+PyTypeObject *boundLaunchType = nullptr;
+PyTypeObject *binderType = nullptr;
+
+PyObject *newBoundLaunch(PyObject *owner, GpuLauncher *launcher, PyObject *grid) {
+  auto *b = PyObject_New(BoundLaunchObject, boundLaunchType);
+  if (!b)
+    return nullptr;
+  b->vectorcall = boundLaunchCall;
+  b->owner = Py_NewRef(owner);
+  b->launcher = launcher;
+  b->grid = Py_NewRef(grid);
+  return reinterpret_cast<PyObject *>(b);
+}
+
+PyObject *binderSubscript(PyObject *self, PyObject *grid) {
+  auto *b = reinterpret_cast<BinderObject *>(self);
+  if (b->lastBound && b->lastGrid == grid)
+    return Py_NewRef(b->lastBound);
+  PyObject *bound = newBoundLaunch(b->owner, b->launcher, grid);
+  if (!bound)
+    return nullptr;
+  Py_XSETREF(b->lastGrid, Py_NewRef(grid));
+  Py_XSETREF(b->lastBound, Py_NewRef(bound));
+  return bound;
+}
+
+void readyTypes() {
+  if (boundLaunchType)
+    return;
+  PyType_Slot boundSlots[] = {{Py_tp_dealloc, reinterpret_cast<void *>(boundLaunchDealloc)},
+                              {Py_tp_call, reinterpret_cast<void *>(PyVectorcall_Call)},
+                              {Py_tp_members, boundLaunchMembers},
+                              {0, nullptr}};
+  PyType_Spec boundSpec = {"tk._C.BoundLaunch", sizeof(BoundLaunchObject), 0,
+                           Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL, boundSlots};
+  PyType_Slot binderSlots[] = {{Py_tp_dealloc, reinterpret_cast<void *>(binderDealloc)},
+                               {Py_mp_subscript, reinterpret_cast<void *>(binderSubscript)},
+                               {0, nullptr}};
+  PyType_Spec binderSpec = {"tk._C.LaunchBinder", sizeof(BinderObject), 0, Py_TPFLAGS_DEFAULT,
+                            binderSlots};
+  boundLaunchType = reinterpret_cast<PyTypeObject *>(PyType_FromSpec(&boundSpec));
+  binderType = reinterpret_cast<PyTypeObject *>(PyType_FromSpec(&binderSpec));
+  if (!boundLaunchType || !binderType)
+    throw py::error_already_set();
+}
 
 } // namespace
 
 py::object GpuLauncher::bind(py::object grid) {
-  if (lastBound_ && lastGrid_.ptr() == grid.ptr())
-    return lastBound_;
-  // The bound object keeps the launcher's Python object alive; the launcher
-  // keeps only the grid and a weak view of the bound object's identity is
-  // not needed: it holds the last one, so launcher and bound object form a
-  // cycle that lives as long as the @tk.jit function, which is what it is
-  // for.
-  py::object bound =
-      py::cast(BoundLaunch{py::cast(this, py::return_value_policy::reference), this, grid});
-  lastGrid_ = grid;
-  lastBound_ = bound;
-  return bound;
+  py::object owner = py::cast(this, py::return_value_policy::reference);
+  return py::reinterpret_steal<py::object>(newBoundLaunch(owner.ptr(), this, grid.ptr()));
+}
+
+py::object GpuLauncher::binder() {
+  auto *b = PyObject_New(BinderObject, binderType);
+  if (!b)
+    throw py::error_already_set();
+  b->owner = py::cast(this, py::return_value_policy::reference).release().ptr();
+  b->launcher = this;
+  b->lastGrid = nullptr;
+  b->lastBound = nullptr;
+  return py::reinterpret_steal<py::object>(reinterpret_cast<PyObject *>(b));
 }
 
 void bindGpuLauncher(py::module_ &m) {
-  py::class_<BoundLaunch>(m, "BoundLaunch")
-      .def("__call__", [](BoundLaunch &b, py::args args, py::kwargs kwargs) {
-        return b.launcher->call(b.grid, args, kwargs);
-      });
+  readyTypes();
+  m.attr("BoundLaunch") = py::handle(reinterpret_cast<PyObject *>(boundLaunchType));
+  m.attr("LaunchBinder") = py::handle(reinterpret_cast<PyObject *>(binderType));
   py::class_<GpuLauncher>(m, "Launcher")
       .def(py::init<py::object, std::vector<std::string>, std::vector<bool>, std::vector<bool>,
                     py::list, py::object>(),
            py::arg("jit_function"), py::arg("names"), py::arg("is_constexpr"),
            py::arg("specialize"), py::arg("defaults"), py::arg("missing"))
       .def("__getitem__", &GpuLauncher::bind)
+      .def_property_readonly("binder", &GpuLauncher::binder)
       .def("call", &GpuLauncher::call, py::arg("grid"), py::arg("args"), py::arg("kwargs"))
       .def_property_readonly("num_entries", &GpuLauncher::numEntries)
       .def_property_readonly("last_key",
                              [](const GpuLauncher &l) { return py::bytes(l.lastKey()); });
 }
 
+template <class MetaFn>
+std::array<unsigned, 3> GpuLauncher::gridDims(py::handle grid, const MetaFn &meta,
+                                              const std::string &kernel) {
+  py::object g = py::reinterpret_borrow<py::object>(grid);
+  if (PyCallable_Check(grid.ptr()))
+    g = g(meta());
+  std::array<unsigned, 3> dims;
+  std::string why;
+  if (!readGrid(g.ptr(), dims, why)) {
+    if (!why.empty())
+      throw py::value_error(fmt::format("the grid of {}: {}", kernel, why));
+    throw py::type_error(fmt::format("the grid of {} must be a tuple of 1 to 3 ints or a "
+                                     "callable returning one, not {}",
+                                     kernel, py::repr(g).cast<std::string>()));
+  }
+  return dims;
+}
+
 py::object GpuLauncher::call(py::handle grid, py::handle argsHandle, py::handle kwargsHandle) {
   if (!PyTuple_Check(argsHandle.ptr()) ||
       !(kwargsHandle.is_none() || PyDict_Check(kwargsHandle.ptr())))
     throw py::type_error("Launcher.call(grid, args, kwargs) takes a tuple and a dict");
-  if (interpretMode())
-    return jit_.attr("_interpret_run")(grid, argsHandle, kwargsHandle);
+  return launch(grid, &PyTuple_GET_ITEM(argsHandle.ptr(), 0),
+                size_t(PyTuple_GET_SIZE(argsHandle.ptr())), nullptr,
+                kwargsHandle.is_none() ? nullptr : kwargsHandle.ptr());
+}
 
-  PyObject *args = argsHandle.ptr();
-  PyObject *kwargs = kwargsHandle.is_none() ? nullptr : kwargsHandle.ptr();
+py::object GpuLauncher::launch(py::handle grid, PyObject *const *args, size_t numArgs,
+                               PyObject *kwnames, PyObject *kwargs) {
+  // The Python side takes a tuple and a dict; built only when it is called.
+  auto pythonArgs = [&]() {
+    py::tuple t(numArgs);
+    for (size_t i = 0; i < numArgs; ++i)
+      t[i] = py::reinterpret_borrow<py::object>(args[i]);
+    py::dict d;
+    if (kwargs)
+      d = py::reinterpret_borrow<py::dict>(PyDict_Copy(kwargs)).cast<py::dict>();
+    for (Py_ssize_t j = 0; kwnames && j < PyTuple_GET_SIZE(kwnames); ++j)
+      d[PyTuple_GET_ITEM(kwnames, j)] = py::reinterpret_borrow<py::object>(args[numArgs + j]);
+    return std::make_pair(t, d);
+  };
+  if (interpretMode()) {
+    auto [t, d] = pythonArgs();
+    return jit_.attr("_interpret_run")(grid, t, d);
+  }
+
   const size_t numParams = names_.size();
-  const Py_ssize_t numArgs = PyTuple_GET_SIZE(args);
 
   // Binding, as Python binds; anything unusual (too many arguments, an
   // unknown or repeated keyword, a missing one) sets `keyable` false and the
   // Python side raises the TypeError.
-  bool keyable = numParams <= kMaxParams && size_t(numArgs) <= numParams;
-  PyObject *values[kMaxParams] = {};
+  bool keyable = numParams <= kMaxParams && numArgs <= numParams;
+  PyObject *values[kMaxParams];
+  std::fill_n(values, std::min(numParams, kMaxParams), nullptr);
   PyObject *options[kNumLaunchOptions] = {};
+  auto bindKeyword = [&](PyObject *k, PyObject *v) {
+    size_t found = numParams;
+    for (size_t i = 0; i < numParams && found == numParams; ++i)
+      if (names_[i].ptr() == k)
+        found = i;
+    for (size_t i = 0; i < numParams && found == numParams; ++i)
+      if (PyUnicode_Compare(names_[i].ptr(), k) == 0)
+        found = i;
+    if (found < numParams) {
+      keyable = values[found] == nullptr;
+      values[found] = v;
+      return;
+    }
+    size_t opt = kNumLaunchOptions;
+    for (size_t i = 0; i < kNumLaunchOptions && opt == kNumLaunchOptions; ++i)
+      if (PyUnicode_CompareWithASCIIString(k, kLaunchOptions[i]) == 0)
+        opt = i;
+    keyable = opt < kNumLaunchOptions;
+    if (keyable)
+      options[opt] = v;
+  };
   if (keyable) {
-    for (Py_ssize_t i = 0; i < numArgs; ++i)
-      values[i] = PyTuple_GET_ITEM(args, i);
+    for (size_t i = 0; i < numArgs; ++i)
+      values[i] = args[i];
     Py_ssize_t pos = 0;
     PyObject *k, *v;
-    while (keyable && kwargs && PyDict_Next(kwargs, &pos, &k, &v)) {
-      size_t found = numParams;
-      for (size_t i = 0; i < numParams && found == numParams; ++i)
-        if (names_[i].ptr() == k)
-          found = i;
-      for (size_t i = 0; i < numParams && found == numParams; ++i)
-        if (PyUnicode_Compare(names_[i].ptr(), k) == 0)
-          found = i;
-      if (found < numParams) {
-        keyable = values[found] == nullptr;
-        values[found] = v;
-        continue;
-      }
-      size_t opt = kNumLaunchOptions;
-      for (size_t i = 0; i < kNumLaunchOptions && opt == kNumLaunchOptions; ++i)
-        if (PyUnicode_CompareWithASCIIString(k, kLaunchOptions[i]) == 0)
-          opt = i;
-      keyable = opt < kNumLaunchOptions;
-      if (keyable)
-        options[opt] = v;
-    }
+    while (keyable && kwargs && PyDict_Next(kwargs, &pos, &k, &v))
+      bindKeyword(k, v);
+    for (Py_ssize_t j = 0; keyable && kwnames && j < PyTuple_GET_SIZE(kwnames); ++j)
+      bindKeyword(PyTuple_GET_ITEM(kwnames, j), args[numArgs + j]);
     if (PyErr_Occurred())
       PyErr_Clear();
     for (size_t i = 0; keyable && i < numParams; ++i) {
@@ -335,8 +522,7 @@ py::object GpuLauncher::call(py::handle grid, py::handle argsHandle, py::handle 
   }
 
   // The key, and the runtime values on the way.
-  std::string key;
-  key.reserve(8 + 12 * numParams);
+  KeyBuffer key;
   std::vector<py::object> keepAlive;
   RuntimeValue runtime[kMaxParams];
   size_t numRuntime = 0;
@@ -401,7 +587,7 @@ py::object GpuLauncher::call(py::handle grid, py::handle argsHandle, py::handle 
       PyObject *p = callMethod(v, strDataPtr());
       PyObject *dt = PyObject_GetAttr(v, strDtype());
       if (p)
-        ptr = PyLong_AsUnsignedLongLong(p);
+        ptr = asPointer(p);
       Py_XDECREF(p);
       if (!p || !dt || PyErr_Occurred()) {
         PyErr_Clear();
@@ -422,7 +608,7 @@ py::object GpuLauncher::call(py::handle grid, py::handle argsHandle, py::handle 
       bool ok = data && PyTuple_Check(data) && PyTuple_GET_SIZE(data) >= 1 && typestr &&
                 PyUnicode_Check(typestr);
       if (ok)
-        ptr = PyLong_AsUnsignedLongLong(PyTuple_GET_ITEM(data, 0));
+        ptr = asPointer(PyTuple_GET_ITEM(data, 0));
       if (ok && !PyErr_Occurred()) {
         key += 'C';
         key += PyUnicode_AsUTF8(typestr);
@@ -447,8 +633,8 @@ py::object GpuLauncher::call(py::handle grid, py::handle argsHandle, py::handle 
 
   Entry *entry = nullptr;
   if (keyable) {
-    lastKey_ = key;
-    auto it = entries_.find(key);
+    lastKey_.assign(key.view());
+    auto it = entries_.find(key.view());
     if (it != entries_.end()) {
       entry = &it->second;
       for (const Guard &g : entry->guards) {
@@ -530,8 +716,9 @@ py::object GpuLauncher::call(py::handle grid, py::handle argsHandle, py::handle 
   // The Python side: compile (or find) the kernel for these arguments, or
   // raise the TypeError that names what is wrong. It returns the
   // CompiledKernel, the guards, the runtime values and the meta dict.
-  py::tuple r = jit_.attr("_gpu_compile")(
-      argsHandle, kwargs ? py::reinterpret_borrow<py::object>(kwargs) : py::object(py::dict()));
+  std::string ownKey(key.view()); // the Python side may launch through this launcher
+  auto [pyArgs, pyKwargs] = pythonArgs();
+  py::tuple r = jit_.attr("_gpu_compile")(pyArgs, pyKwargs);
   py::object compiled = r[0];
   Entry fresh;
   fresh.compiled = compiled;
@@ -547,26 +734,8 @@ py::object GpuLauncher::call(py::handle grid, py::handle argsHandle, py::handle 
                           : py::object(py::none());
   const Entry *use = &fresh;
   if (keyable)
-    use = &entries_.insert_or_assign(key, std::move(fresh)).first->second;
+    use = &entries_.insert_or_assign(std::move(ownKey), std::move(fresh)).first->second;
   return launchWith(*use, grid, r[2].cast<py::list>(), meta, stream);
-}
-
-std::array<unsigned, 3> GpuLauncher::gridDims(py::handle grid,
-                                              const std::function<py::object()> &meta,
-                                              const std::string &kernel) {
-  py::object g = py::reinterpret_borrow<py::object>(grid);
-  if (PyCallable_Check(grid.ptr()))
-    g = g(meta());
-  std::array<unsigned, 3> dims;
-  std::string why;
-  if (!readGrid(g.ptr(), dims, why)) {
-    if (!why.empty())
-      throw py::value_error(fmt::format("the grid of {}: {}", kernel, why));
-    throw py::type_error(fmt::format("the grid of {} must be a tuple of 1 to 3 ints or a "
-                                     "callable returning one, not {}",
-                                     kernel, py::repr(g).cast<std::string>()));
-  }
-  return dims;
 }
 
 CUstream GpuLauncher::streamOf(PyObject *option) {
@@ -595,7 +764,7 @@ CUstream GpuLauncher::streamOf(PyObject *option) {
   PyObject *r = PyObject_CallOneArg(rawStream_.ptr(), deviceZero_.ptr());
   if (!r)
     throw py::error_already_set();
-  CUstream stream = reinterpret_cast<CUstream>(PyLong_AsUnsignedLongLong(r));
+  CUstream stream = reinterpret_cast<CUstream>(asPointer(r));
   Py_DECREF(r);
   return stream;
 }

@@ -41,6 +41,7 @@
 #include <array>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -56,9 +57,17 @@ public:
   /// One launch; returns the Python CompiledKernel. Raises what the Python
   /// side raises, or tk.DriverError for a failed cuLaunchKernel.
   pybind11::object call(pybind11::handle grid, pybind11::handle args, pybind11::handle kwargs);
-  /// `launcher[grid]`: a callable bound to the grid (the last one is reused
-  /// when the same grid object comes again).
+  /// The same launch in vectorcall form: `args[0..numArgs)` positional, then
+  /// the values of the keywords named by the tuple `kwnames` (or, with
+  /// `kwargs`, a dict of keywords). What `launcher[grid](...)` calls, with
+  /// no tuple or dict built on the way.
+  pybind11::object launch(pybind11::handle grid, PyObject *const *args, size_t numArgs,
+                          PyObject *kwnames, PyObject *kwargs);
+  /// `launcher[grid]`: a callable bound to the grid.
   pybind11::object bind(pybind11::object grid);
+  /// An object whose `[grid]` is bind(grid), reusing the bound callable
+  /// while the same grid object comes again (JITFunction.__getitem__).
+  pybind11::object binder();
 
   size_t numEntries() const { return entries_.size(); }
   /// The key of the last launch, for tests.
@@ -83,8 +92,8 @@ private:
                               pybind11::object stream);
   /// The grid's three dimensions (calling it with meta() when callable);
   /// TypeError or ValueError naming `kernel` when it is not a grid.
-  static std::array<unsigned, 3> gridDims(pybind11::handle grid,
-                                          const std::function<pybind11::object()> &meta,
+  template <class MetaFn>
+  static std::array<unsigned, 3> gridDims(pybind11::handle grid, const MetaFn &meta,
                                           const std::string &kernel);
   /// The stream= option (an int, a torch or CuPy stream, or null for
   /// torch's current stream on device 0).
@@ -96,9 +105,13 @@ private:
   std::vector<pybind11::object> defaults_;
   pybind11::object missing_;
   int interpret_ = -1; // @tk.jit(interpret=...): -1 unset (TK_INTERPRET decides)
-  std::unordered_map<std::string, Entry> entries_;
+  // Looked up with the key's bytes on the stack (no std::string per launch).
+  struct KeyHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>()(s); }
+  };
+  std::unordered_map<std::string, Entry, KeyHash, std::equal_to<>> entries_;
   std::vector<std::pair<PyTypeObject *, TypeKind>> typeKinds_;
-  pybind11::object lastGrid_, lastBound_;
   pybind11::object rawStream_; // torch._C._cuda_getCurrentRawStream, once torch is imported
   pybind11::object deviceZero_;
   std::string lastKey_;

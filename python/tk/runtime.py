@@ -656,9 +656,10 @@ class JITFunction(KernelInterface):
             [_MISSING if p.default is p.empty else p.default for p in self.params],
             _MISSING,
         )
+        self._binder = self._launcher.binder
 
     def __getitem__(self, grid):
-        return self._launcher[grid]
+        return self._binder[grid]
 
     @property
     def source(self):

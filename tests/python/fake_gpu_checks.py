@@ -377,6 +377,31 @@ def a_second_process_reads_ptx_and_cubin_from_the_disk_cache():
 
 
 @check
+def bound_launches_by_subscript_vectorcall_and_call():
+    # kernel[grid] reuses its bound callable while the grid object is the
+    # same one; a new grid object binds anew; the three ways in (the bound
+    # callable, Launcher[grid], Launcher.call) launch the same kernel.
+    set_sizes(8, 8, 8, 4)
+    t = FakeTensor(X)
+    grid = (5,)
+    assert add_kernel[grid] is add_kernel[grid]
+    six = 6
+    assert add_kernel[(six,)] is not add_kernel[(six,)]  # two tuple objects
+    before = fake.fake_launch_count()
+    k1 = add_kernel[grid](t, t, t, 48, BLOCK=16)
+    k2 = add_kernel._launcher[(7,)](t, t, t, 48, BLOCK=16)
+    k3 = add_kernel._launcher.call((2, 3), (t, t, t), {"n": 48, "BLOCK": 16})
+    k4 = add_kernel[grid](t, t, out_ptr=t, n=48, BLOCK=16, num_warps=4)
+    assert fake.fake_launch_count() == before + 4
+    assert k1 is k2 is k3
+    assert k4.num_warps == 4
+    assert [fake.fake_last_grid(i) for i in range(3)] == [5, 1, 1]
+    assert params(4) == [X, X, X, 48], params(4)
+    raises(TypeError, lambda: add_kernel[grid](t, t, t, 48, t, BLOCK=16), "multiple values",
+           "BLOCK")
+
+
+@check
 def host_overhead_with_the_stand_in_driver():
     set_sizes(8, 8, 8, 4)
     x, y, out = FakeTensor(X), FakeTensor(Y), FakeTensor(OUT)
