@@ -43,9 +43,30 @@ x = torch.randn(4096, 1000, device="cuda")
 y = torch.empty_like(x)
 torch.cuda.synchronize()
 t_imported = time.perf_counter()
+parts = {}
 if which == "tk":
     import tk
+    import tk.runtime as rt
     t_imported = time.perf_counter()
+
+    # Where the first call's time goes: each step timed where tk does it.
+    def timed(owner, name, label):
+        inner = getattr(owner, name)
+
+        def wrapper(*a, **k):
+            t = time.perf_counter()
+            try:
+                return inner(*a, **k)
+            finally:
+                parts[label] = parts.get(label, 0.0) + (time.perf_counter() - t) * 1e3
+        setattr(owner, name, wrapper)
+
+    timed(rt, "cuda_driver_available", "find libcuda (ctypes)")
+    timed(rt._FunctionSource, "__init__", "read source (inspect)")
+    timed(rt._Closure, "__init__", "globals and helpers")
+    timed(tk._C, "compile", "compile or disk cache (_C.compile)")
+    timed(rt.CompiledKernel, "_load", "load: driver init, cubin, module")
+    timed(rt.JITFunction, "_gpu_compile", "python side in total")
 
     @tk.jit
     def softmax_kernel(out_ptr, in_ptr, in_stride, out_stride, n_cols, BLOCK: tk.constexpr):
@@ -71,8 +92,13 @@ softmax_kernel[(4096,)](y, x, x.stride(0), y.stride(0), 1000, BLOCK=1024)
 torch.cuda.synchronize()
 t1 = time.perf_counter()
 err = float((y - torch.softmax(x, dim=1)).abs().max())
+if which == "tk":
+    t2 = time.perf_counter()
+    softmax_kernel[(4096,)](y, x, x.stride(0), y.stride(0), 1000, BLOCK=1024)
+    torch.cuda.synchronize()
+    parts["second call + sync"] = (time.perf_counter() - t2) * 1e3
 print(json.dumps({"first_call_ms": (t1 - t0) * 1e3, "import_ms": (t_imported - t_start) * 1e3,
-                  "max_err": err}))
+                  "max_err": err, "parts_ms": parts}))
 '''
 
 
@@ -104,6 +130,12 @@ def launch_overhead(n_launches, repeats):
         return best
 
     results["tk_us"] = timed(lambda: tk_add[grid](x, y, out, 1024, BLOCK=1024))
+    # What any launcher pays to read three torch tensors and the stream, the
+    # floor of the Python-side work (tk's launcher makes these calls in C).
+    raw_stream = torch._C._cuda_getCurrentRawStream
+    results["torch_reads_us"] = timed(lambda: (
+        x.data_ptr(), y.data_ptr(), out.data_ptr(), x.get_device(), y.get_device(),
+        out.get_device(), x.dtype, y.dtype, out.dtype, raw_stream(0)))
     tk.testing.assert_close(out, x + y, atol=0, rtol=0)
     results["triton_us"] = timed(lambda: triton_add[grid](x, y, out, 1024, BLOCK=1024))
     raw = cp.RawKernel(r'''
@@ -220,6 +252,8 @@ def markdown(r):
         f"| Triton `kernel[grid](...)` | {fmt(launch, 'triton_us', 'us')} |",
         f"| CuPy RawKernel (reference) | {fmt(launch, 'cupy_rawkernel_us', 'us')} |",
         f"| empty Python loop | {fmt(launch, 'empty_loop_us', 'us', 3)} |",
+        f"| torch reads only (3x data_ptr/get_device/dtype, raw stream) | "
+        f"{fmt(launch, 'torch_reads_us', 'us', 3)} |",
         "",
         "## First call of a new kernel in a fresh process (softmax, 4096x1000 fp32)",
         "",
@@ -232,6 +266,13 @@ def markdown(r):
         d = cold.get(key, {})
         lines.append(f"| {key} | {fmt(d, 'first_call_ms', 'ms', 1)} | "
                      f"{fmt(d, 'import_ms', 'ms', 1)} |")
+    parts = cold.get("tk_warm_cache", {}).get("parts_ms")
+    if parts:
+        lines += ["", "## Where tk's warm-cache first call goes (second process)", "",
+                  "Steps nest: the Python side's total holds reading the source, globals, "
+                  "the compile (a disk-cache read here) and the load.", "",
+                  "| step | ms |", "| --- | --- |"]
+        lines += [f"| {k} | {v:.2f} |" for k, v in parts.items()]
     p = r.get("gpu_pytest")
     if p:
         lines += ["", "## GPU-marked pytest", "", f"`{p['summary']}`", ""]

@@ -174,14 +174,16 @@ def load_tutorial(name):
     return module
 
 
-@pytest.mark.parametrize("name", ["01-vector-add.py", "02-fused-softmax.py", "03-layer-norm.py"])
+@pytest.mark.parametrize("name", ["01-vector-add.py", "02-fused-softmax.py", "03-layer-norm.py",
+                                  "04-matmul.py"])
 def test_tutorial_on_the_gpu(name, capsys):
     assert load_tutorial(name).main(["--small"]) == 0
     out = capsys.readouterr().out
     assert "on the GPU" in out and ": OK" in out
 
 
-@pytest.mark.parametrize("name", ["01-vector-add.py", "02-fused-softmax.py", "03-layer-norm.py"])
+@pytest.mark.parametrize("name", ["01-vector-add.py", "02-fused-softmax.py", "03-layer-norm.py",
+                                  "04-matmul.py"])
 def test_tutorial_bench_plots(name, tmp_path, capsys):
     pytest.importorskip("matplotlib")
     assert load_tutorial(name).main(["--bench", "--small", "--out", str(tmp_path)]) == 0
