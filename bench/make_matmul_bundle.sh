@@ -5,14 +5,17 @@
 #
 #   bash bench/make_matmul_bundle.sh [build-dir]
 #
-# - mm_<dtype>_<BM>x<BN>x<BK>_w<W>.ptx: tutorials/04-matmul.tk (no
-#   activation), fp16 or bf16 in and out, M, N, K and the leading strides
+# - mm_<dtype>_<BM>x<BN>x<BK>_w<W>_s<S>.ptx: tutorials/04-matmul.tk (no
+#   activation) with S pipeline stages (--num-stages), fp16 or bf16 in and out, M, N, K and the leading strides
 #   divisible by 16, unit inner strides;
 # - bias_<BM>x<BN>x<BK>_w<W>.ptx: the fused bias + leaky_relu kernel of the
 #   same tutorial;
 # - chk_<dtype>_<BM>x<BN>x<BK>_w<W>_<t>.ptx: bench/dot_check.tk for the
 #   correctness sweep; t = nn, tn, nt (A and/or B transposed: its unit stride
 #   on the other dimension), sizes and strides unspecialised (ragged edges).
+#
+# Manifest rows: kind name dtype BM BN BK warps [t] smem, smem the dynamic
+# shared memory its launch needs (0: static shared memory only).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 tkc="${1:-build}/bin/tkc"
@@ -22,25 +25,35 @@ mkdir -p "$out"
 manifest="$out/manifest.txt"
 : > "$manifest"
 
+# tkc --emit=ptx -o $out/<name>.ptx, and the GPU IR (for shared_bytes) next
+# to it as <name>.ptx.ir (no LLVM: cheap).
+emit() {
+  local name="$1"
+  shift
+  "$tkc" "$@" --emit=ptx -o "$out/$name.ptx" &&
+    "$tkc" "$@" --emit=ir-gpu -o "$out/$name.ptx.ir"
+}
 mm_sig() { echo "*$1:16, *$1:16, *$1:16, i32:16, i32:16, i32:16, i32:16, i32:1, i32:16, i32:1, i32:16, i32:1"; }
+# BM BN BK warps stages (the cp.async ring's depth; 1 = no pipelining)
 for dt in fp16 bf16; do
-  for cfg in "128 128 32 4" "128 128 32 8" "128 256 32 8" "128 64 32 4" "64 128 32 4" \
-             "128 64 64 4" "64 64 32 4"; do
+  for cfg in "128 128 32 4 3" "128 128 32 4 4" "128 128 32 8 3" "128 128 64 4 3" \
+             "128 128 64 8 3" "128 256 32 8 3" "128 256 32 8 4" "256 128 32 8 3" \
+             "128 256 64 8 3" "128 64 32 4 3" "64 128 32 4 4" "128 64 64 4 3" "64 64 32 4 3" \
+             "128 128 32 4 1"; do
     set -- $cfg
-    name="mm_${dt}_$1x$2x$3_w$4"
-    "$tkc" tutorials/04-matmul.tk --kernel matmul_kernel --emit=ptx --num-warps="$4" \
-      --signature "$(mm_sig $dt)" -D BLOCK_SIZE_M="$1" -D BLOCK_SIZE_N="$2" -D BLOCK_SIZE_K="$3" \
-      -D GROUP_SIZE_M=8 -D ACTIVATION=plain -o "$out/$name.ptx"
+    name="mm_${dt}_$1x$2x$3_w$4_s$5"
+    emit "$name" tutorials/04-matmul.tk --kernel matmul_kernel --num-warps="$4" \
+      --num-stages="$5" --signature "$(mm_sig $dt)" -D BLOCK_SIZE_M="$1" -D BLOCK_SIZE_N="$2" \
+      -D BLOCK_SIZE_K="$3" -D GROUP_SIZE_M=8 -D ACTIVATION=plain
     echo "mm $name $dt $1 $2 $3 $4" >> "$manifest"
   done
 done
 for cfg in "128 64 32 4" "64 64 32 4"; do
   set -- $cfg
   name="bias_$1x$2x$3_w$4"
-  "$tkc" tutorials/04-matmul.tk --kernel matmul_bias_kernel --emit=ptx --num-warps="$4" \
+  emit "$name" tutorials/04-matmul.tk --kernel matmul_bias_kernel --num-warps="$4" \
     --signature "*fp16:16, *fp16:16, *fp16:16, *fp16:16, i32, i32, i32, i32, i32:1, i32, i32:1, i32, i32:1" \
-    -D BLOCK_SIZE_M="$1" -D BLOCK_SIZE_N="$2" -D BLOCK_SIZE_K="$3" -D GROUP_SIZE_M=8 \
-    -o "$out/$name.ptx"
+    -D BLOCK_SIZE_M="$1" -D BLOCK_SIZE_N="$2" -D BLOCK_SIZE_K="$3" -D GROUP_SIZE_M=8
   echo "bias $name fp16 $1 $2 $3 $4" >> "$manifest"
 done
 
@@ -62,8 +75,8 @@ for dt in fp16 bf16 fp32 i8; do
     set -- $cfg
     for t in nn tn nt; do
       name="chk_${dt}_$1x$2x$3_w$4_$t"
-      if "$tkc" bench/dot_check.tk --emit=ptx --num-warps="$4" --signature "$(chk_sig $dt $c $t)" \
-          -D BM="$1" -D BN="$2" -D BK="$3" -D ACC_INT=$acc -o "$out/$name.ptx" 2> "$out/$name.err"; then
+      if emit "$name" bench/dot_check.tk --num-warps="$4" --signature "$(chk_sig $dt $c $t)" \
+          -D BM="$1" -D BN="$2" -D BK="$3" -D ACC_INT=$acc 2> "$out/$name.err"; then
         rm -f "$out/$name.err"
         echo "chk $name $dt $1 $2 $3 $4 $t" >> "$manifest"
       else
@@ -78,11 +91,7 @@ done
 if command -v ptxas > /dev/null || [ -x /usr/local/cuda/bin/ptxas ]; then
   px=$(command -v ptxas || echo /usr/local/cuda/bin/ptxas)
   while read -r kind name rest; do
-    # matmul_bench.py launches with no dynamic shared memory: kernels above
-    # 48 KiB (.extern .shared) are left out.
-    if grep -q '^\.extern \.shared' "$out/$name.ptx"; then
-      echo "left out $name: needs dynamic shared memory" >&2
-    elif "$px" -arch=sm_90 "$out/$name.ptx" -o /dev/null 2> "$out/$name.ptxas"; then
+    if "$px" -arch=sm_90 "$out/$name.ptx" -o /dev/null 2> "$out/$name.ptxas"; then
       rm -f "$out/$name.ptxas"
       echo "$kind $name $rest"
     else
@@ -91,4 +100,14 @@ if command -v ptxas > /dev/null || [ -x /usr/local/cuda/bin/ptxas ]; then
   done < "$manifest" > "$manifest.ok"
   mv "$manifest.ok" "$manifest"
 fi
+# The last column: the dynamic shared memory a launch must pass, the
+# kernel's shared_bytes when it is above 48 KiB (`.extern .shared`), else 0.
+while read -r kind name rest; do
+  smem=0
+  if grep -q '^\.extern \.shared' "$out/$name.ptx"; then
+    smem=$(grep -o 'shared_bytes = [0-9]*' "$out/$name.ptx.ir" 2> /dev/null | head -1 | grep -o '[0-9]*$' || true)
+  fi
+  echo "$kind $name $rest ${smem:-0}"
+done < "$manifest" > "$manifest.ok"
+mv "$manifest.ok" "$manifest"
 wc -l "$manifest"

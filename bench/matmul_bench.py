@@ -4,8 +4,10 @@ Speed: C = A @ B, fp16 in, fp32 accumulate, fp16 out, square 1024, 4096 and
 8192, and bf16 at 4096. Three contenders in one process:
 
 - tk: tutorials/04-matmul.tk (no activation) compiled ahead of time to PTX by
-  bench/make_matmul_bundle.sh, one file per tile config, launched through
-  CuPy; the fastest config is reported (as an autotuner would pick);
+  bench/make_matmul_bundle.sh, one file per tile config and stage count,
+  launched through CuPy with the dynamic shared memory the manifest names
+  (configs above 48 KiB raise the function's limit); the fastest config is
+  reported (as an autotuner would pick);
 - Triton 3.6: the same tiled, grouped matmul written with triton.language,
   @triton.autotune over a few configs;
 - cuBLAS: torch's a @ b.
@@ -102,8 +104,22 @@ def read_manifest(ptx_dir):
     return rows
 
 
-def load_kernel(ptx_dir, name, entry):
-    return cp.RawModule(path=os.path.join(ptx_dir, name + ".ptx")).get_function(entry)
+class Kernel:
+    """A PTX kernel launched through CuPy with the dynamic shared memory the
+    manifest names (above 48 KiB the function's limit is raised first)."""
+
+    def __init__(self, ptx_dir, name, entry, smem):
+        self.fn = cp.RawModule(path=os.path.join(ptx_dir, name + ".ptx")).get_function(entry)
+        self.smem = int(smem)
+        if self.smem > 48 * 1024:
+            self.fn.max_dynamic_shared_size_bytes = self.smem
+
+    def __call__(self, grid, block, args):
+        self.fn(grid, block, args, shared_mem=self.smem)
+
+
+def load_kernel(ptx_dir, row, entry):
+    return Kernel(ptx_dir, row[1], entry, row[-1])
 
 
 def cdiv(a, b):
@@ -126,9 +142,9 @@ def check_sweep(ptx_dir, rows):
     for row in rows:
         if row[0] != "chk":
             continue
-        _, name, dt, bm, bn, bk, w, t = row
+        _, name, dt, bm, bn, bk, w, t = row[:8]
         bm, bn, bk, w = int(bm), int(bn), int(bk), int(w)
-        kernel = load_kernel(ptx_dir, name, "dot_check")
+        kernel = load_kernel(ptx_dir, row, "dot_check")
         for (m, n, k) in CHECK_SHAPES:
             a = random_operand((k, m) if t == "tn" else (m, k), dt, gen)
             b = random_operand((n, k) if t == "nt" else (k, n), dt, gen)
@@ -165,9 +181,9 @@ def check_bias(ptx_dir, rows):
     for row in rows:
         if row[0] != "bias":
             continue
-        _, name, _, bm, bn, bk, w = row
+        _, name, _, bm, bn, bk, w = row[:7]
         bm, bn, w = int(bm), int(bn), int(w)
-        kernel = load_kernel(ptx_dir, name, "matmul_bias_kernel")
+        kernel = load_kernel(ptx_dir, row, "matmul_bias_kernel")
         for (m, n, k) in ((1000, 520, 300), (256, 256, 64)):
             a = random_operand((m, k), "fp16", gen)
             b = random_operand((k, n), "fp16", gen)
@@ -217,9 +233,9 @@ def bench(ptx_dir, rows):
         for row in rows:
             if row[0] != "mm" or row[2] != dt:
                 continue
-            _, name, _, bm, bn, bk, w = row
+            _, name, _, bm, bn, bk, w = row[:7]
             bm, bn, w = int(bm), int(bn), int(w)
-            kernel = load_kernel(ptx_dir, name, "matmul_kernel")
+            kernel = load_kernel(ptx_dir, row, "matmul_kernel")
             c = torch.full((s, s), float("nan"), dtype=a.dtype, device="cuda")
             args = (ptr(a), ptr(b), ptr(c)) + i32(s, s, s, s, 1, s, 1, s, 1)
             grid = (cdiv(s, bm) * cdiv(s, bn),)
@@ -231,7 +247,8 @@ def bench(ptx_dir, rows):
             torch.cuda.synchronize()
             err = rel_error(c, ref) if not torch.isnan(c).any() else float("inf")
             t = tflops(triton.testing.do_bench(run))
-            configs.append({"kernel": name, "tflops": t, "rel_err": err, "ok": err <= 1e-2})
+            configs.append({"kernel": name, "tflops": t, "rel_err": err, "ok": err <= 1e-2,
+                            "dynamic_smem": kernel.smem})
         good = [c for c in configs if c["ok"]]
         best = max(good, key=lambda c: c["tflops"]) if good else None
         entry["tk_configs"] = configs
@@ -275,6 +292,7 @@ def main():
     p.add_argument("--out-dir", required=True)
     p.add_argument("--commit", default="unknown")
     p.add_argument("--skip-bench", action="store_true")
+    p.add_argument("--suffix", default="", help="appended to the file names' date")
     args = p.parse_args()
     rows = read_manifest(args.ptx_dir)
     report = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
@@ -284,7 +302,7 @@ def main():
     report["bias"] = check_bias(args.ptx_dir, rows)
     if not args.skip_bench:
         report["bench"] = bench(args.ptx_dir, rows)
-    stamp = datetime.date.today().isoformat()
+    stamp = datetime.date.today().isoformat() + args.suffix
     os.makedirs(args.out_dir, exist_ok=True)
     with open(os.path.join(args.out_dir, f"matmul-{stamp}.json"), "w") as f:
         json.dump(report, f, indent=1)

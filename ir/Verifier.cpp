@@ -341,6 +341,9 @@ private:
     case Opcode::LocalStore:
       return verifyLocal(op);
     case Opcode::Barrier:
+    case Opcode::AsyncCopy: // the cp.async ring: made by --pipeline only
+    case Opcode::AsyncWait:
+    case Opcode::RingView:
       return;
     case Opcode::Call:
       return verifyCall(op);

@@ -113,10 +113,16 @@ int64_t scratchBytes(const Operation &op, int64_t numWarps) {
   // they move data between threads (DataMovement.h);
   if (int64_t bytes = movementScratchBytes(op))
     return bytes;
-  // a dot without tensor cores stages both operands (DotToLLVM.cpp).
+  // a dot stages both operands (DotToLLVM.cpp), except a stage of a cp.async
+  // ring (ring_view), which it reads in place.
   if (op.is(Opcode::Dot)) {
-    Type *a = op.operand(0)->type(), *b = op.operand(1)->type();
-    return (a->numElements() + b->numElements()) * sharedElementBytes(a);
+    int64_t elements = 0;
+    for (unsigned i = 0; i < 2; ++i) {
+      Operation *def = op.operand(i)->definingOp();
+      if (!def || !def->is(Opcode::RingView))
+        elements += op.operand(i)->type()->numElements();
+    }
+    return elements * sharedElementBytes(op.operand(0)->type());
   }
   return 0;
 }

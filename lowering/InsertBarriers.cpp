@@ -65,6 +65,7 @@ private:
   Pending flowOp(Operation &op, Pending pending) {
     switch (op.opcode()) {
     case Opcode::Barrier:
+    case Opcode::AsyncWait: // cp.async.wait_group, then bar.sync
       return {};
     case Opcode::If: {
       Pending out = block(op.body(0), pending);

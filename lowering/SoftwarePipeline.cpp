@@ -1,7 +1,32 @@
-// --pipeline: in a `for` loop whose loads feed a dot, the loads of iteration
-// i + 1 are issued before the dot of iteration i, so global-memory latency
-// overlaps the tensor-core work instead of stalling every iteration. Runs
-// after --accelerate-dot (layouts are final).
+// --pipeline: in a `for` loop whose loads feed a dot, the loads of later
+// iterations are issued before the dot of the current one, so global-memory
+// latency overlaps the tensor-core work instead of stalling every iteration.
+// Runs after --accelerate-dot (layouts are final). Two forms:
+//
+// The cp.async ring (S = the num_stages function attribute, default 3, >= 2),
+// when every such load is a 16-bit operand (fp16/bf16) of dots on the tensor
+// cores, taken directly, with no `other` or other = 0: each load gets a
+// shared-memory ring of S tiles, filled with cp.async (global -> shared, no
+// registers) S - 1 iterations ahead; the dot reads its stage with ldmatrix.
+//
+//   ring = local_alloc : tensor<S x 128 x 32 x fp16, shared<...>>
+//   async_wait {pending = 0}                      (earlier users of the bytes are done)
+//   async_copy ring, s, ptr(s), mask(s) & (lb + s step < ub)        s = 0 .. S-2
+//   for k ... iter_args(acc, pa) {
+//     i = (k - lb) / step
+//     async_wait {pending = (S-2) * loads}        (stage i landed; stage i-1 read by all)
+//     a = ring_view ring, i
+//     async_copy ring, i + S-1, ptr(i + S-1), mask(i + S-1) & (k + (S-1) step < ub)
+//     acc = dot a, ..., acc
+//     yield acc, pa + d }
+//   async_wait {pending = 0}                      (nothing in flight after the loop)
+//
+// Each async_copy is one commit group, so the wait allows (S - 2) stages of
+// groups in flight; one barrier per iteration (inside async_wait) both
+// publishes stage i and frees the slot the next copy overwrites.
+//
+// Otherwise the register form: the loads of iteration i + 1 are issued before
+// the dot of iteration i and carried to the next iteration in registers:
 //
 //   for k ... iter_args(acc, pa) {              a0 = load pa0, mask(lb) & (lb < ub)
 //     a = load pa, mask(k)               ->      for k ... iter_args(acc, pa, a = a0) {
@@ -14,9 +39,8 @@
 // computation cloned before the load), other body ops are cloned on next()
 // of their operands, values from outside the loop stay. The extra condition
 // (k + step < ub) keeps the last iteration's prefetch from touching memory
-// (masked lanes do not access it). The prefetched tiles are carried in
-// registers: this is two stages; deeper rings through cp.async and shared
-// memory are not implemented (docs/codegen.md "Dot").
+// (masked lanes do not access it); the ring's copies past the end are masked
+// off the same way (they write zeros into a slot nobody reads again).
 //
 // A load qualifies when it sits directly in the loop body, feeds a dot
 // (possibly through casts) and nothing else, and every value its operands
@@ -24,9 +48,12 @@
 // not loads.
 #include "ir/Builder.h"
 #include "ir/IRContext.h"
+#include "ir/Layout.h"
 #include "lowering/Pass.h"
 
+#include <cmath>
 #include <map>
+#include <memory>
 #include <set>
 
 namespace tk {
@@ -118,7 +145,152 @@ public:
     loop_.erase();
   }
 
+  // Whether the ring form applies to `loads` (see the header).
+  bool ringEligible(const std::vector<Operation *> &loads) const {
+    for (Operation *load : loads) {
+      Type *t = load->result()->type();
+      if (t->rank() != 2 || (t->dtype() != DType::F16 && t->dtype() != DType::BF16))
+        return false;
+      if (load->numOperands() > 2 && !isZero(load->operand(2)))
+        return false;
+      for (Operation *u : load->result()->users()) {
+        auto *res = u->numResults() ? dyn_cast<TensorType>(u->result()->type()) : nullptr;
+        if (!u->is(Opcode::Dot) || u->operand(2) == load->result() || !res ||
+            !isa<MmaLayout>(res->layout()))
+          return false;
+      }
+    }
+    return true;
+  }
+
+  void runRing(const std::vector<Operation *> &loads, int64_t stages) {
+    Builder b(ctx_);
+    SourceLoc loc = loop_.loc();
+    Value *lb = loop_.operand(0), *ub = loop_.operand(1), *step = loop_.operand(2);
+    Value *iv = body_->argument(0);
+    Type *ivType = lb->type();
+    std::string lt = lb->type()->isIntLike() && !isSigned(lb->type()->dtype()) ? "ult" : "slt";
+    auto ivPlus = [&](Value *base, int64_t k) {
+      return k == 0 ? base : b.add(loc, base, b.mul(loc, b.constantInt(loc, k, ivType), step));
+    };
+    auto wait = [&](int64_t pending) {
+      AttrDict attrs;
+      attrs.set("pending", Attribute(pending));
+      b.create(Opcode::AsyncWait, loc, {}, {}, attrs);
+    };
+    // The rings and the prologue: stages 0 .. S-2 of iterations lb, lb + step, ...
+    b.setInsertionPoint(&loop_);
+    std::vector<Value *> rings;
+    for (Operation *load : loads) {
+      Type *t = load->result()->type();
+      std::vector<int64_t> shape = {stages, t->shape()[0], t->shape()[1]};
+      const SharedLayout *l = SharedLayout::get(ctx_, 8, 1, 1, {2, 1, 0});
+      rings.push_back(
+          b.create(Opcode::LocalAlloc, loc, {}, {ctx_.tensor(shape, t->elementType(), l)})
+              ->result());
+    }
+    wait(0);
+    std::vector<std::unique_ptr<Level>> pro;
+    for (int64_t s = 0; s + 1 < stages; ++s) {
+      pro.push_back(std::make_unique<Level>());
+      Level &lv = *pro.back();
+      lv.prev = s ? pro[static_cast<size_t>(s - 1)].get() : nullptr;
+      Value *ivS = ivPlus(lb, s);
+      lv.memo[iv] = ivS;
+      if (!s)
+        for (unsigned j = 1; j < body_->numArguments(); ++j)
+          lv.memo[body_->argument(j)] = loop_.operand(2 + j);
+      Value *guard = b.cmpi(loc, lt, ivS, ub);
+      Value *idx = b.constantInt(loc, s, ivType);
+      for (size_t i = 0; i < loads.size(); ++i)
+        copyInto(b, *loads[i], rings[i], idx, lv, guard, nullptr);
+    }
+    // The body: wait for stage i, view it, refill the slot of stage i - 1.
+    Operation *first = body_->front();
+    b.setInsertionPoint(first);
+    Value *idx = b.div(loc, b.sub(loc, iv, lb), step);
+    wait((stages - 2) * static_cast<int64_t>(loads.size()));
+    std::vector<Value *> views;
+    for (size_t i = 0; i < loads.size(); ++i)
+      views.push_back(
+          b.create(Opcode::RingView, loc, {rings[i], idx}, {loads[i]->result()->type()})->result());
+    std::vector<std::unique_ptr<Level>> ahead;
+    for (int64_t k = 1; k < stages; ++k) {
+      ahead.push_back(std::make_unique<Level>());
+      ahead.back()->prev = k > 1 ? ahead[static_cast<size_t>(k - 2)].get() : nullptr;
+      ahead.back()->memo[iv] = ivPlus(iv, k);
+    }
+    Level &last = *ahead.back();
+    Value *guard = b.cmpi(loc, lt, last.memo[iv], ub);
+    Value *nextIdx = b.add(loc, idx, b.constantInt(loc, stages - 1, ivType));
+    for (size_t i = 0; i < loads.size(); ++i)
+      copyInto(b, *loads[i], rings[i], nextIdx, last, guard, first);
+    for (size_t i = 0; i < loads.size(); ++i) {
+      loads[i]->result()->replaceAllUsesWith(views[i]);
+      loads[i]->erase();
+    }
+    b.setInsertionPointAfter(&loop_);
+    wait(0);
+  }
+
 private:
+  // The values of one later iteration (ring form): `memo` maps body values
+  // to their values there (seeded with the induction variable; for the
+  // prologue's first stage, the carried values too); `prev` is the iteration
+  // before (null: the current one, in the body).
+  struct Level {
+    Level *prev = nullptr;
+    std::map<Value *, Value *> memo;
+  };
+
+  Value *valueAt(Builder &b, Value *v, Level &lv, Operation *at) {
+    if (auto it = lv.memo.find(v); it != lv.memo.end())
+      return it->second;
+    if (!inBody(v))
+      return v;
+    Value *out;
+    if (v->isBlockArgument()) {
+      Value *y = body_->terminator()->operand(v->index() - 1);
+      out = lv.prev ? valueAt(b, y, *lv.prev, at) : current(b, y, at);
+    } else {
+      Operation *def = v->definingOp();
+      std::vector<Value *> ops;
+      for (Value *o : def->operands())
+        ops.push_back(valueAt(b, o, lv, at));
+      out =
+          b.create(def->opcode(), def->loc(), ops, {def->result()->type()}, def->attrs())->result();
+    }
+    lv.memo[v] = out;
+    return out;
+  }
+
+  // async_copy of `load`'s tile at iteration `lv` into `ring` stage `idx`,
+  // its mask and-ed with `guard`.
+  void copyInto(Builder &b, Operation &load, Value *ring, Value *idx, Level &lv, Value *guard,
+                Operation *at) {
+    Value *ptr = valueAt(b, load.operand(0), lv, at);
+    Type *maskType = ctx_.tensor(ptr->type()->shape(), ctx_.scalar(DType::I1),
+                                 cast<TensorType>(ptr->type())->layout());
+    Value *mask = b.create(Opcode::Splat, load.loc(), {guard}, {maskType})->result();
+    if (load.numOperands() > 1)
+      mask =
+          b.create(Opcode::And, load.loc(), {valueAt(b, load.operand(1), lv, at), mask}, {maskType})
+              ->result();
+    b.create(Opcode::AsyncCopy, load.loc(), {ring, idx, ptr, mask}, {});
+  }
+
+  static bool isZero(Value *v) {
+    Operation *def = v->definingOp();
+    if (def && def->is(Opcode::Splat))
+      def = def->operand(0)->definingOp();
+    if (!def || !def->is(Opcode::Constant))
+      return false;
+    if (std::optional<int64_t> i = def->attrs().getInt("value"))
+      return *i == 0;
+    std::optional<double> f = def->attrs().getFloat("value");
+    return f && *f == 0.0 && !std::signbit(*f);
+  }
+
   bool inBody(Value *v) const {
     if (v->isBlockArgument())
       return v->ownerBlock() == body_;
@@ -234,7 +406,8 @@ public:
   bool run(Module &module, DiagnosticEngine &) override {
     bool changed = false;
     for (auto &fn : module.functions()) {
-      if (fn->attrs().getInt("num_stages").value_or(3) < 2)
+      int64_t stages = fn->attrs().getInt("num_stages").value_or(3);
+      if (stages < 2)
         continue;
       std::vector<Operation *> loops;
       fn->walk([&](Operation *op) {
@@ -246,7 +419,10 @@ public:
         std::vector<Operation *> loads = p.candidates();
         if (loads.empty())
           continue;
-        p.run(loads);
+        if (p.ringEligible(loads))
+          p.runRing(loads, stages);
+        else
+          p.run(loads);
         changed = true;
       }
     }

@@ -30,6 +30,19 @@
 //
 // The accumulator registers are the mma layout's (ir/DotLayout.cpp): piece
 // (i, j) is registers (k0, k1) = (2i..2i+1, 2j..2j+1).
+//
+// An operand that is a `ring_view` (the cp.async ring of --pipeline,
+// lowering/SoftwarePipeline.cpp) is already in shared memory: stage
+// index % S of the ring, laid out as the staging would write it (rows along
+// the operand's slower register dimension, 16-byte chunks swizzled), so the
+// dot skips its staging and barriers and reads the stage with ldmatrix.
+// async_copy fills a stage: per run of up to 16 bytes a thread holds along
+// the fastest dimension (as far as axis info proves contiguity, alignment and
+// a uniform mask), one cp.async (.cg for 16 bytes, .ca for 4 and 8) with
+// src-size 0 where the mask is off (the bytes become zeros), or a predicated
+// 2-byte ld.global + st.shared for lone elements; then cp.async.commit_group.
+// async_wait is cp.async.wait_group N and bar.sync.
+#include "analysis/AxisInfo.h"
 #include "lowering/codegen/FunctionLowering.h"
 
 #include <fmt/format.h>
@@ -72,6 +85,25 @@ struct SmemTile {
     return b.CreateGEP(b.getInt8Ty(), base, b.CreateMul(elem, b.getInt32(elemBytes)));
   }
 };
+
+// Whether `v` is a stage of a cp.async ring (see the header).
+bool isRingView(Value *v) {
+  Operation *def = v->definingOp();
+  return def && def->is(Opcode::RingView);
+}
+
+// The stage `idx` % S of `ring` (a local_alloc of shape [S, ...]) holding a
+// tile of type `tile` whose registers run fastest along dimension `fast`.
+SmemTile ringStage(FunctionLowering &fl, Value *ring, Value *idx, Type *tile, unsigned fast) {
+  llvm::IRBuilderBase &b = fl.builder();
+  SmemTile t{nullptr, tile->shape()[1 - fast], tile->shape()[fast], dtypeBytes(tile->dtype())};
+  t.swizzle();
+  llvm::Value *i = b.CreateZExtOrTrunc(fl.get(idx)[0], b.getInt32Ty());
+  llvm::Value *slot = b.CreateURem(i, b.getInt32(static_cast<uint32_t>(ring->type()->shape()[0])));
+  t.base = b.CreateGEP(b.getInt8Ty(), fl.get(ring)[0],
+                       b.CreateMul(slot, b.getInt32(static_cast<uint32_t>(t.bytes()))));
+  return t;
+}
 
 // Rounds an fp32 value to tf32 (nearest, ties away), as the interpreter.
 llvm::Value *roundTF32(llvm::IRBuilderBase &b, llvm::Value *v) {
@@ -220,13 +252,25 @@ public:
     transB_ = eb_ == 2 && threadMapOrder(bv) == 1;
     SmemTile ta{fl_.scratch(), transA_ ? K_ : M_, transA_ ? M_ : K_, eb_};
     SmemTile tb{fl_.scratch(), transB_ ? K_ : N_, transB_ ? N_ : K_, eb_};
-    tb.base = b_.CreateGEP(b_.getInt8Ty(), fl_.scratch(), b_.getInt32(ta.bytes()));
+    bool ringA = isRingView(a), ringB = isRingView(bv);
+    if (!ringA)
+      tb.base = b_.CreateGEP(b_.getInt8Ty(), fl_.scratch(), b_.getInt32(ta.bytes()));
     ta.swizzle();
     tb.swizzle();
+    if (ringA)
+      ta = ringStage(fl_, a->definingOp()->operand(0), a->definingOp()->operand(1), a->type(),
+                     threadMapOrder(a));
+    if (ringB)
+      tb = ringStage(fl_, bv->definingOp()->operand(0), bv->definingOp()->operand(1), bv->type(),
+                     threadMapOrder(bv));
     bool tf32 = dt == DType::F32;
-    stageOperand(fl_, a, ta, transA_ ? 1 : 0, tf32, kChunkBytes);
-    stageOperand(fl_, bv, tb, transB_ ? 0 : 1, tf32, kChunkBytes);
-    fl_.target().barrier(b_);
+    bool staged = !ringA || !ringB;
+    if (!ringA)
+      stageOperand(fl_, a, ta, transA_ ? 1 : 0, tf32, kChunkBytes);
+    if (!ringB)
+      stageOperand(fl_, bv, tb, transB_ ? 0 : 1, tf32, kChunkBytes);
+    if (staged)
+      fl_.target().barrier(b_);
 
     llvm::Value *lane = fl_.laneId(), *warp = fl_.warpId();
     warpM_ = b_.CreateURem(b_.CreateUDiv(warp, b_.getInt32(wn_)), b_.getInt32(wm_));
@@ -262,7 +306,8 @@ public:
             acc[regs[i]] = d[i];
         }
     }
-    fl_.target().barrier(b_);
+    if (staged)
+      fl_.target().barrier(b_);
     fl_.set(res, std::move(acc));
     return true;
   }
@@ -369,11 +414,84 @@ private:
 } // namespace
 
 int64_t dotScratchBytes(Operation &op) {
-  Value *a = op.operand(0), *b = op.operand(1);
-  return (a->type()->numElements() + b->type()->numElements()) * dtypeBytes(a->type()->dtype());
+  int64_t elements = 0;
+  for (unsigned i = 0; i < 2; ++i)
+    if (!isRingView(op.operand(i)))
+      elements += op.operand(i)->type()->numElements();
+  return elements * dtypeBytes(op.operand(0)->type()->dtype());
+}
+
+// async_copy ring, index, ptr [, mask] (see the header).
+static bool lowerAsyncCopy(FunctionLowering &fl, Operation &op) {
+  llvm::IRBuilder<> &b = fl.builder();
+  Value *ptr = op.operand(2), *mask = op.numOperands() > 3 ? op.operand(3) : nullptr;
+  Type *tile = ptr->type();
+  auto *pt = dyn_cast<PointerType>(tile->elementType());
+  if (tile->rank() != 2 || !pt || dtypeBytes(pt->pointee()->dtype()) != 2)
+    return fl.unsupported(op, "other than of a 2-D tile of 16-bit elements");
+  ThreadMap map = fl.threadMap(ptr);
+  unsigned fast = map.order()[0];
+  int64_t eb = 2;
+  SmemTile t = ringStage(fl, op.operand(0), op.operand(1), tile, fast);
+  const ThreadMap::Dim &d = map.dim(fast);
+  const AxisInfo &info = fl.axis().get(ptr);
+  int64_t vec = std::min({d.size, d.extent, info.contiguity[fast],
+                          std::max<int64_t>(1, info.divisibility[fast] / eb), kChunkBytes / eb});
+  if (mask)
+    vec = std::min(vec, fl.axis().maskAlignment(mask, fast));
+  int64_t p = 1;
+  while (p * 2 <= vec)
+    p *= 2;
+  vec = p;
+  const Regs &ptrs = fl.get(ptr);
+  const Regs *preds = mask ? &fl.get(mask) : nullptr;
+  std::vector<std::vector<llvm::Value *>> coords = fl.coordinates(ptr);
+  llvm::Type *global = llvm::PointerType::get(b.getContext(), 1);
+  int64_t bytes = vec * eb;
+  llvm::Intrinsic::ID copy = bytes == 16  ? llvm::Intrinsic::nvvm_cp_async_cg_shared_global_16_s
+                             : bytes == 8 ? llvm::Intrinsic::nvvm_cp_async_ca_shared_global_8_s
+                                          : llvm::Intrinsic::nvvm_cp_async_ca_shared_global_4_s;
+  for (int64_t r = 0; r < map.numRegisters(); r += vec) {
+    llvm::Value *dst = t.address(b, coords[r][1 - fast], coords[r][fast]);
+    llvm::Value *src = ptrs[r];
+    if (src->getType() != global)
+      src = b.CreateAddrSpaceCast(src, global);
+    llvm::Value *on = preds ? (*preds)[r] : b.getTrue();
+    if (bytes >= 4) {
+      llvm::Value *size =
+          b.CreateSelect(on, b.getInt32(static_cast<uint32_t>(bytes)), b.getInt32(0));
+      b.CreateIntrinsic(copy, {}, {dst, src, size});
+      continue;
+    }
+    // One element: a predicated load (0 where the mask is off), then a store.
+    auto *fnTy = llvm::FunctionType::get(b.getInt16Ty(), {global, b.getInt16Ty()}, false);
+    const char *text = "{ .reg .pred p; setp.ne.b16 p, $2, 0; mov.b16 $0, 0; "
+                       "@p ld.global.b16 $0, [$1]; }";
+    llvm::Value *v = b.CreateCall(llvm::InlineAsm::get(fnTy, text, "=h,l,h", true),
+                                  {src, b.CreateZExt(on, b.getInt16Ty())});
+    b.CreateAlignedStore(v, dst, llvm::Align(2));
+  }
+  b.CreateIntrinsic(llvm::Intrinsic::nvvm_cp_async_commit_group, {}, {});
+  return true;
 }
 
 bool FunctionLowering::lowerDot(Operation &op) {
+  if (op.is(Opcode::AsyncCopy))
+    return lowerAsyncCopy(*this, op);
+  if (op.is(Opcode::AsyncWait)) {
+    int64_t pending = op.attrs().getInt("pending").value_or(0);
+    b_.CreateIntrinsic(llvm::Intrinsic::nvvm_cp_async_wait_group, {},
+                       {b_.getInt32(static_cast<uint32_t>(pending))});
+    target_.barrier(b_);
+    return true;
+  }
+  if (op.is(Opcode::RingView)) {
+    // No registers: the dot reads the stage from shared memory.
+    llvm::Type *elem = elementType(op.result()->type());
+    set(op.result(), Regs(static_cast<size_t>(threadMap(op.result()).numRegisters()),
+                          llvm::PoisonValue::get(elem)));
+    return true;
+  }
   Value *a = op.operand(0), *res = op.result();
   if (a->type()->rank() != 2)
     return unsupported(op, "of rank other than 2");

@@ -194,6 +194,9 @@ bool FunctionLowering::lowerOp(Operation &op) {
   case Opcode::Print:
     return lowerDebug(op);
   case Opcode::Dot:
+  case Opcode::AsyncCopy:
+  case Opcode::AsyncWait:
+  case Opcode::RingView:
     return lowerDot(op);
   case Opcode::Call:
     return unsupported(op, "");
