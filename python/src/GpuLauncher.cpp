@@ -1,5 +1,7 @@
 #include "GpuLauncher.h"
 
+#include "driver/Float16.h"
+
 #include <fmt/format.h>
 #include <pybind11/functional.h>
 #include <pybind11/stl.h>
@@ -41,6 +43,10 @@ union Slot {
   uint64_t pointer;
   int64_t i64;
   int32_t i32;
+  int16_t i16;
+  int8_t i8;
+  uint16_t bits16; // fp16, bf16
+  double f64;
   float f32;
   uint8_t i1;
 };
@@ -693,6 +699,26 @@ py::object GpuLauncher::launch(py::handle grid, PyObject *const *args, size_t nu
         ok = rv.kind == RuntimeValue::Kind::Bool || rv.kind == RuntimeValue::Kind::Int;
         s.i1 = uint8_t(rv.i != 0);
         break;
+      case SlotKind::I8:
+        ok = rv.kind == RuntimeValue::Kind::Int;
+        s.i8 = int8_t(rv.i);
+        break;
+      case SlotKind::I16:
+        ok = rv.kind == RuntimeValue::Kind::Int;
+        s.i16 = int16_t(rv.i);
+        break;
+      case SlotKind::F16:
+        ok = rv.kind == RuntimeValue::Kind::Float;
+        s.bits16 = doubleToHalf(rv.f);
+        break;
+      case SlotKind::BF16:
+        ok = rv.kind == RuntimeValue::Kind::Float;
+        s.bits16 = doubleToBF16(rv.f);
+        break;
+      case SlotKind::F64:
+        ok = rv.kind == RuntimeValue::Kind::Float;
+        s.f64 = rv.f;
+        break;
       case SlotKind::Unsupported:
         ok = false;
         break;
@@ -800,10 +826,25 @@ py::object GpuLauncher::launchWith(const Entry &entry, py::handle grid, const py
     case SlotKind::I1:
       s.i1 = uint8_t(v.cast<bool>());
       break;
+    case SlotKind::I8:
+      s.i8 = int8_t(v.cast<int64_t>());
+      break;
+    case SlotKind::I16:
+      s.i16 = int16_t(v.cast<int64_t>());
+      break;
+    case SlotKind::F16:
+      s.bits16 = doubleToHalf(v.cast<double>());
+      break;
+    case SlotKind::BF16:
+      s.bits16 = doubleToBF16(v.cast<double>());
+      break;
+    case SlotKind::F64:
+      s.f64 = v.cast<double>();
+      break;
     case SlotKind::Unsupported:
       throw py::type_error(fmt::format(
           "argument '{}' of {}: a runtime parameter of type {} cannot be passed to a GPU launch "
-          "(tk passes pointers, i1, i32, i64 and fp32); make it a tk.constexpr",
+          "(tk passes pointers, integers, fp16, bf16, fp32 and fp64); make it a tk.constexpr",
           k.argumentNames()[i], k.name(), k.argumentTypes()[i]));
     }
     slotPtrs[i] = &s;

@@ -30,6 +30,18 @@ SlotKind slotKindOf(Type *type) {
     return SlotKind::F32;
   case DType::I1:
     return SlotKind::I1;
+  case DType::I8:
+  case DType::U8:
+    return SlotKind::I8;
+  case DType::I16:
+  case DType::U16:
+    return SlotKind::I16;
+  case DType::F16:
+    return SlotKind::F16;
+  case DType::BF16:
+    return SlotKind::BF16;
+  case DType::F64:
+    return SlotKind::F64;
   default:
     return SlotKind::Unsupported;
   }
@@ -37,7 +49,7 @@ SlotKind slotKindOf(Type *type) {
 
 CacheKey gpuKey(const JitRequest &req) {
   CacheKeyBuilder b;
-  b.add("python-jit-v1").add(compilerVersion());
+  b.add("python-jit-v2").add(compilerVersion());
   b.add(int64_t(req.sources.size()));
   for (const JitSource &src : req.sources)
     b.add(src.fileName).add(src.text).add(int64_t(src.firstLine));

@@ -78,8 +78,10 @@ struct JitRequest {
 };
 
 /// How a runtime argument travels to cuLaunchKernel: its size in the
-/// parameter buffer (Pointer and I64: 8 bytes, I32 and F32: 4, I1: 1).
-enum class SlotKind : uint8_t { Pointer, I32, I64, F32, I1, Unsupported };
+/// parameter buffer (Pointer, I64 and F64: 8 bytes, I32 and F32: 4, I16, F16
+/// and BF16: 2, I8 and I1: 1). Unsupported stays last (the cache payload
+/// stores the number).
+enum class SlotKind : uint8_t { Pointer, I32, I64, F32, I1, I8, I16, F16, BF16, F64, Unsupported };
 
 /// One kernel argument of a run, as the Python side describes it. A pointer
 /// names the memory it may reach: `bytes` bytes at `base`, the argument

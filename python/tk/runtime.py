@@ -415,6 +415,16 @@ def _gpu_array_info(name, value, kernel_name):
     return None
 
 
+# Scalar types that keep their width as runtime arguments (dtype name ->
+# signature type); other numpy scalars are Python ints and floats to tk.
+_SIZED_SCALARS = {"float16": "fp16", "bfloat16": "bf16", "float64": "fp64", "int8": "i8",
+                  "int16": "i16", "uint8": "u8", "uint16": "u16"}
+
+
+def _is_sized_scalar(value):
+    return type(value).__module__ in ("numpy", "ml_dtypes") and getattr(value, "ndim", None) == 0
+
+
 def _specialize(name, value, specialize, kernel_name, gpu=False):
     """(signature entry, launch argument or None) for a parameter that is not
     a constexpr. Launch arguments are ("i", int), ("f", float), and for
@@ -445,6 +455,14 @@ def _specialize(name, value, specialize, kernel_name, gpu=False):
         return f"'{value}'", None
     if isinstance(value, bool):
         return "i1", ("i", int(value))
+    scalar = _SIZED_SCALARS.get(str(getattr(value, "dtype", ""))) if _is_sized_scalar(value) else None
+    if scalar is not None:
+        # A numpy (or ml_dtypes bfloat16) scalar keeps its width: np.float16(x)
+        # is an fp16 argument, np.int8(x) an i8. Python's own int and float
+        # stay i32/i64 and fp32, as in Triton.
+        if scalar.startswith("fp") or scalar == "bf16":
+            return scalar, ("f", float(value))
+        return scalar, ("i", int(value))
     if isinstance(value, numbers.Integral):
         v = int(value)
         if -(2**31) <= v < 2**31:

@@ -232,6 +232,27 @@ def scalar_kinds():
     assert struct.unpack("<f", struct.pack("<I", p[1]))[0] == -2.0 and p[2] == 0
 
 
+@tk.jit
+def sized_scalars_kernel(x_ptr, h, b8, d, s16, BLOCK: tk.constexpr):
+    offs = tk.arange(0, BLOCK)
+    tk.store(x_ptr + offs, tk.load(x_ptr + offs) * h + b8 + d + s16)
+
+
+@check
+def sized_scalar_kinds_from_numpy_scalars():
+    # np.float16 / np.int8 / np.float64 / np.int16 arguments keep their
+    # width: fp16 bits, one byte, a double, two bytes in the parameter buffer.
+    set_sizes(8, 2, 1, 8, 2)
+    for h, b8, d, s16 in ((1.5, -3, 0.1, 300), (-65504.0, 127, -2.5e300, -32768)):
+        k = sized_scalars_kernel[(1,)](FakeTensor(X), np.float16(h), np.int8(b8), np.float64(d),
+                                       np.int16(s16), BLOCK=32)
+        assert k.signature == "*fp32:16, fp16, i8, fp64, i16", k.signature
+        p = params(5)
+        assert p[1] == int(np.float16(h).view(np.uint16)), (hex(p[1]), h)
+        assert p[2] == b8 & 0xFF and p[4] == s16 & 0xFFFF, p
+        assert struct.unpack("<d", struct.pack("<Q", p[3]))[0] == d
+
+
 def raises(exc, fn, *words):
     try:
         fn()

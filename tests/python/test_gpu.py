@@ -79,6 +79,27 @@ def test_scalar_arguments(a, b, flag):
     tk.testing.assert_close(out, expected, atol=0, rtol=1e-6)
 
 
+@tk.jit
+def sized_scalars_kernel(out_ptr, h, b8, d, s16, BLOCK: tk.constexpr):
+    offs = tk.arange(0, BLOCK)
+    tk.store(out_ptr + offs, (tk.zeros([BLOCK], dtype=tk.float64) + h + b8 + d + s16))
+
+
+def test_sized_scalar_arguments_from_numpy_scalars():
+    import numpy as np
+
+    rng = np.random.default_rng(7)
+    for _ in range(4):
+        h, d = np.float16(rng.uniform(-100, 100)), np.float64(rng.uniform(-1e6, 1e6))
+        b8, s16 = np.int8(rng.integers(-128, 128)), np.int16(rng.integers(-32768, 32768))
+        out = torch.empty(32, device="cuda", dtype=torch.float64)
+        k = sized_scalars_kernel[(1,)](out, h, b8, d, s16, BLOCK=32)
+        assert k.signature == "*fp64:16, fp16, i8, fp64, i16", k.signature
+        expected = float(h) + int(b8) + float(d) + int(s16)
+        tk.testing.assert_close(out, torch.full((32,), expected, device="cuda",
+                                                dtype=torch.float64), atol=0, rtol=1e-15)
+
+
 def test_launches_on_the_current_torch_stream_and_on_stream_argument():
     x, y = rand(1 << 20, torch.float32), rand(1 << 20, torch.float32)
     s = torch.cuda.Stream()

@@ -262,3 +262,21 @@ def test_dtypes_strings_and_none_become_constants():
     x = np.array([3.0], np.float32)
     k = constant_kinds[(1,)](x, tk.constexpr(tk.float32), tk.constexpr("plain"), 0.5)
     assert k.signature == "*fp32:16, tk.float32, 'plain', fp32" and x[0] == 3.0
+
+
+@tk.jit
+def sized_scalars_kernel(x_ptr, out_ptr, h, b8, d, s16, BLOCK: tk.constexpr):
+    offs = tk.arange(0, BLOCK)
+    tk.store(out_ptr + offs, tk.load(x_ptr + offs) * h + b8 + d + s16)
+
+
+def test_numpy_scalars_keep_their_width():
+    rng = np.random.default_rng(11)
+    x = rng.uniform(-4, 4, 16)
+    for _ in range(3):
+        h, d = np.float16(rng.uniform(-8, 8)), np.float64(rng.uniform(-1e3, 1e3))
+        b8, s16 = np.int8(rng.integers(-128, 128)), np.int16(rng.integers(-32768, 32768))
+        out = np.zeros(16)
+        k = sized_scalars_kernel[(1,)](x, out, h, b8, d, s16, BLOCK=16)
+        assert k.signature == "*fp64:16, *fp64:16, fp16, i8, fp64, i16", k.signature
+        np.testing.assert_allclose(out, x * float(h) + int(b8) + float(d) + int(s16), rtol=1e-12)
