@@ -6,12 +6,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <limits>
 #include <sstream>
+#include <thread>
 
 namespace tk::tune {
 
@@ -128,6 +130,39 @@ int sharedBytesInPTX(const std::string &ptx) {
     total += count * elem;
   }
   return int(std::min<int64_t>(total, std::numeric_limits<int>::max()));
+}
+
+unsigned compileThreads(size_t jobs, unsigned requested) {
+  if (jobs == 0)
+    return 1;
+  size_t n = requested;
+  if (n == 0)
+    if (const char *env = std::getenv("TK_COMPILE_THREADS"); env && *env) {
+      char *end = nullptr;
+      long v = std::strtol(env, &end, 10);
+      if (*end == '\0' && v > 0)
+        n = size_t(v);
+    }
+  if (n == 0)
+    n = std::max(1u, std::thread::hardware_concurrency());
+  return unsigned(std::min(n, jobs));
+}
+
+void parallelFor(size_t n, unsigned threads, const std::function<void(size_t)> &fn) {
+  // A shared counter hands out the indices: a config that compiles slowly
+  // does not hold up the others queued behind it on the same thread.
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i = next++; i < n; i = next++)
+      fn(i);
+  };
+  std::vector<std::thread> pool;
+  size_t extra = std::min<size_t>(threads, n);
+  for (size_t t = 1; t < extra; ++t)
+    pool.emplace_back(work);
+  work();
+  for (std::thread &t : pool)
+    t.join();
 }
 
 Tuner::Tuner(std::vector<Config> configs, Options options)
@@ -271,6 +306,28 @@ const Result *Tuner::lookup(const std::string &key) {
   return &results_.emplace(key, std::move(r)).first->second;
 }
 
+// The checks that need no benchmark: the config's resources against the
+// device's limits, then (with setCompile) its compile. A default Trial
+// (not usable, no reason) means "go on and benchmark it".
+Trial Tuner::prepare(size_t i) const {
+  Resources need;
+  std::string why;
+  try {
+    if (need_ && !need_(i, need, why))
+      return Trial::failure(why);
+    if (std::string over = need_ ? exceedsLimits(need, limits_) : ""; !over.empty()) {
+      Trial t = Trial::failure(over);
+      t.pruned = true;
+      return t;
+    }
+    if (compile_ && !compile_(i, why))
+      return Trial::failure(why);
+  } catch (const std::exception &e) {
+    return Trial::failure(e.what());
+  }
+  return Trial();
+}
+
 const Result *Tuner::tune(const std::string &key, const BenchFn &bench, std::string &error) {
   if (configs_.empty()) {
     error = fmt::format("autotuning '{}': no configs", options_.kernelName);
@@ -306,17 +363,18 @@ const Result *Tuner::tune(const std::string &key, const BenchFn &bench, std::str
     }
   }
 
+  // With a compile function every config is checked and compiled first, in
+  // parallel; benchmarks then run one at a time (they share the GPU, and
+  // timings taken while other threads load modules would be noisy).
+  std::vector<Trial> prepared(keep.size());
+  if (compile_)
+    parallelFor(keep.size(), compileThreads(keep.size(), options_.compileThreads),
+                [&](size_t k) { prepared[k] = prepare(keep[k]); });
   size_t done = 0;
-  for (size_t i : keep) {
-    Trial t;
-    Resources need;
-    std::string why;
-    if (need_ && !need_(i, need, why)) {
-      t = Trial::failure(why);
-    } else if (std::string over = need_ ? exceedsLimits(need, limits_) : ""; !over.empty()) {
-      t = Trial::failure(over);
-      t.pruned = true;
-    } else {
+  for (size_t k = 0; k < keep.size(); ++k) {
+    size_t i = keep[k];
+    Trial t = compile_ ? std::move(prepared[k]) : prepare(i);
+    if (t.reason.empty()) {
       try {
         t = bench(i);
       } catch (const std::exception &e) {

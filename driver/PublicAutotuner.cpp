@@ -2,6 +2,15 @@
 // resolves the key and in-place parameters by name, compiles (or loads) one
 // kernel per config, checks each config's resources before compiling it for
 // the device, benchmarks with CUDA events and launches the winner.
+//
+// A first tuning compiles every surviving config in parallel (the tuner's
+// thread pool calls the resource check and kernelFor() from several
+// threads), then benchmarks them one by one. What that touches is safe to
+// run concurrently: each compile has its own SourceManager, diagnostics, IR
+// and LLVMContext; the NVPTX target registers once (std::call_once); the
+// compile cache and GpuKernel's kernel table lock; the driver's calls run
+// with the primary context made current on the calling thread; kernels[i]
+// is written only by the thread compiling config i.
 #include "driver/Autotuner.h"
 #include "driver/PublicApiImpl.h"
 #include "parser/Frontend.h"
@@ -107,6 +116,23 @@ Status frontEndParams(const std::string &source, const std::string &fileName,
       types.push_back((b.isPointer ? "*" : "") + std::string(dtypeName(b.dtype)));
     }
   return {};
+}
+
+// The config's PTX through the compile cache, so that GpuKernel::compile of
+// the same config right after finds it there (in memory, or on disk in
+// another process) instead of compiling it a second time.
+bool cachedPTX(const std::string &source, const std::string &fileName,
+               const GpuCompileOptions &opts, CompiledPTX &out, std::string &error) {
+  CompileCache &cache = CompileCache::process();
+  CacheKey key = gpuCompileKey(source, fileName, opts);
+  std::string payload;
+  if (cache.lookup(key, CacheKind::Kernel, payload) && parseCompiledPTX(payload, out) &&
+      out.name == opts.kernel)
+    return true;
+  if (!compileToPTX(source, fileName, opts, out, error))
+    return false;
+  cache.store(key, CacheKind::Kernel, serializeCompiledPTX(out));
+  return true;
 }
 
 GpuCompileOptions configOptions(const KernelOptions &base, const Config &c) {
@@ -301,12 +327,11 @@ Status AutotunerData::choose(const GridFn &grid, std::span<const Arg> args, void
         need.threads = configs[i].numWarps * 32;
         std::string ptx;
         if (images.empty()) {
-          std::vector<GpuParam> params;
-          int warps = 0;
-          if (!compileToPTX(source, fileName, configOptions(base, configs[i]), ptx, params, warps,
-                            why))
+          CompiledPTX c;
+          if (!cachedPTX(source, fileName, configOptions(base, configs[i]), c, why))
             return false;
-          need.threads = warps * 32;
+          need.threads = c.numWarps * 32;
+          ptx = std::move(c.ptx);
         } else if (images[i].ptx) {
           ptx = images[i].ptx;
         }
@@ -378,9 +403,17 @@ Status AutotunerData::choose(const GridFn &grid, std::span<const Arg> args, void
       t = tune::Trial::failure(err);
     return t;
   };
+  // Compiled (and loaded) by the tuner's thread pool before any benchmark.
+  tuner->setCompile([&](size_t i, std::string &why) {
+    Kernel k;
+    Status s = kernelFor(i, k);
+    why = s.message;
+    return bool(s);
+  });
   const tune::Result *r = tuner->tune(key, bench, error);
   tuner->setPrune(nullptr);
   tuner->setResourceCheck(nullptr, limits);
+  tuner->setCompile(nullptr);
   if (!r)
     return Status::failure(error);
   best = r->best;

@@ -3,16 +3,21 @@
 // the public API's parts that need no GPU (statuses, configs, arguments,
 // errors reported before any driver call).
 #include "driver/Autotuner.h"
+#include "driver/GpuKernel.h"
+#include "lowering/LLVMTarget.h"
 #include "tk/tk.h"
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <random>
 #include <sstream>
 #include <stdexcept>
+#include <thread>
 #include <unistd.h>
 
 // tk::Config (public) and tk::tune::Config both exist: the tuner's tests
@@ -387,6 +392,171 @@ TEST_F(AutotunerTest, UnwritableCacheIsNotAnError) {
 //
 // The public API's parts that need no GPU (include/tk/).
 //
+
+//
+// Parallel compilation.
+//
+
+TEST(AutotunerParallel, ParallelForRunsEveryIndexOnce) {
+  for (unsigned threads : {1u, 2u, 3u, 8u, 20u}) {
+    std::vector<std::atomic<int>> hits(37);
+    parallelFor(hits.size(), threads, [&](size_t i) { ++hits[i]; });
+    for (size_t i = 0; i < hits.size(); ++i)
+      EXPECT_EQ(hits[i].load(), 1) << "index " << i << " with " << threads << " threads";
+  }
+  parallelFor(0, 4, [](size_t) { ADD_FAILURE() << "called with n = 0"; });
+}
+
+TEST(AutotunerParallel, CompileThreadsHonoursRequestEnvironmentAndBounds) {
+  const char *saved = std::getenv("TK_COMPILE_THREADS");
+  std::string old = saved ? saved : "";
+  ::unsetenv("TK_COMPILE_THREADS");
+  unsigned hw = std::max(1u, std::thread::hardware_concurrency());
+  EXPECT_EQ(compileThreads(8), std::min(8u, hw));
+  EXPECT_EQ(compileThreads(1), 1u);
+  EXPECT_EQ(compileThreads(0), 1u);
+  EXPECT_EQ(compileThreads(8, 3), 3u);
+  EXPECT_EQ(compileThreads(2, 5), 2u); // never more threads than configs
+  ::setenv("TK_COMPILE_THREADS", "5", 1);
+  EXPECT_EQ(compileThreads(8), 5u);
+  EXPECT_EQ(compileThreads(8, 2), 2u); // an explicit request wins
+  EXPECT_EQ(compileThreads(3), 3u);
+  for (const char *bad : {"0", "-2", "four", "3x"}) {
+    ::setenv("TK_COMPILE_THREADS", bad, 1);
+    EXPECT_EQ(compileThreads(8), std::min(8u, hw)) << bad;
+  }
+  if (saved)
+    ::setenv("TK_COMPILE_THREADS", old.c_str(), 1);
+  else
+    ::unsetenv("TK_COMPILE_THREADS");
+}
+
+TEST_F(AutotunerTest, CompilesSurvivorsInParallelThenBenchmarksOneByOne) {
+  options.compileThreads = 4;
+  std::vector<Config> configs = blockConfigs({16, 32, 64, 128, 256, 512, 1024, 2048});
+  Tuner tuner(configs, options);
+  // Config 2 needs too much shared memory (pruned before compiling), config
+  // 5 fails to compile; the rest compile, each taking 30 ms.
+  Limits limits;
+  limits.sharedBytesPerBlock = 1000;
+  tuner.setResourceCheck(
+      [](size_t i, Resources &need, std::string &) {
+        need.threads = 128;
+        need.sharedBytes = i == 2 ? 4096 : 0;
+        return true;
+      },
+      limits);
+  std::atomic<int> active{0}, maxActive{0}, compiled{0};
+  std::vector<std::atomic<int>> compiles(configs.size());
+  tuner.setCompile([&](size_t i, std::string &error) {
+    int now = ++active;
+    for (int m = maxActive; now > m && !maxActive.compare_exchange_weak(m, now);)
+      ;
+    ++compiles[i];
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    --active;
+    if (i == 5) {
+      error = "ptxas: out of registers";
+      return false;
+    }
+    ++compiled;
+    return true;
+  });
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<double> dist(0.1, 3.0);
+  std::vector<double> times(configs.size());
+  for (double &t : times)
+    t = dist(rng);
+  std::vector<size_t> benched;
+  auto bench = [&](size_t i) {
+    // Every surviving config is compiled before the first benchmark.
+    EXPECT_EQ(compiled.load(), 6);
+    EXPECT_EQ(active.load(), 0);
+    benched.push_back(i);
+    return Trial::time(times[i]);
+  };
+  std::string error;
+  const Result *r = tuner.tune("n=1;", bench, error);
+  ASSERT_TRUE(r) << error;
+  EXPECT_GE(maxActive.load(), 2) << "the compiles never overlapped";
+  EXPECT_LE(maxActive.load(), 4);
+  for (size_t i = 0; i < configs.size(); ++i)
+    EXPECT_EQ(compiles[i].load(), i == 2 ? 0 : 1) << "config " << i;
+  EXPECT_EQ(benched, (std::vector<size_t>{0, 1, 3, 4, 6, 7})); // in config order
+  EXPECT_TRUE(r->trials[2].pruned);
+  EXPECT_NE(r->trials[2].reason.find("4096 bytes of shared memory"), std::string::npos);
+  EXPECT_FALSE(r->trials[5].usable);
+  EXPECT_EQ(r->trials[5].reason, "ptxas: out of registers");
+  size_t best = 0;
+  for (size_t i : benched)
+    if (times[i] < times[best])
+      best = i;
+  EXPECT_EQ(r->best, best);
+}
+
+TEST_F(AutotunerTest, ACompileThatThrowsMakesOnlyItsConfigUnusable) {
+  Tuner tuner(blockConfigs({16, 32, 64}), options);
+  tuner.setCompile([](size_t i, std::string &) -> bool {
+    if (i == 1)
+      throw std::runtime_error("out of memory while compiling");
+    return true;
+  });
+  std::string error;
+  const Result *r = tuner.tune(
+      "n=1;", [](size_t i) { return Trial::time(double(3 - i)); }, error);
+  ASSERT_TRUE(r) << error;
+  EXPECT_EQ(r->best, 2u);
+  EXPECT_FALSE(r->trials[1].usable);
+  EXPECT_EQ(r->trials[1].reason, "out of memory while compiling");
+}
+
+// The whole compile path (front end, IR passes, LLVM with its own context
+// per compile, the NVPTX target's one-time registration) from several
+// threads at once gives byte-identical PTX to a serial compile.
+TEST(AutotunerParallel, ConcurrentCompilesMatchSerialOnes) {
+  if (!tk::hasNVPTXTarget())
+    GTEST_SKIP() << "built without LLVM's NVPTX target";
+  const std::string source = R"(import tk
+
+
+@tk.jit
+def scale_sum(x_ptr, out_ptr, n, alpha, BLOCK: tk.constexpr):
+    pid = tk.program_id(axis=0)
+    offs = pid * BLOCK + tk.arange(0, BLOCK)
+    mask = offs < n
+    x = tk.load(x_ptr + offs, mask=mask, other=0.0)
+    tk.store(out_ptr + offs, x * alpha + tk.sum(x, axis=0), mask=mask)
+)";
+  std::vector<tk::GpuCompileOptions> opts;
+  for (int64_t block : {64, 128, 256, 512, 1024, 2048})
+    for (int warps : {1, 4}) {
+      tk::GpuCompileOptions o;
+      o.kernel = "scale_sum";
+      o.signature = "*fp32:16, *fp32:16, i32, fp32";
+      o.constants["BLOCK"] = ConstValue::ofInt(block);
+      o.numWarps = warps;
+      o.arch = "sm_90";
+      opts.push_back(o);
+    }
+  std::vector<std::string> serial(opts.size()), parallel(opts.size()), errors(opts.size());
+  for (size_t i = 0; i < opts.size(); ++i) {
+    tk::CompiledPTX c;
+    ASSERT_TRUE(tk::compileToPTX(source, "scale_sum.tk", opts[i], c, errors[i])) << errors[i];
+    serial[i] = c.ptx;
+  }
+  parallelFor(opts.size(), 6, [&](size_t i) {
+    tk::CompiledPTX c;
+    if (tk::compileToPTX(source, "scale_sum.tk", opts[i], c, errors[i]))
+      parallel[i] = c.ptx;
+  });
+  for (size_t i = 0; i < opts.size(); ++i) {
+    EXPECT_TRUE(errors[i].empty()) << errors[i];
+    EXPECT_FALSE(serial[i].empty());
+    EXPECT_EQ(parallel[i], serial[i]) << "config " << i;
+  }
+  // Different configs give different code (the comparison is not vacuous).
+  EXPECT_NE(serial[0], serial[2]);
+}
 
 TEST(PublicApi, StatusCarriesTheCudaErrorName) {
   tk::Status s = tk::Status::failure("cuMemAlloc(64 bytes) failed: CUDA_ERROR_OUT_OF_MEMORY (out "
