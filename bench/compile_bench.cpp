@@ -18,19 +18,21 @@
 // look free). Each measurement runs in a forked child that never shares the
 // parent's state: "cold" = a warm process (driver initialised, one other
 // kernel compiled first) with tk's disk cache off, every repetition a new
-// cache key; "warm_disk" = a fresh process per repetition whose $TK_CACHE_DIR
-// already holds the entries (time of GpuKernel::compile only; cuInit is not
-// counted). It also compares loading PTX with cuModuleLoadDataEx against
-// cuLink* to a cubin plus loading that, and the JIT optimisation levels 0-4:
-// JIT time (7 rounds, levels interleaved), registers, spills and the
-// kernel's time on 4096 rows (median of 20 launches, CUDA events), checking
-// the outputs agree. --jit-level N compiles the cold and warm-disk runs at
-// that level (default: the driver's). Medians; JSON with --json. Without a
-// GPU it says so and exits 0.
+// cache key, once with the default PTX compiler and once with each forced
+// (TK_PTX_COMPILER=driver|nvjitlink|ptxas); "warm_disk" = a fresh process
+// per repetition whose $TK_CACHE_DIR already holds the entries (time of
+// GpuKernel::compile only; cuInit is not counted). It also compares the PTX
+// compilers on one PTX (the driver's JIT at its default level and level 1,
+// nvJitLink, ptxas): compile time (7 rounds, interleaved), registers,
+// spills, the kernel's time on 4096 rows (median of 20 launches, CUDA
+// events) and its output against the driver's. --jit-level N compiles the
+// cold and warm-disk runs at that level (default: the compiler's). Medians;
+// JSON with --json. Without a GPU it says so and exits 0.
 //
 // Not a test: nothing here runs under ctest.
 #include "driver/CompileCache.h"
 #include "driver/GpuKernel.h"
+#include "driver/NvJitLink.h"
 #include "ir/ASTToIR.h"
 #include "lowering/PassManager.h"
 #include "lowering/Pipeline.h"
@@ -294,13 +296,28 @@ bool timeSoftmax(CudaDriver &cuda, CUfunction fn, int warps, int rows, int cols,
   return outBuf.download(out.data(), out.size() * sizeof(float), error);
 }
 
-// The warm-process measurements of one case (run in a child).
-std::string coldRun(const LoadCase &c, int repeat) {
+// The warm-process measurements of one case (run in a child), with
+// `compiler` forced through TK_PTX_COMPILER ("" = the default order). With
+// `compare`, also each PTX compiler on the same PTX: compile time (7 rounds,
+// interleaved so that drift in clocks or load hits each alike), registers,
+// spills, the kernel's time on 4096 rows and its output against the
+// driver's.
+std::string coldRun(const LoadCase &c, int repeat, const std::string &compiler, bool compare) {
   setenv("TK_CACHE_DIR", "", 1); // tk's disk cache off
+  if (compiler.empty())
+    unsetenv("TK_PTX_COMPILER");
+  else
+    setenv("TK_PTX_COMPILER", compiler.c_str(), 1);
   std::string error;
   CudaDriver *cuda = CudaDriver::get(error);
   if (!cuda)
     return errorJson(error);
+  // The one-time cost of opening libnvJitLink (part of a process's first
+  // compile when nvJitLink is used).
+  auto t0 = Clock::now();
+  std::string nvError;
+  bool haveNvJitLink = nvJitLinkAvailable(nvError);
+  double nvOpenMs = msSince(t0);
   std::string source = readSource(kSoftmaxFile);
   // Warm the process: LLVM's and the driver's one-time set-up.
   {
@@ -315,10 +332,10 @@ std::string coldRun(const LoadCase &c, int repeat) {
   std::vector<double> total, compile, jit, load;
   GpuKernel *k = nullptr;
   for (int r = 0; r < repeat; ++r) {
-    auto t0 = Clock::now();
+    auto t1 = Clock::now();
     k = GpuKernel::compile(source, kSoftmaxFile, softmaxOptions(c, fmt::format("cold {}", r)),
                            error);
-    double ms = msSince(t0);
+    double ms = msSince(t1);
     if (!k)
       return errorJson(error);
     total.push_back(ms);
@@ -327,29 +344,18 @@ std::string coldRun(const LoadCase &c, int repeat) {
     load.push_back(k->info().loadMs);
   }
   const std::string &ptx = k->ptx();
+  Stats t = statsOf(total);
+  std::string head =
+      fmt::format("{{\"ptx_compiler\": \"{}\", \"fallback\": {}, \"total_ms\": {:.3f}, "
+                  "\"min_total_ms\": {:.3f}, \"compile_ms\": {:.3f}, \"jit_ms\": {:.3f}, "
+                  "\"load_ms\": {:.3f}, \"ptx_bytes\": {}, \"cubin_bytes\": {}, \"registers\": {}, "
+                  "\"nvjitlink_open_ms\": {:.3f}, \"nvjitlink\": {}",
+                  k->info().ptxCompiler, jsonString(k->info().ptxCompilerFallback), t.median, t.min,
+                  median(compile), median(jit), median(load), ptx.size(), k->cubin().size(),
+                  k->info().registers, nvOpenMs, haveNvJitLink ? "true" : jsonString(nvError));
+  if (!compare)
+    return head + "}";
 
-  // PTX loaded directly vs linked to a cubin and the cubin loaded.
-  std::vector<double> direct, linked, cubinOnly;
-  for (int r = 0; r < 5; ++r) {
-    CUmodule m = nullptr;
-    auto t0 = Clock::now();
-    if (!cuda->loadModule(ptx, m, error))
-      return errorJson(error);
-    direct.push_back(msSince(t0));
-    cuda->api().cuModuleUnload(m);
-    std::string cubin;
-    t0 = Clock::now();
-    if (!cuda->linkToCubin(ptx, cubin, error))
-      return errorJson(error);
-    auto t1 = Clock::now();
-    if (!cuda->loadModule(cubin, m, error))
-      return errorJson(error);
-    linked.push_back(msSince(t0));
-    cubinOnly.push_back(msSince(t1));
-    cuda->api().cuModuleUnload(m);
-  }
-
-  // JIT optimisation levels: JIT time, resources, and the kernel's speed.
   const int rows = 4096, cols = c.block;
   std::vector<float> host(size_t(rows) * cols);
   std::mt19937 rng(42);
@@ -360,55 +366,62 @@ std::string coldRun(const LoadCase &c, int repeat) {
   if (!in.allocate(host.size() * 4, error) || !out.allocate(host.size() * 4, error) ||
       !in.upload(host.data(), host.size() * 4, error))
     return errorJson(error);
-  std::vector<float> reference;
-  std::string levels;
-  // JIT times interleaved across levels (7 rounds), so that drift in clocks
-  // or load hits every level alike; then each level's kernel is timed.
-  const int kLevels[] = {4, 3, 2, 1, 0};
-  std::vector<double> jitTimes[5];
-  std::string cubins[5];
+  struct Variant {
+    const char *compiler;
+    int level;
+  };
+  // The driver first: the reference output. Level 1 is the driver's
+  // fastest JIT level that keeps the kernel's speed (the 2026-11-30 run).
+  const Variant kVariants[] = {{"driver", -1}, {"driver", 1}, {"nvjitlink", -1}, {"ptxas", -1}};
+  constexpr int kNumVariants = 4;
+  std::vector<double> times[kNumVariants];
+  std::string cubins[kNumVariants], failures[kNumVariants];
   for (int r = 0; r < 7; ++r)
-    for (int l = 0; l < 5; ++l) {
-      JitOptions jitOpts;
-      jitOpts.optimizationLevel = kLevels[l];
-      auto t0 = Clock::now();
-      if (!cuda->linkToCubin(ptx, cubins[l], error, jitOpts))
-        return errorJson(error);
-      jitTimes[l].push_back(msSince(t0));
+    for (int v = 0; v < kNumVariants; ++v) {
+      if (!failures[v].empty())
+        continue;
+      JitOptions opts;
+      opts.optimizationLevel = kVariants[v].level;
+      auto t1 = Clock::now();
+      if (!ptxToCubinWith(kVariants[v].compiler, *cuda, ptx, opts, cubins[v], failures[v]))
+        continue;
+      times[v].push_back(msSince(t1));
     }
-  for (int l = 0; l < 5; ++l) {
-    int level = kLevels[l];
-    const std::string &cubin = cubins[l];
+  std::vector<float> reference;
+  std::string variants;
+  for (int v = 0; v < kNumVariants; ++v) {
+    std::string entry = fmt::format("{{\"compiler\": \"{}\", \"level\": {}", kVariants[v].compiler,
+                                    kVariants[v].level);
     CUmodule m = nullptr;
     CUfunction fn = nullptr;
     KernelResources res;
     double us = 0;
     std::vector<float> result;
-    if (!cuda->loadModule(cubin, m, error) || !cuda->getFunction(m, "softmax_kernel", fn, error) ||
-        !cuda->queryResources(fn, res, error) ||
-        !timeSoftmax(*cuda, fn, c.warps, rows, cols, in, out, us, result, error))
-      return errorJson(error);
-    if (reference.empty())
-      reference = result;
-    double maxDiff = 0;
-    for (size_t i = 0; i < result.size(); ++i)
-      maxDiff = std::max(maxDiff, double(std::abs(result[i] - reference[i])));
-    double gbs = 2.0 * rows * cols * 4 / (us * 1e3);
-    levels += fmt::format("{}{{\"level\": {}, \"jit_ms\": {:.3f}, \"registers\": {}, "
-                          "\"spill_bytes\": {}, \"kernel_us\": {:.2f}, \"gb_s\": {:.1f}, "
-                          "\"max_diff_vs_level4\": {:.3g}}}",
-                          levels.empty() ? "" : ", ", level, median(jitTimes[l]), res.registers,
-                          res.localBytes, us, gbs, maxDiff);
-    cuda->api().cuModuleUnload(m);
+    std::string why = failures[v];
+    // On failure `why` holds the first error; the chain stops there.
+    if (why.empty() && cuda->loadModule(cubins[v], m, why) &&
+        cuda->getFunction(m, "softmax_kernel", fn, why) && cuda->queryResources(fn, res, why))
+      timeSoftmax(*cuda, fn, c.warps, rows, cols, in, out, us, result, why);
+    if (!why.empty()) {
+      entry += ", \"error\": " + jsonString(why) + "}";
+    } else {
+      if (reference.empty())
+        reference = result;
+      double maxDiff = 0;
+      for (size_t i = 0; i < result.size(); ++i)
+        maxDiff = std::max(maxDiff, double(std::abs(result[i] - reference[i])));
+      double gbs = 2.0 * rows * cols * 4 / (us * 1e3);
+      entry += fmt::format(", \"ms\": {:.3f}, \"min_ms\": {:.3f}, \"registers\": {}, "
+                           "\"spill_bytes\": {}, \"cubin_bytes\": {}, \"kernel_us\": {:.2f}, "
+                           "\"gb_s\": {:.1f}, \"max_diff_vs_driver\": {:.3g}}}",
+                           median(times[v]), statsOf(times[v]).min, res.registers, res.localBytes,
+                           cubins[v].size(), us, gbs, maxDiff);
+    }
+    if (m)
+      cuda->api().cuModuleUnload(m);
+    variants += (variants.empty() ? "" : ", ") + entry;
   }
-  Stats t = statsOf(total);
-  return fmt::format(
-      "{{\"total_ms\": {:.3f}, \"min_total_ms\": {:.3f}, \"compile_ms\": {:.3f}, "
-      "\"jit_ms\": {:.3f}, \"load_ms\": {:.3f}, \"ptx_bytes\": {}, \"cubin_bytes\": {}, "
-      "\"registers\": {}, \"ptx_load_ms\": {:.3f}, \"link_then_cubin_load_ms\": {:.3f}, "
-      "\"cubin_load_ms\": {:.3f}, \"jit_levels\": [{}]}}",
-      t.median, t.min, median(compile), median(jit), median(load), ptx.size(), k->cubin().size(),
-      k->info().registers, median(direct), median(linked), median(cubinOnly), levels);
+  return head + ", \"compilers\": [" + variants + "]}";
 }
 
 // One fresh process with a warm disk cache: the time of compile() alone.
@@ -424,9 +437,11 @@ std::string warmDiskRun(const LoadCase &c, const std::string &dir) {
   double ms = msSince(t0);
   if (!k)
     return errorJson(error);
-  return fmt::format("{{\"ms\": {:.3f}, \"from_cache\": {}, \"from_cubin\": {}}}", ms,
-                     k->info().origin == GpuKernelOrigin::Cache ? "true" : "false",
-                     k->info().fromCubin ? "true" : "false");
+  return fmt::format("{{\"ms\": {:.3f}, \"from_cache\": {}, \"from_cubin\": {}, "
+                     "\"ptx_compiler\": \"{}\", \"compile_ms\": {:.3f}, \"jit_ms\": {:.3f}}}",
+                     ms, k->info().origin == GpuKernelOrigin::Cache ? "true" : "false",
+                     k->info().fromCubin ? "true" : "false", k->info().ptxCompiler,
+                     k->info().compileMs, k->info().jitMs);
 }
 
 // Pulls "key": number out of a flat JSON object written above.
@@ -453,11 +468,20 @@ int loadBench(const std::string &jsonPath, int repeat) {
   char tmpl[] = "/tmp/tk-compile-bench-XXXXXX";
   std::string dir = mkdtemp(tmpl) ? tmpl : "";
   std::printf("%s  CUDA_CACHE_DISABLE=1, tk disk cache in %s\n", probe.c_str(), dir.c_str());
-  std::printf("%-14s %10s %10s %10s %10s %10s %12s %12s\n", "kernel", "cold ms", "compile", "jit",
-              "load", "ptx load", "link+load", "warm disk");
+  const char *kForced[] = {"driver", "nvjitlink", "ptxas"};
+  std::printf("%-14s %-9s %9s %9s %9s %9s %10s %10s %10s %10s\n", "kernel", "default", "cold ms",
+              "compile", "jit", "load", "warm disk", "driver", "nvjitlink", "ptxas");
   std::string rows;
   for (const LoadCase &c : kLoadCases) {
-    std::string cold = inChild([&] { return coldRun(c, repeat); });
+    std::string cold = inChild([&] { return coldRun(c, repeat, "", true); });
+    // The same cold loop with each compiler forced.
+    std::string forced;
+    double forcedMs[3];
+    for (int i = 0; i < 3; ++i) {
+      std::string f = inChild([&] { return coldRun(c, repeat, kForced[i], false); });
+      forcedMs[i] = field(f, "total_ms");
+      forced += fmt::format("{}\"{}\": {}", forced.empty() ? "" : ", ", kForced[i], f);
+    }
     // Populate the disk cache, then time fresh processes that find it.
     std::string populate = inChild([&] { return warmDiskRun(c, dir); });
     std::vector<double> warm;
@@ -468,15 +492,19 @@ int loadBench(const std::string &jsonPath, int repeat) {
       warmRuns += (warmRuns.empty() ? "" : ", ") + w;
     }
     Stats ws = statsOf(warm);
-    std::printf("%-14s %10.2f %10.2f %10.2f %10.2f %10.2f %12.2f %12.2f\n", c.name,
-                field(cold, "total_ms"), field(cold, "compile_ms"), field(cold, "jit_ms"),
-                field(cold, "load_ms"), field(cold, "ptx_load_ms"),
-                field(cold, "link_then_cubin_load_ms"), ws.median);
+    size_t at = cold.find("\"ptx_compiler\": \"");
+    std::string chosen =
+        at == std::string::npos ? "?" : cold.substr(at + 17, cold.find('"', at + 17) - at - 17);
+    std::printf("%-14s %-9s %9.2f %9.2f %9.2f %9.2f %10.2f %10.2f %10.2f %10.2f\n", c.name,
+                chosen.c_str(), field(cold, "total_ms"), field(cold, "compile_ms"),
+                field(cold, "jit_ms"), field(cold, "load_ms"), ws.median, forcedMs[0], forcedMs[1],
+                forcedMs[2]);
     rows += fmt::format("{}    {{\"kernel\": \"{}\", \"block\": {}, \"num_warps\": {},\n"
-                        "     \"cold\": {},\n     \"populate\": {},\n"
+                        "     \"cold\": {},\n     \"cold_forced\": {{{}}},\n"
+                        "     \"populate\": {},\n"
                         "     \"warm_disk_ms\": {:.3f}, \"min_warm_disk_ms\": {:.3f},\n"
                         "     \"warm_disk_runs\": [{}]}}",
-                        rows.empty() ? "" : ",\n", c.name, c.block, c.warps, cold, populate,
+                        rows.empty() ? "" : ",\n", c.name, c.block, c.warps, cold, forced, populate,
                         ws.median, ws.min, warmRuns);
     if (cold.find("\"error\"") != std::string::npos)
       std::printf("  %s\n", cold.c_str());

@@ -101,10 +101,15 @@ struct DeviceLimits {
   int maxSharedPerBlockOptin = 0; // with cuFuncSetAttribute (227 KiB on sm_90)
 };
 
-/// Options for the driver's PTX JIT. optimizationLevel -1: the driver's
-/// default (4, the highest).
+/// Options for PTX -> cubin. optimizationLevel -1: the compiler's default
+/// (the driver's 4, ptxas's and nvJitLink's -O3, the same code); 0-4 for
+/// the driver, 0-3 (4 read as 3) for the others. compiler: "driver",
+/// "nvjitlink" or "ptxas" forces one (GpuKernel's load path; CudaDriver
+/// itself always JITs); "" reads TK_PTX_COMPILER, else the default order
+/// (driver/GpuKernel.h, ptxCompilerOrder).
 struct JitOptions {
   int optimizationLevel = -1;
+  std::string compiler;
 };
 
 class CudaDriver {

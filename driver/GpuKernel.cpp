@@ -1,5 +1,7 @@
 #include "driver/GpuKernel.h"
 
+#include "driver/NvJitLink.h"
+#include "driver/Ptxas.h"
 #include "ir/ASTToIR.h"
 #include "lowering/PTXEmitter.h"
 #include "lowering/Pipeline.h"
@@ -10,6 +12,7 @@
 #include <algorithm>
 #include <cassert>
 #include <chrono>
+#include <cstdlib>
 #include <fstream>
 #include <memory>
 #include <mutex>
@@ -100,6 +103,9 @@ CacheKey gpuCompileKey(const std::string &source, const std::string &fileName,
     b.add(name).add(int64_t(value.kind)).add(value.str());
   b.add(int64_t(opts.numWarps)).add(int64_t(opts.numStages)).add(int64_t(opts.debug));
   b.add(opts.arch);
+  // The LLVM pipeline knob (lowering/PTXEmitter.cpp) changes the PTX.
+  const char *llvmOpt = std::getenv("TK_LLVM_OPT");
+  b.add(llvmOpt ? llvmOpt : "");
   b.add(int64_t(opts.keyExtras.size()));
   for (const std::string &extra : opts.keyExtras)
     b.add(extra);
@@ -287,17 +293,80 @@ bool checkKernelResources(const std::string &kernel, const GpuKernelInfo &info,
   return true;
 }
 
+namespace {
+
+// Every PTX compiler GpuKernel knows. The default is the driver's JIT
+// alone: on the H200 nvJitLink gave the same cubin in the same time (it is
+// the same assembler) after a 6-136 ms dlopen, and ptxas as a process was no
+// faster at the median (bench/results/compile-load-2026-11-30-2.md).
+constexpr const char *kPtxCompilers[] = {"driver", "nvjitlink", "ptxas"};
+
+bool isPtxCompiler(const std::string &name) {
+  return std::find(std::begin(kPtxCompilers), std::end(kPtxCompilers), name) !=
+         std::end(kPtxCompilers);
+}
+
+// The forced compiler: jit.compiler, else TK_PTX_COMPILER, else "".
+std::string requestedCompiler(const JitOptions &jit) {
+  if (!jit.compiler.empty())
+    return jit.compiler;
+  const char *env = std::getenv("TK_PTX_COMPILER");
+  return env ? env : "";
+}
+
+// sm_<cc>, plus `a` when the PTX asks for the arch-specific features of
+// exactly this device (".target sm_90a"). A cubin is only good for its own
+// major version, so the PTX's target never replaces the device's.
+std::string cubinArch(const std::string &ptx, int computeCapability) {
+  std::string arch = fmt::format("sm_{}", computeCapability);
+  size_t at = ptx.find(".target ");
+  if (at != std::string::npos && ptx.compare(at + 8, arch.size() + 1, arch + "a") == 0)
+    arch += 'a';
+  return arch;
+}
+
+} // namespace
+
+std::vector<std::string> ptxCompilerOrder(const JitOptions &jit, std::string &note) {
+  std::string forced = requestedCompiler(jit);
+  if (forced.empty())
+    return {"driver"};
+  if (!isPtxCompiler(forced)) {
+    note = fmt::format("unknown PTX compiler '{}' (TK_PTX_COMPILER: driver, nvjitlink or ptxas)",
+                       forced);
+    return {"driver"};
+  }
+  if (forced == "driver")
+    return {"driver"};
+  return {forced, "driver"};
+}
+
+bool ptxToCubinWith(const std::string &compiler, CudaDriver &driver, const std::string &ptx,
+                    const JitOptions &jit, std::string &cubin, std::string &error) {
+  if (compiler == "driver")
+    return driver.linkToCubin(ptx, cubin, error, jit);
+  std::string arch = cubinArch(ptx, driver.computeCapability());
+  if (compiler == "nvjitlink")
+    return linkWithNvJitLink(ptx, arch, jit.optimizationLevel, cubin, error);
+  if (compiler == "ptxas")
+    return assembleWithPtxas(ptx, arch, cubin, error, jit.optimizationLevel);
+  error = fmt::format("unknown PTX compiler '{}'", compiler);
+  return false;
+}
+
 bool loadThroughCubinCache(CudaDriver &driver, CompileCache &cache, const CacheKey &ptxKey,
                            const std::string &ptx, const JitOptions &jit, CubinLoad &out,
                            std::string &error) {
-  // PTX -> cubin by the driver's JIT, cached per driver version, device and
-  // JIT level; the module is loaded from the cubin either way (loading a
-  // cubin costs a fraction of a millisecond, the JIT tens of milliseconds).
+  // PTX -> cubin, cached per driver version, device, optimisation level and
+  // requested compiler; the module is loaded from the cubin either way
+  // (loading a cubin costs a fraction of a millisecond, compiling PTX tens
+  // of milliseconds).
   CacheKey cubinKey = CacheKeyBuilder()
                           .add(ptxKey.hex())
                           .add(int64_t(driver.driverVersion()))
                           .add(int64_t(driver.computeCapability()))
                           .add(int64_t(jit.optimizationLevel))
+                          .add(requestedCompiler(jit))
                           .key();
   out = CubinLoad();
   if (cache.lookup(cubinKey, CacheKind::Cubin, out.cubin) &&
@@ -305,13 +374,34 @@ bool loadThroughCubinCache(CudaDriver &driver, CompileCache &cache, const CacheK
     out.fromCache = true;
     return true;
   }
-  // No cubin, or one the driver rejects: JIT the PTX and replace it.
-  auto t0 = Clock::now();
-  if (!driver.linkToCubin(ptx, out.cubin, error, jit))
-    return false;
-  out.jitMs = msSince(t0);
-  cache.store(cubinKey, CacheKind::Cubin, out.cubin);
-  return driver.loadModule(out.cubin, out.module, error);
+  // No cubin, or one the driver rejects: compile the PTX and replace it. A
+  // compiler that fails, or whose cubin the driver will not load (a toolkit
+  // newer than the driver), hands over to the next; the driver's JIT is last.
+  std::vector<std::string> order = ptxCompilerOrder(jit, out.fallback);
+  for (const std::string &compiler : order) {
+    auto t0 = Clock::now();
+    std::string failure;
+    bool ok = ptxToCubinWith(compiler, driver, ptx, jit, out.cubin, failure);
+    double ms = msSince(t0);
+    if (ok && !driver.loadModule(out.cubin, out.module, failure)) {
+      failure = "the driver rejected its cubin: " + failure;
+      ok = false;
+    }
+    if (ok) {
+      out.jitMs = ms;
+      out.compiler = compiler;
+      cache.store(cubinKey, CacheKind::Cubin, out.cubin);
+      return true;
+    }
+    if (compiler == order.back()) {
+      error = failure;
+      return false;
+    }
+    // Only the first line: a full ptxas log would drown the note.
+    out.fallback += fmt::format("{}{}: {}", out.fallback.empty() ? "" : "; ", compiler,
+                                failure.substr(0, failure.find('\n')));
+  }
+  return false;
 }
 
 GpuKernel *GpuKernelCache::getOrCompile(const std::string &source, const std::string &fileName,
@@ -336,9 +426,15 @@ GpuKernel *GpuKernelCache::getOrCompile(const std::string &source, const std::st
   if (!driver)
     return driverFailure();
   CacheKey key = gpuCompileKey(source, fileName, opts);
-  // The loaded kernel also depends on the JIT level; the PTX does not.
-  CacheKey loadedKey =
-      CacheKeyBuilder().add(key.hex()).add(int64_t(opts.jitOptimizationLevel)).key();
+  // The loaded kernel also depends on the JIT level and the PTX compiler
+  // asked for; the PTX does not.
+  JitOptions jit;
+  jit.optimizationLevel = opts.jitOptimizationLevel;
+  CacheKey loadedKey = CacheKeyBuilder()
+                           .add(key.hex())
+                           .add(int64_t(opts.jitOptimizationLevel))
+                           .add(requestedCompiler(jit))
+                           .key();
   Slot *slot = nullptr;
   {
     std::lock_guard<std::mutex> lock(mutex);
@@ -386,8 +482,6 @@ GpuKernel *GpuKernelCache::getOrCompile(const std::string &source, const std::st
   if (!driver->makeCurrent(error))
     return driverFailure();
 
-  JitOptions jit;
-  jit.optimizationLevel = opts.jitOptimizationLevel;
   auto t0 = Clock::now();
   CubinLoad loaded;
   if (!loadThroughCubinCache(*driver, cache, key, k->ptx_, jit, loaded, error)) {
@@ -398,6 +492,8 @@ GpuKernel *GpuKernelCache::getOrCompile(const std::string &source, const std::st
   k->cubin_ = std::move(loaded.cubin);
   info.fromCubin = loaded.fromCache;
   info.jitMs = loaded.jitMs;
+  info.ptxCompiler = loaded.compiler;
+  info.ptxCompilerFallback = loaded.fallback;
   if (!driver->getFunction(k->module_, opts.kernel, k->function_, error) ||
       !driver->queryResources(k->function_, k->resources_, error)) {
     error = fmt::format("kernel '{}': {}", opts.kernel, error);

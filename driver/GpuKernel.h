@@ -164,10 +164,12 @@ struct GpuKernelInfo {
   int maxThreadsPerBlock = 0; // what the function can be launched with
   int numWarps = 4;
   GpuKernelOrigin origin = GpuKernelOrigin::Compiled;
-  bool fromCubin = false; // loaded from a cached cubin rather than PTX
-  double compileMs = 0;   // source -> PTX (0 when the PTX came from the cache)
-  double jitMs = 0;       // PTX -> cubin through the driver (0 with a cached cubin)
-  double loadMs = 0;      // cuModuleLoadData of the cubin, function lookup, attributes
+  bool fromCubin = false;  // loaded from a cached cubin rather than PTX
+  double compileMs = 0;    // source -> PTX (0 when the PTX came from the cache)
+  double jitMs = 0;        // PTX -> cubin (0 with a cached cubin)
+  double loadMs = 0;       // cuModuleLoadData of the cubin, function lookup, attributes
+  std::string ptxCompiler; // what made the cubin: "nvjitlink", "ptxas", "driver" ("" if cached)
+  std::string ptxCompilerFallback; // why the ones tried before it failed ("" if none did)
 };
 
 /// Why compile() failed, for callers that raise typed errors (Python's
@@ -272,14 +274,28 @@ struct CubinLoad {
   CUmodule module = nullptr;
   std::string cubin;
   bool fromCache = false; // the cubin came from the cache (no JIT)
-  double jitMs = 0;       // time in the driver's JIT when it did not
+  double jitMs = 0;       // time in PTX -> cubin when it did not
+  std::string compiler;   // which compiler made it ("" when cached)
+  std::string fallback;   // the failures of the compilers tried before it
 };
+/// The PTX compilers GpuKernel tries, in order: `jit.compiler` or else
+/// TK_PTX_COMPILER ("driver", "nvjitlink", "ptxas") first, then the
+/// driver's JIT; neither set: the driver's JIT alone (no faster compiler
+/// was measured: docs/driver.md). An unknown name puts a note in `note`
+/// and is skipped.
+std::vector<std::string> ptxCompilerOrder(const JitOptions &jit, std::string &note);
+/// PTX -> cubin for `driver`'s device with one named compiler (no
+/// fallback). The arch is sm_<compute capability>, with the `a` suffix when
+/// the PTX targets it.
+bool ptxToCubinWith(const std::string &compiler, CudaDriver &driver, const std::string &ptx,
+                    const JitOptions &jit, std::string &cubin, std::string &error);
 /// PTX -> loaded module the way GpuKernel does it, for callers that compile
 /// their own PTX (Python): the cubin cached under (ptxKey, driver version,
 /// compute capability, JIT level) in `cache` is loaded; without one (or if
-/// the driver rejects it) the PTX goes through the driver's JIT (cuLink*),
-/// the cubin is stored and loaded. `ptxKey` must identify `ptx` (e.g.
-/// gpuCompileKey of what produced it).
+/// the driver rejects it) the PTX goes through the compilers of
+/// ptxCompilerOrder until one yields a cubin the driver loads; that cubin
+/// is stored. The cache key includes `jit.compiler` (or TK_PTX_COMPILER). `ptxKey` must identify
+/// `ptx` (e.g. gpuCompileKey of what produced it).
 bool loadThroughCubinCache(CudaDriver &driver, CompileCache &cache, const CacheKey &ptxKey,
                            const std::string &ptx, const JitOptions &jit, CubinLoad &out,
                            std::string &error);

@@ -4,8 +4,12 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <fcntl.h>
+#include <spawn.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -53,7 +57,7 @@ std::string findPtxas(std::string &searched) {
 }
 
 bool assembleWithPtxas(const std::string &ptx, const std::string &arch, std::string &cubin,
-                       std::string &error) {
+                       std::string &error, int optLevel) {
   std::string searched;
   std::string ptxas = findPtxas(searched);
   if (ptxas.empty()) {
@@ -79,19 +83,29 @@ bool assembleWithPtxas(const std::string &ptx, const std::string &arch, std::str
     return false;
   }
   std::string archFlag = "-arch=" + arch;
-  pid_t pid = fork();
-  if (pid == 0) {
-    // The child: messages to the log file, then ptxas.
-    FILE *f = std::freopen(log.c_str(), "w", stderr);
-    if (f)
-      dup2(fileno(stderr), STDOUT_FILENO);
-    execl(ptxas.c_str(), ptxas.c_str(), archFlag.c_str(), in.c_str(), "-o", out.c_str(),
-          static_cast<char *>(nullptr));
-    _exit(127);
-  }
+  std::string optFlag = optLevel < 0 ? "" : fmt::format("-O{}", std::min(optLevel, 3));
+  std::vector<char *> argv;
+  for (const std::string *a : {&ptxas, &archFlag, &optFlag, &in})
+    if (!a->empty())
+      argv.push_back(const_cast<char *>(a->c_str()));
+  std::string dashO = "-o";
+  argv.push_back(dashO.data());
+  argv.push_back(out.data());
+  argv.push_back(nullptr);
+  // posix_spawn, not fork: the caller may be a large process (LLVM, a CUDA
+  // context) whose page tables fork would copy; ptxas's messages go to the
+  // log file.
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, log.c_str(),
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  posix_spawn_file_actions_adddup2(&actions, STDERR_FILENO, STDOUT_FILENO);
+  pid_t pid = -1;
+  int spawned = posix_spawn(&pid, ptxas.c_str(), &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
   int status = 0;
-  if (pid < 0 || waitpid(pid, &status, 0) != pid) {
-    error = fmt::format("cannot run '{}': {}", ptxas, std::strerror(errno));
+  if (spawned != 0 || waitpid(pid, &status, 0) != pid) {
+    error = fmt::format("cannot run '{}': {}", ptxas, std::strerror(spawned ? spawned : errno));
     cleanup();
     return false;
   }

@@ -1,6 +1,7 @@
 // Ptxas: PTX -> cubin with the CUDA toolkit's `ptxas`, for ahead-of-time
 // builds (`tkc --emit=cubin`) on machines that have the toolkit but maybe
-// no GPU. At run time GpuKernel uses the driver's JIT instead.
+// no GPU, and one of GpuKernel's PTX compilers at run time
+// (TK_PTX_COMPILER=ptxas; docs/driver.md).
 //
 //   std::string cubin, error;
 //   if (!assembleWithPtxas(ptx, "sm_90", cubin, error))
@@ -20,9 +21,10 @@ namespace tk {
 /// The ptxas to run, or "" with `searched` listing the places looked at.
 std::string findPtxas(std::string &searched);
 
-/// Runs `ptxas -arch=<arch>` on `ptx` in a private temporary directory;
-/// the cubin (an ELF image) on success, ptxas's own messages on failure.
+/// Runs `ptxas -arch=<arch> [-O<optLevel>]` on `ptx` in a private temporary
+/// directory; the cubin (an ELF image) on success, ptxas's own messages on
+/// failure. optLevel -1: ptxas's default (-O3).
 bool assembleWithPtxas(const std::string &ptx, const std::string &arch, std::string &cubin,
-                       std::string &error);
+                       std::string &error, int optLevel = -1);
 
 } // namespace tk

@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include <cstdlib>
+
 #ifdef TK_WITH_LLVM
 #include <llvm/Analysis/CGSCCPassManager.h>
 #include <llvm/Analysis/LoopAnalysisManager.h>
@@ -55,6 +57,19 @@ std::unique_ptr<llvm::TargetMachine> makeTargetMachine(const TargetOptions &opti
                                   std::nullopt, std::nullopt, llvm::CodeGenOptLevel::Aggressive));
 }
 
+// LLVM's optimisation pipeline: O3 unless TK_LLVM_OPT says O1 or O2 (for
+// measuring compile time against kernel speed; docs/driver.md has the
+// numbers). Anything else means O3.
+llvm::OptimizationLevel llvmOptLevel() {
+  const char *env = std::getenv("TK_LLVM_OPT");
+  std::string level = env ? env : "";
+  if (level == "O1")
+    return llvm::OptimizationLevel::O1;
+  if (level == "O2")
+    return llvm::OptimizationLevel::O2;
+  return llvm::OptimizationLevel::O3;
+}
+
 // Lowers, verifies and optimises; null after reporting an error.
 std::unique_ptr<llvm::Module> buildOptimized(Module &module, const TargetOptions &options,
                                              llvm::LLVMContext &llctx, llvm::TargetMachine &tm,
@@ -83,7 +98,7 @@ std::unique_ptr<llvm::Module> buildOptimized(Module &module, const TargetOptions
   pb.registerFunctionAnalyses(fam);
   pb.registerLoopAnalyses(lam);
   pb.crossRegisterProxies(lam, fam, cgam, mam);
-  llvm::ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
+  llvm::ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(llvmOptLevel());
   mpm.run(*llmod, mam);
   return llmod;
 }
