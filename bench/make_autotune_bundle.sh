@@ -1,19 +1,23 @@
 #!/bin/bash
-# Issue 7's GPU run (autotuning from host C++, AOT, second-process start):
-# copies a Release build's libtk.so, tutorial 05, aot_softmax_test and
-# autotuner_tests (stripped) with the .tk files they read and
-# bench/autotune_triton.py into gpu-bundle-autotune/ (git-ignored), plus the
-# run.sh that runs them on the GPU machine and writes $OUT/autotune-gpu.txt.
+# Issue 7's GPU run (autotuning from host C++, AOT, second-process start,
+# tuning time against Triton's): copies a Release build's tutorial 05,
+# aot_softmax_test and autotuner_tests (stripped) with the .tk files they read
+# and bench/autotune_triton.py into gpu-bundle-autotune/ (git-ignored), plus
+# the run.sh that runs them on the GPU machine and writes
+# $OUT/autotune-gpu.txt. libtk.so is not copied (the bundle stays small): it
+# comes from gpu-bundle-tests/ (bench/make_gpu_bundle.sh), which must be built
+# from the same commit or later.
 #
 #   bash bench/make_autotune_bundle.sh [BUILD_DIR]      # default build
-#   run(command="bash gpu-bundle-autotune/run.sh", carry=["gpu-bundle-autotune"])
+#   run(command="LD_LIBRARY_PATH=$PWD/gpu-bundle-tests bash gpu-bundle-autotune/run.sh",
+#       carry=["gpu-bundle-autotune", "gpu-bundle-tests"])
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${1:-build}
 B=gpu-bundle-autotune
 rm -rf "$B"
 mkdir -p "$B"
-for f in libtk.so tutorials/05-host-autotune tests/aot/aot_softmax_test \
+for f in tutorials/05-host-autotune tests/aot/aot_softmax_test \
          tests/unit/driver/autotuner_tests; do
   cp "$BUILD/$f" "$B/"
   strip --strip-unneeded "$B/$(basename "$f")"
@@ -22,16 +26,40 @@ cp tutorials/02-fused-softmax.tk tutorials/04-matmul.tk bench/autotune_triton.py
 git rev-parse --short HEAD > "$B/COMMIT"
 cat > "$B/run.sh" <<'RUN'
 #!/bin/bash
-# The autotune helper's GPU run: tutorial 05 twice (tuning, then from the disk
-# cache), the second-process time to first launch, the AOT test.
+# The autotune helper's GPU run: issue 7's tuning-time figure beside Triton's
+# (8 matmul configs at 4096^3, a fresh process with an empty cache, compile
+# included; then a second process), tutorial 05 twice (tuning, then from the
+# disk cache), the second-process time to first launch, the AOT test.
 # Run from the repository root on the GPU machine; results go to $OUT.
+# libtk.so: $LD_LIBRARY_PATH, else ../gpu-bundle-tests.
 set -u
 B=$(cd "$(dirname "$0")" && pwd)
-export LD_LIBRARY_PATH=$B:${LD_LIBRARY_PATH:-}
-export TK_CACHE_DIR=$OUT/cache
-mkdir -p "$TK_CACHE_DIR"
+export LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}:$B/../gpu-bundle-tests
 {
   echo "== nvidia-smi"; nvidia-smi --query-gpu=name,driver_version --format=csv
+  echo "== $(nproc) CPU cores; bundle $(cat "$B/COMMIT"); libtk: $(ldd "$B/05-host-autotune" |
+    grep libtk)"
+  grep -q TK_COMPILE_THREADS "$(ldd "$B/05-host-autotune" | awk '/libtk/ {print $3}')" ||
+    echo "WARNING: this libtk.so predates parallel config compilation (e4692e5)"
+  # Issue 7: each tk run in a fresh process; an empty cache directory unless
+  # the run says otherwise.
+  tune() { # cache-dir label [env...]
+    local dir=$OUT/$1; shift
+    echo "== $1"; shift
+    s=$(date +%s%N)
+    env TK_CACHE_DIR="$dir" TK_PRINT_AUTOTUNING=1 "$@" "$B/05-host-autotune" --tutorials "$B" \
+      --tune-matmul 4096 2>&1
+    echo "exit $?; whole process $(( ($(date +%s%N) - s) / 1000000 )) ms"
+  }
+  tune cache-mm "tk, 8 matmul configs at 4096^3, fresh process, empty cache (parallel compiles)"
+  tune cache-mm "tk, the same again: a second process (choice and cubins from the disk cache)"
+  echo "== Triton 3.6 tuning the same 8 matmul configs at 4096^3 (bench/autotune_triton.py)"
+  python3 "$B/autotune_triton.py" --size 4096 2>&1 | tail -5
+  tune cache-mm-serial "tk, fresh process, empty cache, TK_COMPILE_THREADS=1 (serial compiles)" \
+    TK_COMPILE_THREADS=1
+  tune cache-mm-4 "tk, fresh process, empty cache, TK_COMPILE_THREADS=4" TK_COMPILE_THREADS=4
+  export TK_CACHE_DIR=$OUT/cache
+  mkdir -p "$TK_CACHE_DIR"
   for run in 1 2; do
     echo "== run $run (1: tunes every key, disk cache empty; 2: a second process, from the cache)"
     s=$(date +%s%N)
@@ -45,8 +73,6 @@ mkdir -p "$TK_CACHE_DIR"
     e=$(date +%s%N)
     echo "whole process: $(( (e - s) / 1000000 )) ms"
   done
-  echo "== Triton 3.6 tuning the same 8 matmul configs at 4096^3 (bench/autotune_triton.py)"
-  python3 "$B/autotune_triton.py" --size 4096 2>&1 | tail -5
   echo "== aot_softmax_test"
   "$B/aot_softmax_test" 2>&1
   echo "== autotuner_tests"

@@ -7,11 +7,19 @@
 // checks the result against a CPU reference and prints timings.
 //
 //   build/tutorials/05-host-autotune [--tutorials DIR] [--first-launch]
+//                                    [--tune-matmul SIZE]
 //
 // Tuning happens on the first launch of each key (the softmax's n_cols, the
 // matmul's M, N, K); the results are kept under $TK_CACHE_DIR/autotune/, so a
 // second run launches at once (--first-launch times exactly that: one softmax
-// launch with n_cols = 4096 on 16 rows, then exit). With
+// launch with n_cols = 4096 on 16 rows, then exit). --tune-matmul 4096 gives
+// issue 7's figure, to set beside bench/autotune_triton.py: the 8 matmul
+// configs tuned at SIZE^3 in this process alone (compile, JIT and benchmark
+// included; with an empty $TK_CACHE_DIR nothing comes from a cache), then
+// exit; run again, the same command times a second process's first launch
+// (the choice and the cubins come from the disk cache). The configs compile
+// in parallel (TK_COMPILE_THREADS threads; by default one per config up to
+// the machine's cores) and are then benchmarked one by one. With
 // TK_PRINT_AUTOTUNING=1 the winner of each key and the tuning time go to
 // stderr. Without a GPU the program says so and exits 0. Built by the normal
 // build (tutorials/CMakeLists.txt); outside the tree: find_package(tk) and
@@ -22,6 +30,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
 #include <map>
@@ -171,7 +180,9 @@ float fromHalf(uint16_t h) {
   return sign ? -v : v;
 }
 
-bool runMatmul(const std::string &dir, std::mt19937 &rng) {
+// The matmul autotuner over the 8 configs bench/autotune_triton.py gives
+// Triton.
+tk::Autotuner matmulTuner(const std::string &dir) {
   tk::KernelOptions base;
   base.kernel = "matmul_kernel";
   // Row strides divisible by 16, unit column strides: the shapes below keep
@@ -193,8 +204,73 @@ bool runMatmul(const std::string &dir, std::mt19937 &rng) {
         tk::Config({{"BLOCK_SIZE_M", bm}, {"BLOCK_SIZE_N", bn}, {"BLOCK_SIZE_K", bk}}, w, s));
   tk::AutotuneOptions tuning;
   tuning.key = {"M", "N", "K"};
-  tk::Autotuner mm = tk::Autotuner::fromFile(dir + "/04-matmul.tk", base, configs, tuning);
+  return tk::Autotuner::fromFile(dir + "/04-matmul.tk", base, configs, tuning);
+}
 
+// The largest relative error of `samples` random entries of C = A B against
+// a double-precision reference.
+double spotCheck(const std::vector<uint16_t> &a, const std::vector<uint16_t> &b,
+                 const std::vector<uint16_t> &c, int M, int N, int K, int samples,
+                 std::mt19937 &rng) {
+  std::uniform_int_distribution<int> pickM(0, M - 1), pickN(0, N - 1);
+  double maxErr = 0;
+  for (int t = 0; t < samples; ++t) {
+    int i = pickM(rng), j = pickN(rng);
+    double want = 0;
+    for (int k = 0; k < K; ++k)
+      want += double(fromHalf(a[size_t(i) * size_t(K) + size_t(k)])) *
+              double(fromHalf(b[size_t(k) * size_t(N) + size_t(j)]));
+    double got = fromHalf(c[size_t(i) * size_t(N) + size_t(j)]);
+    maxErr = std::max(maxErr, std::abs(got - want) / (1.0 + std::abs(want)));
+  }
+  return maxErr;
+}
+
+// Issue 7's figure: tuning the 8 matmul configs at n^3 from the first launch
+// to its end, the only tk work this process does (--tune-matmul).
+bool tuneMatmulOnly(const std::string &dir, int n, std::mt19937 &rng,
+                    Clock::time_point programStart) {
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<uint16_t> a(size_t(n) * size_t(n)), b(a.size());
+  for (uint16_t &v : a)
+    v = toHalf(dist(rng));
+  for (uint16_t &v : b)
+    v = toHalf(dist(rng));
+  tk::DeviceMemory da = tk::DeviceMemory::fromHost(a), db = tk::DeviceMemory::fromHost(b);
+  tk::DeviceMemory dc(a.size() * 2);
+  tk::synchronize();
+  auto grid = [&](const tk::Config &c) {
+    auto cdiv = [](int64_t x, int64_t y) { return unsigned((x + y - 1) / y); };
+    return tk::Grid(cdiv(n, c.intValue("BLOCK_SIZE_M")) * cdiv(n, c.intValue("BLOCK_SIZE_N")));
+  };
+  std::vector<tk::Arg> args{da, db, dc, n, n, n, n, 1, n, 1, n, 1};
+  tk::Stream stream;
+  double setup = msSince(programStart);
+  auto start = Clock::now();
+  tk::Autotuner mm = matmulTuner(dir);
+  tk::Status s = mm.tryLaunch(grid, args, stream);
+  if (!s) {
+    std::printf("matmul %d^3: %s\n", n, s.message.c_str());
+    return false;
+  }
+  tk::synchronize();
+  double tuned = msSince(start);
+  double err = spotCheck(a, b, dc.toHost<uint16_t>(), n, n, n, 64, rng);
+  const tk::Config &best = mm.best(grid, args);
+  double ms = timeMs([&] { mm.launch(grid, stream, da, db, dc, n, n, n, n, 1, n, 1, n, 1); }, 10);
+  const char *threads = std::getenv("TK_COMPILE_THREADS");
+  std::printf("tk: autotune %zu matmul configs at %d^3 (first launch: compile, JIT and benchmark "
+              "included; compile threads %s): %.2f s; best {%s}; launch+sync %.4f ms (%.1f "
+              "TFLOP/s); max rel err %.2e %s; process start to the first launch done %.2f s "
+              "(setup %.2f s)\n",
+              mm.configs().size(), n, threads ? threads : "default", tuned / 1e3,
+              best.str().c_str(), ms, 2.0 * n * n * double(n) / (ms * 1e9), err,
+              err < 2e-2 ? "ok" : "MISMATCH", msSince(programStart) / 1e3, setup / 1e3);
+  return err < 2e-2;
+}
+
+bool runMatmul(const std::string &dir, std::mt19937 &rng) {
+  tk::Autotuner mm = matmulTuner(dir);
   bool allOk = true;
   for (auto shape : {std::tuple{512, 512, 512}, {1000, 784, 400}, {4096, 4096, 4096}}) {
     // (Plain ints, not structured bindings: lambdas below capture them.)
@@ -222,19 +298,7 @@ bool runMatmul(const std::string &dir, std::mt19937 &rng) {
     }
     tk::synchronize();
     double first = msSince(start);
-    std::vector<uint16_t> c = dc.toHost<uint16_t>();
-    // Spot-check 256 random entries against a double-precision reference.
-    std::uniform_int_distribution<int> pickM(0, M - 1), pickN(0, N - 1);
-    double maxErr = 0;
-    for (int t = 0; t < 256; ++t) {
-      int i = pickM(rng), j = pickN(rng);
-      double want = 0;
-      for (int k = 0; k < K; ++k)
-        want += double(fromHalf(a[size_t(i) * size_t(K) + size_t(k)])) *
-                double(fromHalf(b[size_t(k) * size_t(N) + size_t(j)]));
-      double got = fromHalf(c[size_t(i) * size_t(N) + size_t(j)]);
-      maxErr = std::max(maxErr, std::abs(got - want) / (1.0 + std::abs(want)));
-    }
+    double maxErr = spotCheck(a, b, dc.toHost<uint16_t>(), M, N, K, 256, rng);
     double ms = timeMs(launch, 10);
     const tk::Config &best =
         mm.best(grid, std::vector<tk::Arg>{da, db, dc, M, N, K, K, 1, N, 1, N, 1});
@@ -320,14 +384,18 @@ int main(int argc, char **argv) {
   auto programStart = Clock::now();
   std::string dir = TK_TUTORIALS_DIR;
   bool firstOnly = false;
+  int tuneSize = 0;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--tutorials" && i + 1 < argc)
       dir = argv[++i];
     else if (a == "--first-launch")
       firstOnly = true;
+    else if (a == "--tune-matmul" && i + 1 < argc && std::atoi(argv[i + 1]) > 0)
+      tuneSize = std::atoi(argv[++i]);
     else {
-      std::fprintf(stderr, "usage: %s [--tutorials DIR] [--first-launch]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--tutorials DIR] [--first-launch] [--tune-matmul SIZE]\n",
+                   argv[0]);
       return 2;
     }
   }
@@ -342,6 +410,8 @@ int main(int argc, char **argv) {
       std::printf("%s (sm_%d, %d SMs)\n", gpu.name.c_str(), gpu.computeCapability,
                   gpu.multiprocessors);
     std::mt19937 rng(2026);
+    if (tuneSize)
+      return tuneMatmulOnly(dir, tuneSize, rng, programStart) ? 0 : 1;
     Softmax sm{dir + "/02-fused-softmax.tk", {}};
     // The key is n_cols alone, so 16 rows find what a full run tuned at
     // 4096x4096 (and keep input generation out of the measurement).
