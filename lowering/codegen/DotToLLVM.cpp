@@ -93,10 +93,14 @@ bool isRingView(Value *v) {
 }
 
 // The stage `idx` % S of `ring` (a local_alloc of shape [S, ...]) holding a
-// tile of type `tile` whose registers run fastest along dimension `fast`.
+// tile of the shape of `tile` whose registers run fastest along dimension
+// `fast`.
 SmemTile ringStage(FunctionLowering &fl, Value *ring, Value *idx, Type *tile, unsigned fast) {
   llvm::IRBuilderBase &b = fl.builder();
-  SmemTile t{nullptr, tile->shape()[1 - fast], tile->shape()[fast], dtypeBytes(tile->dtype())};
+  // The ring's element size: `tile` may be the tensor of pointers of an
+  // async_copy.
+  SmemTile t{nullptr, tile->shape()[1 - fast], tile->shape()[fast],
+             dtypeBytes(ring->type()->dtype())};
   t.swizzle();
   llvm::Value *i = b.CreateZExtOrTrunc(fl.get(idx)[0], b.getInt32Ty());
   llvm::Value *slot = b.CreateURem(i, b.getInt32(static_cast<uint32_t>(ring->type()->shape()[0])));
