@@ -145,6 +145,7 @@ def check_sweep(ptx_dir, rows):
         _, name, dt, bm, bn, bk, w, t = row[:8]
         bm, bn, bk, w = int(bm), int(bn), int(bk), int(w)
         kernel = load_kernel(ptx_dir, row, "dot_check")
+        print(f"checking {name}", flush=True)  # names the kernel if a launch faults
         for (m, n, k) in CHECK_SHAPES:
             a = random_operand((k, m) if t == "tn" else (m, k), dt, gen)
             b = random_operand((n, k) if t == "nt" else (k, n), dt, gen)
