@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <dlfcn.h>
 #include <mutex>
+#include <utility>
 #include <vector>
 
 namespace tk {
@@ -32,10 +33,7 @@ struct Library {
   Functions fn{};
 };
 
-template <class F> bool bind(void *lib, F &slot, const char *name) {
-  slot = reinterpret_cast<F>(dlsym(lib, name));
-  return slot != nullptr;
-}
+template <class F> void **slotOf(F &fn) { return reinterpret_cast<void **>(&fn); }
 
 Library loadLibrary() {
   Library l;
@@ -65,27 +63,23 @@ Library loadLibrary() {
     return l;
   }
   Functions &f = l.fn;
-  const char *missing = nullptr;
-  if (!bind(lib, f.create, "nvJitLinkCreate"))
-    missing = "nvJitLinkCreate";
-  else if (!bind(lib, f.destroy, "nvJitLinkDestroy"))
-    missing = "nvJitLinkDestroy";
-  else if (!bind(lib, f.addData, "nvJitLinkAddData"))
-    missing = "nvJitLinkAddData";
-  else if (!bind(lib, f.complete, "nvJitLinkComplete"))
-    missing = "nvJitLinkComplete";
-  else if (!bind(lib, f.cubinSize, "nvJitLinkGetLinkedCubinSize"))
-    missing = "nvJitLinkGetLinkedCubinSize";
-  else if (!bind(lib, f.cubin, "nvJitLinkGetLinkedCubin"))
-    missing = "nvJitLinkGetLinkedCubin";
-  else if (!bind(lib, f.errorLogSize, "nvJitLinkGetErrorLogSize"))
-    missing = "nvJitLinkGetErrorLogSize";
-  else if (!bind(lib, f.errorLog, "nvJitLinkGetErrorLog"))
-    missing = "nvJitLinkGetErrorLog";
-  if (missing) {
-    // Keep the library open: unloading a half-bound library buys nothing.
-    l.error = fmt::format("libnvJitLink has no symbol {}", missing);
-    return l;
+  const std::pair<void **, const char *> symbols[] = {
+      {slotOf(f.create), "nvJitLinkCreate"},
+      {slotOf(f.destroy), "nvJitLinkDestroy"},
+      {slotOf(f.addData), "nvJitLinkAddData"},
+      {slotOf(f.complete), "nvJitLinkComplete"},
+      {slotOf(f.cubinSize), "nvJitLinkGetLinkedCubinSize"},
+      {slotOf(f.cubin), "nvJitLinkGetLinkedCubin"},
+      {slotOf(f.errorLogSize), "nvJitLinkGetErrorLogSize"},
+      {slotOf(f.errorLog), "nvJitLinkGetErrorLog"},
+  };
+  for (const auto &[slot, name] : symbols) {
+    *slot = dlsym(lib, name);
+    if (!*slot) {
+      // Keep the library open: unloading a half-bound library buys nothing.
+      l.error = fmt::format("libnvJitLink has no symbol {}", name);
+      return l;
+    }
   }
   l.loaded = true;
   return l;
