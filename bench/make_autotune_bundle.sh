@@ -58,6 +58,14 @@ export LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}:$B/../gpu-bundle-tests
   tune cache-mm-serial "tk, fresh process, empty cache, TK_COMPILE_THREADS=1 (serial compiles)" \
     TK_COMPILE_THREADS=1
   tune cache-mm-4 "tk, fresh process, empty cache, TK_COMPILE_THREADS=4" TK_COMPILE_THREADS=4
+  # The driver's JIT may serialise concurrent PTX compiles inside libcuda;
+  # ptxas (Triton's copy) runs as separate processes.
+  ptxas=$(python3 -c 'import os, triton; print(os.path.join(os.path.dirname(triton.__file__),
+          "backends/nvidia/bin/ptxas"))' 2>/dev/null)
+  if [ -x "$ptxas" ]; then
+    tune cache-mm-ptxas "tk, fresh process, empty cache, PTX -> cubin by ptxas ($ptxas)" \
+      TK_PTX_COMPILER=ptxas TK_PTXAS_PATH="$ptxas"
+  fi
   export TK_CACHE_DIR=$OUT/cache
   mkdir -p "$TK_CACHE_DIR"
   for run in 1 2; do
