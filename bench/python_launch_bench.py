@@ -162,13 +162,16 @@ def cold_start(which, cache_dir, **extra_env):
     env = dict(os.environ, CUDA_CACHE_DISABLE="1", TK_CACHE_DIR=str(cache_dir),
                TRITON_CACHE_DIR=str(cache_dir), **extra_env)
     env.pop("TK_INTERPRET", None)
-    with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as f:
-        f.write(COLD_CHILD)
-    try:
-        r = subprocess.run([sys.executable, f.name, which], env=env, capture_output=True,
-                           text=True, timeout=300)
-    finally:
-        os.unlink(f.name)
+    # The child's file keeps one path for every process on this cache: tk's
+    # cache key holds the kernel's file name (it is in the PTX's line info),
+    # so a new temporary name per process would miss the cache every time
+    # (the runs before 2026-11-30 01:00 did, which is why their "warm cache"
+    # first call was as slow as the cold one).
+    child = pathlib.Path(cache_dir) / "src" / f"cold_child_{which}.py"
+    child.parent.mkdir(exist_ok=True)
+    child.write_text(COLD_CHILD)
+    r = subprocess.run([sys.executable, str(child), which], env=env, capture_output=True,
+                       text=True, timeout=300)
     if r.returncode != 0:
         return {"error": (r.stdout + r.stderr)[-2000:]}
     return json.loads(r.stdout.strip().splitlines()[-1])
@@ -177,7 +180,7 @@ def cold_start(which, cache_dir, **extra_env):
 def gpu_pytest():
     env = dict(os.environ)
     r = subprocess.run([sys.executable, "-m", "pytest", str(ROOT / "tests/python"), "-m", "gpu",
-                        "-q", "-rs", "-p", "no:cacheprovider"], env=env, capture_output=True,
+                        "-q", "-rfEs", "-p", "no:cacheprovider"], env=env, capture_output=True,
                        text=True, timeout=120, cwd=str(ROOT))
     tail = r.stdout.strip().splitlines()[-1] if r.stdout.strip() else r.stderr[-500:]
     counts = {k: int(v) for v, k in re.findall(r"(\d+) (passed|failed|skipped|error|errors)", tail)}

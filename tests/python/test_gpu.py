@@ -195,18 +195,37 @@ def load_tutorial(name):
     return module
 
 
-@pytest.mark.parametrize("name", ["01-vector-add.py", "02-fused-softmax.py", "03-layer-norm.py",
-                                  "04-matmul.py"])
+@pytest.mark.parametrize("name", ["01-vector-add.py", "02-fused-softmax.py", "03-layer-norm.py"])
 def test_tutorial_on_the_gpu(name, capsys):
     assert load_tutorial(name).main(["--small"]) == 0
     out = capsys.readouterr().out
     assert "on the GPU" in out and ": OK" in out
 
 
-@pytest.mark.parametrize("name", ["01-vector-add.py", "02-fused-softmax.py", "03-layer-norm.py",
-                                  "04-matmul.py"])
+@pytest.mark.parametrize("name", ["01-vector-add.py", "02-fused-softmax.py", "03-layer-norm.py"])
 def test_tutorial_bench_plots(name, tmp_path, capsys):
     pytest.importorskip("matplotlib")
     assert load_tutorial(name).main(["--bench", "--small", "--out", str(tmp_path)]) == 0
     assert (tmp_path / (pathlib.Path(name).stem + ".png")).stat().st_size > 0
     assert "tk" in capsys.readouterr().out
+
+
+def test_matmul_tutorial_on_the_gpu(tmp_path):
+    # In a process of its own: a kernel fault (the first run on the H200,
+    # 2026-11-30, hit CUDA_ERROR_MISALIGNED_ADDRESS in the tk.dot kernel) is
+    # sticky for the CUDA context and would fail every GPU test after it.
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ)
+    env.pop("TK_INTERPRET", None)
+    script = str(TUTORIALS / "04-matmul.py")
+    r = subprocess.run([sys.executable, script, "--small"], env=env, capture_output=True,
+                       text=True, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr[-3000:]
+    assert "matmul on the GPU" in r.stdout and ": OK" in r.stdout, r.stdout
+    r = subprocess.run([sys.executable, script, "--bench", "--small", "--out", str(tmp_path)],
+                       env=env, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr[-3000:]
+    assert (tmp_path / "04-matmul.png").stat().st_size > 0
