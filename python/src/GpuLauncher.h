@@ -11,6 +11,11 @@
 //                          defaults, missing_sentinel)
 //   launcher[(grid,)](x, y, out, n, BLOCK=1024)
 //
+// `jit_function[grid]` goes through `launcher.binder[grid]`: plain CPython
+// objects (not pybind11 classes) whose call is a vectorcall into launch(),
+// so no argument tuple, kwargs dict or pybind11 dispatch is made per launch,
+// and the key is built in a buffer on the stack (nothing is allocated).
+//
 // The key, per parameter (bytes appended to one string):
 //   torch tensor      'T' dtype-object pointer, 1 if data_ptr() % 16 == 0
 //   __cuda_array_interface__ 'C' typestr, alignment bit
