@@ -181,8 +181,9 @@ float fromHalf(uint16_t h) {
 }
 
 // The matmul autotuner over the 8 configs bench/autotune_triton.py gives
-// Triton.
-tk::Autotuner matmulTuner(const std::string &dir) {
+// Triton. `timeline`: a line per benchmarked config on stdout (the first
+// one's time is when the parallel compile phase ended).
+tk::Autotuner matmulTuner(const std::string &dir, bool timeline = false) {
   tk::KernelOptions base;
   base.kernel = "matmul_kernel";
   // Row strides divisible by 16, unit column strides: the shapes below keep
@@ -204,6 +205,12 @@ tk::Autotuner matmulTuner(const std::string &dir) {
         tk::Config({{"BLOCK_SIZE_M", bm}, {"BLOCK_SIZE_N", bn}, {"BLOCK_SIZE_K", bk}}, w, s));
   tk::AutotuneOptions tuning;
   tuning.key = {"M", "N", "K"};
+  if (timeline)
+    tuning.progress = [](const tk::AutotuneProgress &p) {
+      std::printf("  [%zu/%zu] %.3f s since tuning began; best so far %.4f ms {%s}%s\n", p.done,
+                  p.total, p.elapsedSeconds, p.bestMs, p.bestConfig.c_str(),
+                  p.fromCache ? " (from the cache)" : "");
+    };
   return tk::Autotuner::fromFile(dir + "/04-matmul.tk", base, configs, tuning);
 }
 
@@ -247,7 +254,7 @@ bool tuneMatmulOnly(const std::string &dir, int n, std::mt19937 &rng,
   tk::Stream stream;
   double setup = msSince(programStart);
   auto start = Clock::now();
-  tk::Autotuner mm = matmulTuner(dir);
+  tk::Autotuner mm = matmulTuner(dir, true);
   tk::Status s = mm.tryLaunch(grid, args, stream);
   if (!s) {
     std::printf("matmul %d^3: %s\n", n, s.message.c_str());
