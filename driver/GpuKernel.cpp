@@ -229,9 +229,14 @@ bool compileToPTX(const std::string &source, const std::string &fileName,
   Module module(ctx);
   if (!lowerKernel(*m, spec, ctx, module, diag))
     return fail();
-  for (auto &fn : module.functions())
+  // The options reach the passes as function attributes, as tkc's
+  // --num-warps / --num-stages do (--pipeline reads num_stages).
+  for (auto &fn : module.functions()) {
     if (!fn->attrs().has("num_warps"))
       fn->attrs().set("num_warps", Attribute(int64_t(opts.numWarps)));
+    if (opts.numStages > 0 && !fn->attrs().has("num_stages"))
+      fn->attrs().set("num_stages", Attribute(int64_t(opts.numStages)));
+  }
   PassManager pm(diag);
   buildPipeline(pm);
   buildGPUPipeline(pm);

@@ -137,6 +137,42 @@ TEST(CudaDriverTest, SourceErrorsComeBackRendered) {
   EXPECT_NE(error.find("^"), std::string::npos) << error;
 }
 
+// num_stages reaches --pipeline as tkc's --num-stages does: 1 keeps the loop
+// plain, 3 stages the dot's fp16 operands through a cp.async ring.
+TEST(CudaDriverTest, NumStagesReachesThePipeline) {
+  const std::string source = R"(import tk
+
+
+@tk.jit
+def k(a, b, c, K, BM: tk.constexpr, BN: tk.constexpr, BK: tk.constexpr):
+    rm = tk.arange(0, BM)
+    rn = tk.arange(0, BN)
+    rk = tk.arange(0, BK)
+    acc = tk.zeros([BM, BN], dtype=tk.float32)
+    for k0 in range(0, K, BK):
+        x = tk.load(a + rm[:, None] * K + (k0 + rk)[None, :])
+        y = tk.load(b + (k0 + rk)[:, None] * BN + rn[None, :])
+        acc += tk.dot(x, y)
+    tk.store(c + rm[:, None] * BN + rn[None, :], acc)
+)";
+  GpuCompileOptions opts;
+  opts.kernel = "k";
+  opts.signature = "*fp16:16, *fp16:16, *fp32:16, i32:16";
+  opts.constants = {
+      {"BM", ConstValue::ofInt(64)}, {"BN", ConstValue::ofInt(64)}, {"BK", ConstValue::ofInt(32)}};
+  for (int stages : {1, 3}) {
+    opts.numStages = stages;
+    std::string ptx, error;
+    std::vector<GpuParam> params;
+    int numWarps = 0;
+    bool ok = compileToPTX(source, "k.tk", opts, ptx, params, numWarps, error);
+    if (!ok && !hasCodegen(error))
+      GTEST_SKIP() << "built without LLVM: " << error;
+    ASSERT_TRUE(ok) << error;
+    EXPECT_EQ(ptx.find("cp.async") != std::string::npos, stages == 3) << "stages " << stages;
+  }
+}
+
 TEST(CudaDriverTest, UnknownKernelAndBadSignatureAreErrors) {
   std::string ptx, error;
   std::vector<GpuParam> params;
