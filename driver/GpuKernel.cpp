@@ -1,11 +1,11 @@
 #include "driver/GpuKernel.h"
 
+#include "driver/KernelFrontEnd.h"
 #include "driver/NvJitLink.h"
 #include "driver/Ptxas.h"
 #include "ir/ASTToIR.h"
 #include "lowering/PTXEmitter.h"
 #include "lowering/Pipeline.h"
-#include "parser/Frontend.h"
 
 #include <fmt/format.h>
 
@@ -201,33 +201,19 @@ bool compileToPTX(const std::string &source, const std::string &fileName,
   // Each compile has its own source manager and diagnostics: the caller gets
   // them rendered (file:line:col, source line, caret), which is all a host
   // program can do with them.
-  SourceManager sm;
-  BufferId buffer = sm.addBuffer(fileName, source);
-  DiagnosticEngine diag(sm);
-  ast::Context actx;
+  KernelFrontEnd fe;
+  if (!fe.run(source, fileName, {opts.kernel, opts.signature, opts.constants, {}}, error))
+    return false;
+  DiagnosticEngine &diag = fe.diag;
+  const std::vector<ParamBinding> &bindings = fe.bindings;
   auto fail = [&]() {
     error = diag.renderAll();
     return false;
   };
-  ast::Module *m = parseAndCheck(sm, buffer, actx, diag);
-  if (diag.hasErrors())
-    return fail();
-  const ast::FunctionDef *def = m->findFunction(opts.kernel);
-  if (!def) {
-    error = fmt::format("{}: error: no kernel named '{}'", fileName, opts.kernel);
-    return false;
-  }
-  KernelSpec spec;
-  spec.kernel = opts.kernel;
-  spec.signature = opts.signature;
-  spec.constants = opts.constants;
-  std::vector<ParamBinding> bindings;
-  if (!specializeParams(*def, spec, diag, bindings))
-    return fail();
 
-  IRContext ctx(sm);
+  IRContext ctx(fe.sm);
   Module module(ctx);
-  if (!lowerKernel(*m, spec, ctx, module, diag))
+  if (!lowerKernel(*fe.module, fe.spec, ctx, module, diag))
     return fail();
   // The options reach the passes as function attributes, as tkc's
   // --num-warps / --num-stages do (--pipeline reads num_stages).

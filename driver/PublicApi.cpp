@@ -3,6 +3,7 @@
 // compiling and launching. Every failure becomes a tk::Status or tk::Error
 // carrying the driver's message; nothing here prints or aborts.
 #include "driver/Autotuner.h"
+#include "driver/Float16.h"
 #include "driver/GpuKernel.h"
 #include "driver/PublicApiImpl.h"
 
@@ -197,18 +198,12 @@ void DeviceMemory::zero() {
 //
 
 const char *argKindName(Arg::Kind kind) {
-  switch (kind) {
-  case Arg::Kind::Pointer:
-    return "pointer";
-  case Arg::Kind::I32:
-    return "i32";
-  case Arg::Kind::I64:
-    return "i64";
-  case Arg::Kind::F32:
-    return "fp32";
-  }
-  return "?";
+  // The driver's names, in the same order.
+  return gpuArgKindName(static_cast<GpuArg::Kind>(kind));
 }
+
+Arg Arg::fp16(double x) { return fp16Bits(doubleToHalf(x)); }
+Arg Arg::bf16(double x) { return bf16Bits(doubleToBF16(x)); }
 
 std::string Constant::str() const { return detail::toConstValue(*this).str(); }
 
@@ -248,14 +243,7 @@ std::shared_ptr<const detail::KernelData> detail::KernelData::fromGpu(const GpuK
   d->sharedBytes = gpu.resources().staticSharedBytes;
   for (const GpuParam &p : gpu.params()) {
     d->paramNames.push_back(p.name);
-    Arg::Kind k = Arg::Kind::I32;
-    if (p.kind == GpuArg::Kind::Pointer)
-      k = Arg::Kind::Pointer;
-    else if (p.kind == GpuArg::Kind::I64)
-      k = Arg::Kind::I64;
-    else if (p.kind == GpuArg::Kind::F32)
-      k = Arg::Kind::F32;
-    d->kinds.push_back(k);
+    d->kinds.push_back(static_cast<Arg::Kind>(p.kind));
   }
   return d;
 }
@@ -268,10 +256,23 @@ Status Kernel::tryFromSource(const std::string &source, const KernelOptions &opt
                              const std::string &fileName, Kernel &out) noexcept {
   try {
     std::string error;
-    GpuKernel *gpu = GpuKernel::compile(source, fileName, detail::toGpuOptions(options), error);
+    GpuCompileOptions opts = detail::toGpuOptions(options);
+    GpuKernel *gpu = GpuKernel::compile(source, fileName, opts, error);
     if (!gpu)
       return Status::failure(error);
-    out = Kernel(detail::KernelData::fromGpu(*gpu));
+    auto data = detail::KernelData::fromGpu(*gpu);
+    if (options.specialize) {
+      auto variants = std::make_shared<detail::SpecializedVariants>();
+      if (!variants->specializer.init(source, fileName, opts, options.doNotSpecialize, error))
+        return Status::failure(error);
+      if (variants->specializer.active()) {
+        variants->source = source;
+        variants->fileName = fileName;
+        variants->base = std::move(opts);
+        std::const_pointer_cast<detail::KernelData>(data)->variants = std::move(variants);
+      }
+    }
+    out = Kernel(std::move(data));
     return {};
   } catch (const std::exception &e) {
     return Status::failure(e.what());
@@ -353,21 +354,12 @@ Kernel Kernel::fromImage(const Image &image) {
 
 namespace {
 
-std::string mismatch(const detail::KernelData &d, std::span<const Arg> args) {
-  if (args.size() != d.kinds.size()) {
-    std::string names;
-    for (size_t i = 0; i < d.paramNames.size(); ++i)
-      names += (i ? ", " : "") + d.paramNames[i];
-    return fmt::format("kernel '{}' takes {} arguments ({}) but {} were passed", d.name,
-                       d.kinds.size(), names, args.size());
-  }
-  for (size_t i = 0; i < args.size(); ++i)
-    if (args[i].kind != d.kinds[i])
-      return fmt::format("kernel '{}': argument {} ('{}') is {} in the signature but the argument "
-                         "passed is {}",
-                         d.name, i, d.paramNames[i], argKindName(d.kinds[i]),
-                         argKindName(args[i].kind));
-  return "";
+std::string countMismatch(const detail::KernelData &d, size_t passed) {
+  std::string names;
+  for (size_t i = 0; i < d.paramNames.size(); ++i)
+    names += (i ? ", " : "") + d.paramNames[i];
+  return fmt::format("kernel '{}' takes {} arguments ({}) but {} were passed", d.name,
+                     d.kinds.size(), names, passed);
 }
 
 } // namespace
@@ -381,41 +373,40 @@ bool Kernel::launchRaw(Grid grid, std::span<const Arg> args, void *stream,
   }
   const detail::KernelData &d = *data_;
   if (args.size() > kMaxArgs || args.size() != d.kinds.size()) {
-    *status = Status::failure(mismatch(d, args));
+    *status = Status::failure(countMismatch(d, args.size()));
     return false;
   }
-  if (d.gpu) {
-    // GpuKernel checks the kinds against its table and launches (with the
-    // dynamic shared memory it knows about).
-    // GpuArg has no default constructor: the array is raw storage filled in
-    // place (GpuArg is trivially destructible).
-    alignas(GpuArg) unsigned char storage[kMaxArgs * sizeof(GpuArg)];
-    GpuArg *gpuArgs = reinterpret_cast<GpuArg *>(storage);
-    for (size_t i = 0; i < args.size(); ++i) {
-      const Arg &a = args[i];
-      new (&gpuArgs[i]) GpuArg(a.kind == Arg::Kind::Pointer ? GpuArg::ptr(a.value.pointer)
-                               : a.kind == Arg::Kind::I32   ? GpuArg::ofI32(a.value.i32)
-                               : a.kind == Arg::Kind::I64   ? GpuArg::ofI64(a.value.i64)
-                                                            : GpuArg::ofF32(a.value.f32));
+  // Each argument converted to its parameter's kind. GpuArg has no default
+  // constructor: the array is raw storage filled in place (GpuArg is
+  // trivially destructible).
+  alignas(GpuArg) unsigned char storage[kMaxArgs * sizeof(GpuArg)];
+  GpuArg *gpuArgs = reinterpret_cast<GpuArg *>(storage);
+  for (size_t i = 0; i < args.size(); ++i)
+    if (!detail::convertArg(args[i], d.kinds[i], gpuArgs[i])) {
+      *status =
+          Status::failure(detail::conversionError(d.name, i, d.paramNames[i], d.kinds[i], args[i]));
+      return false;
     }
+  if (d.gpu) {
+    const GpuKernel *gpu = d.gpu;
     std::string error;
-    if (!d.gpu->launch({grid.x, grid.y, grid.z}, std::span<const GpuArg>(gpuArgs, args.size()),
-                       static_cast<CUstream>(stream), error)) {
+    if (d.variants && !(gpu = d.variants->kernelFor(args, error))) {
+      *status = Status::failure(error);
+      return false;
+    }
+    // GpuKernel launches with the dynamic shared memory it knows about.
+    if (!gpu->launch({grid.x, grid.y, grid.z}, std::span<const GpuArg>(gpuArgs, args.size()),
+                     static_cast<CUstream>(stream), error)) {
       *status = Status::failure(error);
       return false;
     }
     return true;
   }
   // An image kernel: the driver reads each parameter through a pointer to
-  // the value at the start of Arg.
+  // the converted value (at the start of GpuArg).
   void *slots[kMaxArgs];
-  for (size_t i = 0; i < args.size(); ++i) {
-    if (args[i].kind != d.kinds[i]) {
-      *status = Status::failure(mismatch(d, args));
-      return false;
-    }
-    slots[i] = const_cast<void *>(static_cast<const void *>(&args[i].value));
-  }
+  for (size_t i = 0; i < args.size(); ++i)
+    slots[i] = static_cast<void *>(&gpuArgs[i].value);
   CUresult r =
       d.api->cuLaunchKernel(d.function, grid.x, grid.y, grid.z, unsigned(d.numWarps) * 32, 1, 1,
                             d.dynamicShared, static_cast<CUstream>(stream), slots, nullptr);
@@ -429,6 +420,24 @@ bool Kernel::launchRaw(Grid grid, std::span<const Arg> args, void *stream,
     return false;
   }
   return true;
+}
+
+Kernel Kernel::specialized(std::span<const Arg> args) const {
+  if (!data_ || !data_->variants)
+    return *this;
+  const detail::KernelData &d = *data_;
+  if (args.size() != d.kinds.size())
+    throw Error(countMismatch(d, args.size()));
+  for (size_t i = 0; i < args.size(); ++i) {
+    alignas(GpuArg) unsigned char storage[sizeof(GpuArg)];
+    if (!detail::convertArg(args[i], d.kinds[i], *reinterpret_cast<GpuArg *>(storage)))
+      throw Error(detail::conversionError(d.name, i, d.paramNames[i], d.kinds[i], args[i]));
+  }
+  std::string error;
+  const GpuKernel *gpu = d.variants->kernelFor(args, error);
+  if (!gpu)
+    throw Error(error);
+  return Kernel(detail::KernelData::fromGpu(*gpu));
 }
 
 Status Kernel::tryLaunch(Grid grid, std::span<const Arg> args,

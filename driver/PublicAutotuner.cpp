@@ -13,7 +13,6 @@
 // is written only by the thread compiling config i.
 #include "driver/Autotuner.h"
 #include "driver/PublicApiImpl.h"
-#include "parser/Frontend.h"
 #include "tk/Autotuner.h"
 
 #include <fmt/format.h>
@@ -53,7 +52,12 @@ struct AutotunerData {
 
   std::vector<Config> configs;
   AutotuneOptions options;
-  std::vector<Kernel> kernels; // per config, loaded on first need
+  // Per specialisation key (include/tk/Kernel.h; images have one key), a
+  // kernel per config, loaded on first need. A key's vector is created under
+  // `mutex` before the thread pool compiles into it, one slot per thread.
+  std::map<Specializer::Key, std::vector<Kernel>> kernels;
+  Specializer specializer;
+  bool specializes = false;
 
   // Resolved on first use.
   bool resolved = false;
@@ -68,48 +72,32 @@ struct AutotunerData {
   Status resolve();
   Status keyBits(std::span<const Arg> args, std::vector<int64_t> &bits) const;
   std::string keyText(std::span<const Arg> args) const;
-  Status kernelFor(size_t index, Kernel &out);
-  Status choose(const GridFn &grid, std::span<const Arg> args, void *stream, size_t &best);
+  GpuCompileOptions optionsFor(size_t index, const Specializer::Key &key) const;
+  std::vector<Kernel> &kernelsFor(const Specializer::Key &key);
+  Status kernelFor(size_t index, const Specializer::Key &key, Kernel &out);
+  Status choose(const GridFn &grid, std::span<const Arg> args, void *stream, size_t &best,
+                Specializer::Key &key);
 };
 
 namespace {
 
 std::string argText(const Arg &a) {
-  switch (a.kind) {
-  case Arg::Kind::I32:
-    return std::to_string(a.value.i32);
-  case Arg::Kind::I64:
-    return std::to_string(a.value.i64);
-  case Arg::Kind::F32:
-    return fmt::format("{}", a.value.f32);
-  case Arg::Kind::Pointer:
-    break;
-  }
+  if (isIntKind(a.kind))
+    return std::to_string(intArgValue(a));
+  if (isFloatKind(a.kind))
+    return fmt::format("{}", floatArgValue(a));
   return "pointer";
 }
 
-// The parameters of `opts.kernel` from the front end alone (no IR, no
-// LLVM): names and types of the runtime parameters.
+// The names and types ("*fp32", "i32") of the runtime parameters of
+// `opts.kernel`, from the front end alone.
 Status frontEndParams(const std::string &source, const std::string &fileName,
                       const GpuCompileOptions &opts, std::vector<std::string> &names,
                       std::vector<std::string> &types) {
-  SourceManager sm;
-  BufferId buffer = sm.addBuffer(fileName, source);
-  DiagnosticEngine diag(sm);
-  ast::Context actx;
-  ast::Module *m = parseAndCheck(sm, buffer, actx, diag);
-  if (diag.hasErrors())
-    return Status::failure(diag.renderAll());
-  const ast::FunctionDef *def = m->findFunction(opts.kernel);
-  if (!def)
-    return Status::failure(fmt::format("{}: error: no kernel named '{}'", fileName, opts.kernel));
-  KernelSpec spec;
-  spec.kernel = opts.kernel;
-  spec.signature = opts.signature;
-  spec.constants = opts.constants;
   std::vector<ParamBinding> bindings;
-  if (!specializeParams(*def, spec, diag, bindings))
-    return Status::failure(diag.renderAll());
+  std::string error;
+  if (!frontEndBindings(source, fileName, opts, bindings, error))
+    return Status::failure(error);
   for (const ParamBinding &b : bindings)
     if (b.isArgument) {
       names.push_back(b.name);
@@ -154,10 +142,16 @@ Status AutotunerData::resolve() {
   paramNames.clear();
   paramTypes.clear();
   if (images.empty()) {
-    Status s =
-        frontEndParams(source, fileName, configOptions(base, configs[0]), paramNames, paramTypes);
+    GpuCompileOptions first = configOptions(base, configs[0]);
+    Status s = frontEndParams(source, fileName, first, paramNames, paramTypes);
     if (!s)
       return s;
+    if (base.specialize) {
+      std::string error;
+      if (!specializer.init(source, fileName, first, base.doNotSpecialize, error))
+        return Status::failure(error);
+      specializes = specializer.active();
+    }
   } else {
     paramNames = images[0].paramNames;
     for (Arg::Kind k : images[0].params)
@@ -229,7 +223,7 @@ Status AutotunerData::resolve() {
       out.fromCache = p.fromCache;
       cb(out);
     });
-  kernels.assign(configs.size(), Kernel());
+  kernels.clear();
   resolved = true;
   return {};
 }
@@ -242,13 +236,12 @@ Status AutotunerData::keyBits(std::span<const Arg> args, std::vector<int64_t> &b
   bits.clear();
   for (size_t i : keyIndex) {
     int64_t b = 0;
-    if (args[i].kind == Arg::Kind::I32)
-      b = args[i].value.i32;
-    else if (args[i].kind == Arg::Kind::I64)
-      b = args[i].value.i64;
-    else if (args[i].kind == Arg::Kind::F32)
-      std::memcpy(&b, &args[i].value.f32, sizeof(float));
-    else
+    if (isIntKind(args[i].kind)) {
+      b = intArgValue(args[i]);
+    } else if (isFloatKind(args[i].kind)) {
+      double v = floatArgValue(args[i]);
+      std::memcpy(&b, &v, sizeof(double));
+    } else
       return Status::failure(fmt::format("autotuner of '{}': key parameter '{}' got a pointer",
                                          kernelName, paramNames[i]));
     bits.push_back(b);
@@ -266,17 +259,30 @@ std::string AutotunerData::keyText(std::span<const Arg> args) const {
   return tune::makeKey(values, dtypes);
 }
 
-Status AutotunerData::kernelFor(size_t index, Kernel &out) {
-  if (kernels[index].valid()) {
-    out = kernels[index];
+GpuCompileOptions AutotunerData::optionsFor(size_t index, const Specializer::Key &key) const {
+  GpuCompileOptions o = configOptions(base, configs[index]);
+  return specializes ? specializer.optionsFor(o, key) : o;
+}
+
+std::vector<Kernel> &AutotunerData::kernelsFor(const Specializer::Key &key) {
+  std::vector<Kernel> &v = kernels[key];
+  v.resize(configs.size());
+  return v;
+}
+
+Status AutotunerData::kernelFor(size_t index, const Specializer::Key &key, Kernel &out) {
+  // The key's vector exists (kernelsFor ran under the mutex); this thread
+  // owns slot `index`.
+  Kernel &slot = kernels.find(key)->second[index];
+  if (slot.valid()) {
+    out = slot;
     return {};
   }
   if (images.empty()) {
-    // The config's constants and warps, through the same options the
+    // The config's constants, warps and facts, through the same options the
     // resource check compiled with.
     std::string error;
-    GpuKernel *gpu =
-        GpuKernel::compile(source, fileName, configOptions(base, configs[index]), error);
+    GpuKernel *gpu = GpuKernel::compile(source, fileName, optionsFor(index, key), error);
     if (!gpu)
       return Status::failure(error);
     out = KernelData::wrap(KernelData::fromGpu(*gpu));
@@ -287,17 +293,19 @@ Status AutotunerData::kernelFor(size_t index, Kernel &out) {
       return Status::failure(e.what());
     }
   }
-  kernels[index] = out;
+  slot = out;
   return {};
 }
 
 Status AutotunerData::choose(const GridFn &grid, std::span<const Arg> args, void *stream,
-                             size_t &best) {
+                             size_t &best, Specializer::Key &specKey) {
   if (Status s = resolve(); !s)
     return s;
   std::vector<int64_t> bits;
   if (Status s = keyBits(args, bits); !s)
     return s;
+  specKey = specializes ? specializer.keyOf(args) : Specializer::Key{0, 0};
+  kernelsFor(specKey);
   if (auto it = chosen.find(bits); it != chosen.end()) {
     best = it->second;
     return {};
@@ -328,7 +336,7 @@ Status AutotunerData::choose(const GridFn &grid, std::span<const Arg> args, void
         std::string ptx;
         if (images.empty()) {
           CompiledPTX c;
-          if (!cachedPTX(source, fileName, configOptions(base, configs[i]), c, why))
+          if (!cachedPTX(source, fileName, optionsFor(i, specKey), c, why))
             return false;
           need.threads = c.numWarps * 32;
           ptx = std::move(c.ptx);
@@ -373,7 +381,7 @@ Status AutotunerData::choose(const GridFn &grid, std::span<const Arg> args, void
   bo.repMs = options.repMs;
   auto bench = [&](size_t i) -> tune::Trial {
     Kernel k;
-    if (Status s = kernelFor(i, k); !s)
+    if (Status s = kernelFor(i, specKey, k); !s)
       return tune::Trial::failure(s.message);
     // Registers are known only once the driver has compiled the kernel.
     std::string over = tune::exceedsLimits({k.numWarps() * 32, -1, k.registers()}, limits);
@@ -406,7 +414,7 @@ Status AutotunerData::choose(const GridFn &grid, std::span<const Arg> args, void
   // Compiled (and loaded) by the tuner's thread pool before any benchmark.
   tuner->setCompile([&](size_t i, std::string &why) {
     Kernel k;
-    Status s = kernelFor(i, k);
+    Status s = kernelFor(i, specKey, k);
     why = s.message;
     return bool(s);
   });
@@ -477,10 +485,11 @@ Status Autotuner::tryLaunch(const GridFn &grid, std::span<const Arg> args,
   try {
     std::lock_guard<std::mutex> lock(data_->mutex);
     size_t best = 0;
-    if (Status s = data_->choose(grid, args, stream.handle(), best); !s)
+    detail::Specializer::Key key;
+    if (Status s = data_->choose(grid, args, stream.handle(), best, key); !s)
       return s;
     Kernel k;
-    if (Status s = data_->kernelFor(best, k); !s)
+    if (Status s = data_->kernelFor(best, key, k); !s)
       return s;
     Status s;
     k.launchRaw(grid(data_->configs[best]), args, stream.handle(), &s);
@@ -493,16 +502,18 @@ Status Autotuner::tryLaunch(const GridFn &grid, std::span<const Arg> args,
 const Config &Autotuner::best(const GridFn &grid, std::span<const Arg> args, const Stream &stream) {
   std::lock_guard<std::mutex> lock(data_->mutex);
   size_t best = 0;
-  check(data_->choose(grid, args, stream.handle(), best));
+  detail::Specializer::Key key;
+  check(data_->choose(grid, args, stream.handle(), best, key));
   return data_->configs[best];
 }
 
 Kernel Autotuner::bestKernel(const GridFn &grid, std::span<const Arg> args, const Stream &stream) {
   std::lock_guard<std::mutex> lock(data_->mutex);
   size_t best = 0;
-  check(data_->choose(grid, args, stream.handle(), best));
+  detail::Specializer::Key key;
+  check(data_->choose(grid, args, stream.handle(), best, key));
   Kernel k;
-  check(data_->kernelFor(best, k));
+  check(data_->kernelFor(best, key, k));
   return k;
 }
 

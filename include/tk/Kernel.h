@@ -10,15 +10,29 @@
 //
 // Arguments are the kernel's runtime parameters (those not constexpr) in
 // order: a tk::DeviceMemory or a device pointer (T*) for a pointer
-// parameter; int / unsigned for i32 and u32, int64_t for i64 and u64, float
-// (or double, narrowed) for fp32. A wrong count or kind throws, naming the
-// parameter: "kernel 'add_kernel': argument 3 ('n_elements') is i32 in the
-// signature (i32) but the argument passed is i64".
+// parameter; a C++ scalar for a scalar parameter, converted to the
+// parameter's type when its value survives (see tk::Arg): int, int64_t,
+// size_t for any integer type, float or double for fp16 / bf16 / fp32 /
+// fp64, bool for i1. A wrong count or kind throws, naming the parameter:
+// "kernel 'add_kernel': argument 3 ('n_elements') is i32 in the signature but
+// the argument passed is fp64".
+//
+// Specialisation, as Python's @tk.jit does it: an integer argument (of an
+// i32/u32/i64/u64 parameter) equal to 1 or divisible by 16, and a pointer
+// aligned to 16 bytes, are facts the compiler uses (a unit stride becomes
+// the constant 1, so the loads along it vectorise; divisibility removes
+// masks). launch() computes these facts from the arguments and compiles a
+// kernel for each new combination, once (cached like any compile); the
+// kernel compiled by fromFile/fromSource (whose ptx() and registers() the
+// accessors show) has only the facts the signature states. Facts the
+// signature already states ("*fp16:16", "i32:1") stay;
+// KernelOptions::doNotSpecialize names parameters that never specialise, and
+// specialize = false turns it off (one compile serves every value).
 //
 // Compiling is cached: in memory for the process (the same options give the
 // same kernel at the cost of a lookup) and on disk under $TK_CACHE_DIR, so a
-// second process skips the compiler. launch() adds one kind comparison per
-// argument to cuLaunchKernel; it does not synchronize.
+// second process skips the compiler. launch() adds a conversion per argument
+// and a lookup of the facts to cuLaunchKernel; it does not synchronize.
 #pragma once
 
 #include "tk/Device.h"
@@ -63,6 +77,9 @@ struct KernelOptions {
   int numWarps = 4;
   int numStages = 3;
   std::string arch = "sm_90";
+  /// Specialise on the arguments at launch (see the header comment).
+  bool specialize = true;
+  std::vector<std::string> doNotSpecialize; // runtime parameters by name
 };
 
 /// Programs per axis.
@@ -72,13 +89,29 @@ struct Grid {
 };
 
 /// One launch argument; built implicitly from the values passed to launch().
+/// Its kind is the C++ type's: bool i1, int8_t i8, int16_t i16, int and
+/// unsigned i32, long / long long and their unsigned forms i64, float fp32,
+/// double fp64; fp16 and bf16 come from Arg::fp16(x) / Arg::bf16(x) (or
+/// their bit patterns). At launch an argument converts to its parameter's
+/// type when nothing is lost: an integer to any integer type its value fits
+/// (u8..u64 take the signed kind of their width), a float to any float type
+/// (rounded to nearest even, as a C++ conversion would); an integer for a
+/// float, a float for an integer, or a pointer for a scalar is an error.
 struct Arg {
-  enum class Kind : uint8_t { Pointer, I32, I64, F32 };
+  /// The scalar kinds of tk's types; the same order as the driver's.
+  enum class Kind : uint8_t { Pointer, I1, I8, I16, I32, I64, F16, BF16, F32, F64 };
+  // The value comes first: a launch hands the driver its address, and the
+  // driver reads as many bytes as the parameter has (little-endian).
   union {
     uint64_t pointer;
+    uint8_t i1;
+    int8_t i8;
+    int16_t i16;
     int32_t i32;
     int64_t i64;
+    uint16_t bits16; // fp16 and bf16 patterns
     float f32;
+    double f64;
   } value;
   Kind kind;
   /// A pointer's allocation size when known (DeviceMemory, Arg::pointer(p,
@@ -91,24 +124,48 @@ struct Arg {
   template <class T> Arg(T *devicePointer) : kind(Kind::Pointer) {
     value.pointer = reinterpret_cast<uint64_t>(devicePointer);
   }
-  Arg(int v) : kind(Kind::I32) { value.i32 = v; }
-  Arg(unsigned v) : kind(Kind::I32) { value.i32 = int32_t(v); }
-  Arg(long v) : kind(Kind::I64) { value.i64 = v; }
-  Arg(long long v) : kind(Kind::I64) { value.i64 = v; }
-  Arg(unsigned long v) : kind(Kind::I64) { value.i64 = int64_t(v); }
-  Arg(float v) : kind(Kind::F32) { value.f32 = v; }
-  Arg(double v) : kind(Kind::F32) { value.f32 = float(v); }
+  Arg(bool v) : kind(Kind::I1) { set(&value.i1, uint8_t(v ? 1 : 0)); }
+  Arg(signed char v) : kind(Kind::I8) { set(&value.i8, int8_t(v)); }
+  Arg(unsigned char v) : kind(Kind::I8) { set(&value.i8, int8_t(v)); }
+  Arg(short v) : kind(Kind::I16) { set(&value.i16, int16_t(v)); }
+  Arg(unsigned short v) : kind(Kind::I16) { set(&value.i16, int16_t(v)); }
+  Arg(int v) : kind(Kind::I32) { set(&value.i32, int32_t(v)); }
+  Arg(unsigned v) : kind(Kind::I32) { set(&value.i32, int32_t(v)); }
+  Arg(long v) : kind(Kind::I64) { set(&value.i64, int64_t(v)); }
+  Arg(long long v) : kind(Kind::I64) { set(&value.i64, int64_t(v)); }
+  Arg(unsigned long v) : kind(Kind::I64) { set(&value.i64, int64_t(v)); }
+  Arg(unsigned long long v) : kind(Kind::I64) { set(&value.i64, int64_t(v)); }
+  Arg(float v) : kind(Kind::F32) { set(&value.f32, v); }
+  Arg(double v) : kind(Kind::F64) { set(&value.f64, v); }
   /// A device address (CUdeviceptr) and, optionally, its allocation size.
   static Arg pointer(uint64_t address, size_t bytes = 0) {
-    Arg a(0);
-    a.kind = Kind::Pointer;
+    Arg a(Kind::Pointer);
     a.value.pointer = address;
     a.bytes = bytes;
     return a;
   }
+  /// fp16 / bf16 scalars: rounded from `x` (to nearest even), or given as
+  /// their 16-bit patterns.
+  static Arg fp16(double x);
+  static Arg bf16(double x);
+  static Arg fp16Bits(uint16_t bits) { return bits16Arg(Kind::F16, bits); }
+  static Arg bf16Bits(uint16_t bits) { return bits16Arg(Kind::BF16, bits); }
+
+private:
+  explicit Arg(Kind k) : kind(k) { value.pointer = 0; }
+  // Zero the whole union first: narrow kinds leave the upper bytes defined.
+  template <class T> void set(T *field, T v) {
+    value.pointer = 0;
+    *field = v;
+  }
+  static Arg bits16Arg(Kind k, uint16_t bits) {
+    Arg a(k);
+    a.value.bits16 = bits;
+    return a;
+  }
 };
 
-/// "pointer", "i32", "i64", "fp32".
+/// "pointer", "i1", "i8", "i16", "i32", "i64", "fp16", "bf16", "fp32", "fp64".
 const char *argKindName(Arg::Kind kind);
 
 namespace detail {
@@ -160,6 +217,12 @@ public:
   }
   Status tryLaunch(Grid grid, std::span<const Arg> args,
                    const Stream &stream = Stream()) const noexcept;
+
+  /// The kernel launch() runs for these arguments: the one compiled for
+  /// their facts (compiling it if they are new), or this one when the kernel
+  /// does not specialise. Its ptx() shows what the facts changed. Throws
+  /// tk::Error on a count or kind mismatch or a failed compile.
+  Kernel specialized(std::span<const Arg> args) const;
 
   bool valid() const { return data_ != nullptr; }
   const std::string &name() const;

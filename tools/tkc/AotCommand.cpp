@@ -215,28 +215,54 @@ std::string byteArray(const std::string &bytes) {
   return out;
 }
 
-// The C++ type of a runtime parameter in the typed launch functions.
-bool cppType(const GpuParam &p, std::string &type, std::string &kind) {
+// The C++ type of a runtime parameter in the typed launch functions and its
+// tk::Arg::Kind. fp16 and bf16 take a float, rounded at launch.
+void cppType(const GpuParam &p, std::string &type, std::string &kind) {
+  bool isUnsigned = !p.typeName.empty() && p.typeName[0] == 'u';
   switch (p.kind) {
   case GpuArg::Kind::Pointer:
     type = "const tk::Arg &";
     kind = "Pointer";
-    return true;
+    return;
+  case GpuArg::Kind::I1:
+    type = "bool ";
+    kind = "I1";
+    return;
+  case GpuArg::Kind::I8:
+    type = isUnsigned ? "uint8_t " : "int8_t ";
+    kind = "I8";
+    return;
+  case GpuArg::Kind::I16:
+    type = isUnsigned ? "uint16_t " : "int16_t ";
+    kind = "I16";
+    return;
   case GpuArg::Kind::I32:
-    type = p.typeName == "u32" ? "uint32_t " : "int32_t ";
+    type = isUnsigned ? "uint32_t " : "int32_t ";
     kind = "I32";
-    return true;
+    return;
   case GpuArg::Kind::I64:
-    type = p.typeName == "u64" ? "uint64_t " : "int64_t ";
+    type = isUnsigned ? "uint64_t " : "int64_t ";
     kind = "I64";
-    return true;
+    return;
+  case GpuArg::Kind::F16:
+    type = "float ";
+    kind = "F16";
+    return;
+  case GpuArg::Kind::BF16:
+    type = "float ";
+    kind = "BF16";
+    return;
   case GpuArg::Kind::F32:
     type = "float ";
     kind = "F32";
-    return true;
-  default:
-    return false;
+    return;
+  case GpuArg::Kind::F64:
+    type = "double ";
+    kind = "F64";
+    return;
   }
+  type = "const tk::Arg &";
+  kind = "Pointer";
 }
 
 std::string constLiteral(const ConstValue &v) {
@@ -325,12 +351,7 @@ int aotCommand(int argc, char **argv) {
   std::vector<std::string> types, kinds;
   for (const GpuParam &p : params) {
     std::string type, kind;
-    if (!cppType(p, type, kind)) {
-      std::cerr << fmt::format("tkc --aot: error: parameter '{}' has type {}, which AOT "
-                               "launchers do not pass yet (pointers, i32, u32, i64, u64, fp32)\n",
-                               p.name, p.typeName);
-      return kFailed;
-    }
+    cppType(p, type, kind);
     types.push_back(type);
     kinds.push_back(kind);
   }

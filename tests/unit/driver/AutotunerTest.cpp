@@ -580,10 +580,16 @@ TEST(PublicApi, ConfigsAndConstants) {
   EXPECT_EQ(c.intValue("BLOCK_M"), 128);
   EXPECT_THROW(c.intValue("EVEN"), tk::Error);
   EXPECT_THROW(c.intValue("MISSING"), tk::Error);
-  tk::Arg a(int64_t(5)), b(7), f(1.5);
+  tk::Arg a(int64_t(5)), b(7), f(1.5f), d(1.5), h(true), s(int16_t(2));
   EXPECT_EQ(a.kind, tk::Arg::Kind::I64);
   EXPECT_EQ(b.kind, tk::Arg::Kind::I32);
   EXPECT_EQ(f.kind, tk::Arg::Kind::F32);
+  EXPECT_EQ(d.kind, tk::Arg::Kind::F64);
+  EXPECT_EQ(h.kind, tk::Arg::Kind::I1);
+  EXPECT_EQ(s.kind, tk::Arg::Kind::I16);
+  EXPECT_EQ(tk::Arg::fp16(1.0).value.bits16, 0x3C00u);
+  EXPECT_EQ(tk::Arg::bf16(1.0).value.bits16, 0x3F80u);
+  EXPECT_STREQ(tk::argKindName(tk::Arg::Kind::BF16), "bf16");
   float *device = reinterpret_cast<float *>(uintptr_t(0x1000));
   EXPECT_EQ(tk::Arg(device).value.pointer, 0x1000u);
   EXPECT_EQ(tk::Arg::pointer(0x2000, 64).bytes, 64u);

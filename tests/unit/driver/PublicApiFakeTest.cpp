@@ -1,0 +1,294 @@
+// The public C++ API's launch path on a machine without a GPU: the stand-in
+// libcuda of tests/python/fake_cuda.c is loaded first (dlopen with
+// RTLD_GLOBAL, so tk's dlopen("libcuda.so.1") finds it by its soname), and
+// its cuLaunchKernel records the bytes of every parameter. The kernels are
+// really compiled to PTX; only the device is pretend.
+//
+// What is checked: every scalar kind reaches the driver with the
+// parameter's width and bits (bool, i8, i16, i32, u32, i64, fp16, bf16,
+// fp32, fp64), arguments convert when their value survives and are refused
+// with a message otherwise, launch-time specialisation (integers equal to 1
+// or divisible by 16, pointers aligned to 16) compiles one variant per set
+// of facts, and AOT images launch the same way.
+#include "tk/tk.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <dlfcn.h>
+#include <filesystem>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace {
+
+struct Fake {
+  void (*setParamSizes)(const int *, int) = nullptr;
+  uint64_t (*lastParam)(int) = nullptr;
+  int (*launchCount)() = nullptr;
+  bool loaded = false;
+};
+
+Fake &fake() {
+  static Fake f = [] {
+    Fake out;
+    // A fresh cache directory: every kernel here compiles.
+    static std::string dir = (std::filesystem::temp_directory_path() /
+                              ("tk-public-api-fake-" + std::to_string(getpid())))
+                                 .string();
+    setenv("TK_CACHE_DIR", dir.c_str(), 1);
+    void *lib = dlopen(TK_FAKE_CUDA, RTLD_NOW | RTLD_GLOBAL);
+    if (!lib)
+      return out;
+    out.setParamSizes =
+        reinterpret_cast<void (*)(const int *, int)>(dlsym(lib, "fake_set_param_sizes"));
+    out.lastParam = reinterpret_cast<uint64_t (*)(int)>(dlsym(lib, "fake_last_param"));
+    out.launchCount = reinterpret_cast<int (*)()>(dlsym(lib, "fake_launch_count"));
+    out.loaded = out.setParamSizes && out.lastParam && out.launchCount;
+    return out;
+  }();
+  return f;
+}
+
+#define REQUIRE_FAKE()                                                                             \
+  if (!fake().loaded || !tk::deviceAvailable())                                                    \
+  GTEST_SKIP() << "the stand-in driver " TK_FAKE_CUDA " did not load"
+
+// One parameter of every scalar kind; the kernel stores only the fp32 one.
+const char *kScalars = "import tk\n"
+                       "@tk.jit\n"
+                       "def scalars(out_ptr, b, c, s, i, u, l, h, bh, f, d):\n"
+                       "    tk.store(out_ptr, f)\n";
+
+tk::KernelOptions scalarOptions() {
+  tk::KernelOptions o;
+  o.kernel = "scalars";
+  o.signature = "*fp32, i1, i8, i16, i32, u32, i64, fp16, bf16, fp32, fp64";
+  return o;
+}
+
+uint64_t bitsOf(double v) {
+  uint64_t b;
+  std::memcpy(&b, &v, 8);
+  return b;
+}
+uint64_t bitsOf(float v) {
+  uint32_t b;
+  std::memcpy(&b, &v, 4);
+  return b;
+}
+
+TEST(PublicApiFake, EveryScalarKindReachesTheDriverWithItsWidth) {
+  REQUIRE_FAKE();
+  tk::Kernel k = tk::Kernel::fromSource(kScalars, scalarOptions(), "scalars.tk");
+  std::vector<tk::Arg::Kind> want = {
+      tk::Arg::Kind::Pointer, tk::Arg::Kind::I1,  tk::Arg::Kind::I8,  tk::Arg::Kind::I16,
+      tk::Arg::Kind::I32,     tk::Arg::Kind::I32, tk::Arg::Kind::I64, tk::Arg::Kind::F16,
+      tk::Arg::Kind::BF16,    tk::Arg::Kind::F32, tk::Arg::Kind::F64};
+  EXPECT_EQ(k.parameterKinds(), want);
+  const int sizes[] = {8, 1, 1, 2, 4, 4, 8, 2, 2, 4, 8};
+  fake().setParamSizes(sizes, 11);
+
+  std::mt19937 rng(7);
+  for (int trial = 0; trial < 20; ++trial) {
+    std::uniform_int_distribution<int> i8(-128, 127), i16(-32768, 32767);
+    std::uniform_int_distribution<int64_t> i64(INT64_MIN / 2, INT64_MAX / 2);
+    std::uniform_real_distribution<double> real(-1e3, 1e3);
+    int8_t c = int8_t(i8(rng));
+    int16_t s = int16_t(i16(rng));
+    int i = int(rng());
+    unsigned u = unsigned(rng());
+    int64_t l = i64(rng);
+    float f = float(real(rng));
+    double d = real(rng);
+    bool b = trial % 2;
+    float *out = reinterpret_cast<float *>(uintptr_t(0x1000 + 16 * trial));
+    int before = fake().launchCount();
+    // The C++ types' own kinds; fp16/bf16 through their factories.
+    k.launch(tk::Grid(1), tk::Stream(), out, b, c, s, i, u, l, tk::Arg::fp16(1.5),
+             tk::Arg::bf16(-2.0), f, d);
+    ASSERT_EQ(fake().launchCount(), before + 1);
+    EXPECT_EQ(fake().lastParam(0), uint64_t(uintptr_t(out)));
+    EXPECT_EQ(fake().lastParam(1), uint64_t(b));
+    EXPECT_EQ(fake().lastParam(2), uint64_t(uint8_t(c)));
+    EXPECT_EQ(fake().lastParam(3), uint64_t(uint16_t(s)));
+    EXPECT_EQ(fake().lastParam(4), uint64_t(uint32_t(i)));
+    EXPECT_EQ(fake().lastParam(5), uint64_t(u));
+    EXPECT_EQ(fake().lastParam(6), uint64_t(l));
+    EXPECT_EQ(fake().lastParam(7), 0x3E00u); // fp16 1.5
+    EXPECT_EQ(fake().lastParam(8), 0xC000u); // bf16 -2
+    EXPECT_EQ(fake().lastParam(9), bitsOf(f));
+    EXPECT_EQ(fake().lastParam(10), bitsOf(d));
+
+    // Conversions that keep the value: ints to narrower and wider ints,
+    // double to fp16 / bf16 / fp32, float to fp64.
+    k.launch(tk::Grid(1), tk::Stream(), out, 1, int64_t(c), int64_t(s), int64_t(i), int64_t(u), i,
+             1.5, -2.0, double(f), f);
+    EXPECT_EQ(fake().lastParam(1), 1u);
+    EXPECT_EQ(fake().lastParam(2), uint64_t(uint8_t(c)));
+    EXPECT_EQ(fake().lastParam(3), uint64_t(uint16_t(s)));
+    EXPECT_EQ(fake().lastParam(4), uint64_t(uint32_t(i)));
+    EXPECT_EQ(fake().lastParam(5), uint64_t(u));
+    EXPECT_EQ(fake().lastParam(6), uint64_t(int64_t(i)));
+    EXPECT_EQ(fake().lastParam(7), 0x3E00u);
+    EXPECT_EQ(fake().lastParam(8), 0xC000u);
+    EXPECT_EQ(fake().lastParam(9), bitsOf(f));
+    EXPECT_EQ(fake().lastParam(10), bitsOf(double(f)));
+  }
+}
+
+TEST(PublicApiFake, ArgumentsThatDoNotConvertAreRefusedByName) {
+  REQUIRE_FAKE();
+  tk::Kernel k = tk::Kernel::fromSource(kScalars, scalarOptions(), "scalars.tk");
+  float *out = reinterpret_cast<float *>(uintptr_t(0x1000));
+  auto message = [&](auto... args) {
+    std::vector<tk::Arg> list{args...};
+    return k.tryLaunch(tk::Grid(1), list).message;
+  };
+  EXPECT_EQ(message(out, true, 300, 0, 0, 0, 0, 0.0, 0.0, 0.0, 0.0),
+            "kernel 'scalars': argument 2 ('c') is i8 in the signature; the i32 passed, 300, does "
+            "not fit (-128 to 255)");
+  EXPECT_EQ(message(out, 2, 0, 0, 0, 0, 0, 0.0, 0.0, 0.0, 0.0),
+            "kernel 'scalars': argument 1 ('b') is i1 in the signature; the i32 passed, 2, does "
+            "not fit (0 or 1)");
+  EXPECT_EQ(message(out, true, 0, 0, int64_t(1) << 40, 0, 0, 0.0, 0.0, 0.0, 0.0),
+            "kernel 'scalars': argument 4 ('i') is i32 in the signature; the i64 passed, "
+            "1099511627776, does not fit (-2147483648 to 4294967295)");
+  EXPECT_EQ(message(out, true, 0, 0, 0, 0, 0, 0.0, 0.0, 1, 0.0),
+            "kernel 'scalars': argument 9 ('f') is fp32 in the signature but the argument passed "
+            "is i32");
+  EXPECT_EQ(message(out, true, 0, 0, 0.5, 0, 0, 0.0, 0.0, 0.0, 0.0),
+            "kernel 'scalars': argument 4 ('i') is i32 in the signature but the argument passed "
+            "is fp64");
+  EXPECT_EQ(message(7, true, 0, 0, 0, 0, 0, 0.0, 0.0, 0.0, 0.0),
+            "kernel 'scalars': argument 0 ('out_ptr') is pointer in the signature but the argument "
+            "passed is i32");
+  EXPECT_NE(message(out).find("takes 11 arguments (out_ptr, b, c, s, i, u, l, h, bh, f, d) but 1 "
+                              "were passed"),
+            std::string::npos);
+}
+
+// A strided copy: with the stride specialised to 1 and n to a multiple of
+// 16, the loads and stores vectorise.
+const char *kCopy = "import tk\n"
+                    "@tk.jit\n"
+                    "def copy(x_ptr, y_ptr, n, stride, BLOCK: tk.constexpr):\n"
+                    "    offs = tk.arange(0, BLOCK)\n"
+                    "    v = tk.load(x_ptr + offs * stride, mask=offs < n)\n"
+                    "    tk.store(y_ptr + offs, v, mask=offs < n)\n";
+
+tk::KernelOptions copyOptions() {
+  tk::KernelOptions o;
+  o.kernel = "copy";
+  o.signature = "*fp32, *fp32, i32, i32";
+  o.constants["BLOCK"] = 256;
+  return o;
+}
+
+bool hasVectorLoad(const std::string &ptx) {
+  return ptx.find("ld.global.v") != std::string::npos; // v2 or v4
+}
+
+TEST(PublicApiFake, LaunchesSpecialiseOnUnitStridesDivisibilityAndAlignment) {
+  REQUIRE_FAKE();
+  tk::Kernel k = tk::Kernel::fromSource(kCopy, copyOptions(), "copy.tk");
+  EXPECT_FALSE(hasVectorLoad(k.ptx())) << "nothing known: scalar loads";
+  float *x = reinterpret_cast<float *>(uintptr_t(0x10000));
+  float *y = reinterpret_cast<float *>(uintptr_t(0x20000));
+  std::vector<tk::Arg> facts{x, y, 4096, 1};
+  tk::Kernel fast = k.specialized(facts);
+  EXPECT_NE(fast.ptx(), k.ptx());
+  EXPECT_TRUE(hasVectorLoad(fast.ptx())) << fast.ptx();
+  // The same facts with other values: the same variant.
+  std::vector<tk::Arg> same{reinterpret_cast<float *>(uintptr_t(0x30000)), y, 512, 1};
+  EXPECT_EQ(k.specialized(same).function(), fast.function());
+  EXPECT_EQ(k.specialized(same).ptx(), fast.ptx());
+  // A misaligned pointer, n = 4095 and stride 2 each lose a fact.
+  std::vector<tk::Arg> misaligned{reinterpret_cast<float *>(uintptr_t(0x10004)), y, 4096, 1};
+  std::vector<tk::Arg> ragged{x, y, 4095, 1};
+  std::vector<tk::Arg> strided{x, y, 4096, 2};
+  EXPECT_FALSE(hasVectorLoad(k.specialized(misaligned).ptx()));
+  EXPECT_NE(k.specialized(ragged).ptx(), fast.ptx());
+  EXPECT_FALSE(hasVectorLoad(k.specialized(strided).ptx()));
+  // launch() uses the variants; the arguments pass unchanged.
+  const int sizes[] = {8, 8, 4, 4};
+  fake().setParamSizes(sizes, 4);
+  int before = fake().launchCount();
+  k.launch(tk::Grid(16), facts);
+  k.launch(tk::Grid(16), strided);
+  EXPECT_EQ(fake().launchCount(), before + 2);
+  EXPECT_EQ(fake().lastParam(3), 2u);
+
+  // specialize = false, or the parameter named in doNotSpecialize: the
+  // kernel compiled up front serves every launch.
+  tk::KernelOptions off = copyOptions();
+  off.specialize = false;
+  tk::Kernel plain = tk::Kernel::fromSource(kCopy, off, "copy.tk");
+  EXPECT_EQ(plain.specialized(facts).ptx(), plain.ptx());
+  tk::KernelOptions named = copyOptions();
+  named.doNotSpecialize = {"stride"};
+  tk::Kernel keepStride = tk::Kernel::fromSource(kCopy, named, "copy.tk");
+  EXPECT_FALSE(hasVectorLoad(keepStride.specialized(facts).ptx()));
+  // Facts the signature states stay whatever the arguments say.
+  tk::KernelOptions stated = copyOptions();
+  stated.signature = "*fp32:16, *fp32:16, i32:16, i32:1";
+  tk::Kernel given = tk::Kernel::fromSource(kCopy, stated, "copy.tk");
+  EXPECT_TRUE(hasVectorLoad(given.ptx()));
+  EXPECT_EQ(given.specialized(facts).ptx(), given.ptx());
+}
+
+TEST(PublicApiFake, TheAutotunerSpecialisesToo) {
+  REQUIRE_FAKE();
+  tk::KernelOptions base = copyOptions();
+  base.constants.erase("BLOCK");
+  tk::AutotuneOptions tuning;
+  tuning.key = {"n"};
+  tuning.diskCache = false;
+  tuning.progress = nullptr;
+  tuning.warmupMs = 0.01;
+  tuning.repMs = 0.01;
+  tk::Autotuner t = tk::Autotuner::fromSource(
+      kCopy, base, {tk::Config({{"BLOCK", 512}}), tk::Config({{"BLOCK", 1024}})}, tuning,
+      "copy.tk");
+  float *x = reinterpret_cast<float *>(uintptr_t(0x10000));
+  float *y = reinterpret_cast<float *>(uintptr_t(0x20000));
+  auto grid = [](const tk::Config &) { return tk::Grid(1); };
+  std::vector<tk::Arg> facts{x, y, 4096, 1}, strided{x, y, 4096, 3};
+  tk::Kernel fast = t.bestKernel(grid, facts);
+  tk::Kernel slow = t.bestKernel(grid, strided);
+  EXPECT_TRUE(hasVectorLoad(fast.ptx()));
+  EXPECT_FALSE(hasVectorLoad(slow.ptx()));
+  EXPECT_TRUE(t.tryLaunch(grid, strided).ok());
+}
+
+TEST(PublicApiFake, ImagesTakeEveryKindAndConvert) {
+  REQUIRE_FAKE();
+  tk::Kernel compiled = tk::Kernel::fromSource(kScalars, scalarOptions(), "scalars.tk");
+  tk::Kernel::Image im;
+  im.name = "scalars";
+  im.ptx = compiled.ptx().c_str();
+  im.params = compiled.parameterKinds();
+  im.paramNames = compiled.parameterNames();
+  tk::Kernel k = tk::Kernel::fromImage(im);
+  const int sizes[] = {8, 1, 1, 2, 4, 4, 8, 2, 2, 4, 8};
+  fake().setParamSizes(sizes, 11);
+  float *out = reinterpret_cast<float *>(uintptr_t(0x1000));
+  k.launch(tk::Grid(1), tk::Stream(), out, true, -5, 1000, 3, 4, int64_t(-9), 0.5f, 3.0, 0.75,
+           2.5f);
+  EXPECT_EQ(fake().lastParam(1), 1u);
+  EXPECT_EQ(fake().lastParam(2), uint64_t(uint8_t(-5)));
+  EXPECT_EQ(fake().lastParam(3), 1000u);
+  EXPECT_EQ(fake().lastParam(6), uint64_t(int64_t(-9)));
+  EXPECT_EQ(fake().lastParam(7), 0x3800u); // fp16 0.5
+  EXPECT_EQ(fake().lastParam(8), 0x4040u); // bf16 3
+  EXPECT_EQ(fake().lastParam(9), bitsOf(0.75f));
+  EXPECT_EQ(fake().lastParam(10), bitsOf(2.5));
+  std::vector<tk::Arg> bad{out, true, 0, 0, 0, 0, 0, 0.0, 0.0, 0.0, 1};
+  EXPECT_EQ(k.tryLaunch(tk::Grid(1), bad).message,
+            "kernel 'scalars': argument 10 ('d') is fp64 in the signature but the argument "
+            "passed is i32");
+}
+
+} // namespace
