@@ -36,10 +36,10 @@ emit() {
 mm_sig() { echo "*$1:16, *$1:16, *$1:16, i32:16, i32:16, i32:16, i32:16, i32:1, i32:16, i32:1, i32:16, i32:1"; }
 # BM BN BK warps stages (the cp.async ring's depth; 1 = no pipelining)
 for dt in fp16 bf16; do
-  for cfg in "128 128 32 4 3" "128 128 32 4 4" "128 128 32 8 3" "128 128 64 4 3" \
-             "128 128 64 8 3" "128 256 32 8 3" "128 256 32 8 4" "256 128 32 8 3" \
-             "128 256 64 8 3" "128 64 32 4 3" "64 128 32 4 4" "128 64 64 4 3" "64 64 32 4 3" \
-             "128 128 32 4 1"; do
+  for cfg in "128 128 32 4 3" "128 128 32 4 4" "128 128 32 4 5" "128 128 32 8 3" \
+             "128 128 64 4 3" "128 128 64 8 3" "128 256 32 8 3" "128 256 32 8 4" \
+             "256 128 32 8 3" "256 128 32 8 4" "128 256 64 8 3" "256 128 64 8 3" "128 64 32 4 3" \
+             "64 128 32 4 4" "128 64 64 4 3" "64 64 32 4 3" "128 128 32 4 1"; do
     set -- $cfg
     name="mm_${dt}_$1x$2x$3_w$4_s$5"
     emit "$name" tutorials/04-matmul.tk --kernel matmul_kernel --num-warps="$4" \
@@ -111,3 +111,15 @@ while read -r kind name rest; do
 done < "$manifest" > "$manifest.ok"
 mv "$manifest.ok" "$manifest"
 wc -l "$manifest"
+
+# The GPU machine's one command (the bundle carried as gpu-bundle-dot):
+#   bash gpu-bundle-dot/run.sh <commit> [suffix]
+# runs the correctness sweep and the speed run, results in $OUT as
+# matmul-<date><suffix>.{json,png} and bench.log.
+cat > gpu-bundle-dot/run.sh << 'RUN'
+#!/usr/bin/env bash
+cd "$(dirname "$0")/.."
+python3 -u bench/matmul_bench.py --ptx-dir gpu-bundle-dot/ptx --out-dir "$OUT" --commit "$1" \
+  --suffix="${2:-}" 2>&1 | tee "$OUT/bench.log"
+RUN
+echo "on the GPU machine: bash gpu-bundle-dot/run.sh <commit> [suffix]"

@@ -3,7 +3,8 @@
 // latency overlaps the tensor-core work instead of stalling every iteration.
 // Runs after --accelerate-dot (layouts are final). Two forms:
 //
-// The cp.async ring (S = the num_stages function attribute, default 3, >= 2),
+// The cp.async ring (S = the loop's num_stages, from tk.range(...,
+// num_stages=S), else the function's num_stages attribute, default 3; >= 2),
 // when every such load is a 16-bit operand (fp16/bf16) of dots on the tensor
 // cores, taken directly, with no `other` or other = 0: each load gets a
 // shared-memory ring of S tiles, filled with cp.async (global -> shared, no
@@ -24,6 +25,19 @@
 // Each async_copy is one commit group, so the wait allows (S - 2) stages of
 // groups in flight; one barrier per iteration (inside async_wait) both
 // publishes stage i and frees the slot the next copy overwrites.
+//
+// When the two loads are the A and B of one dot and the body has no other
+// shared-memory traffic or control flow, the dot owns that wait instead: the
+// body's async_wait is dropped, stage 0's goes before the loop, and the dot
+// gets ring_wait = (S-2) * 2. Its lowering (DotToLLVM.cpp) issues the wait
+// for stage i + 1 after its last read of stage i, before its last k step's
+// mma, then reads stage i + 1's first k step into registers carried to the
+// next iteration: the barrier and the ldmatrix latency overlap tensor-core
+// work instead of opening each iteration.
+//
+//   async_wait {pending = (S-2) * 2}              (stage 0 landed)
+//   for k ... { a = ring_view ra, i; b = ring_view rb, i; async_copy ... (stage i + S-1)
+//               acc = dot a, b, acc {ring_wait = (S-2) * 2}; yield ... }
 //
 // Otherwise the register form: the loads of iteration i + 1 are issued before
 // the dot of iteration i and carried to the next iteration in registers:
@@ -206,10 +220,19 @@ public:
         copyInto(b, *loads[i], rings[i], idx, lv, guard, nullptr);
     }
     // The body: wait for stage i, view it, refill the slot of stage i - 1.
+    // When one dot reads both rings, the wait moves into it (ring_wait, see
+    // the header) and stage 0's wait goes before the loop.
+    int64_t pending = (stages - 2) * static_cast<int64_t>(loads.size());
+    Operation *dot = soleDot(loads);
+    if (dot)
+      wait(pending);
     Operation *first = body_->front();
     b.setInsertionPoint(first);
     Value *idx = b.div(loc, b.sub(loc, iv, lb), step);
-    wait((stages - 2) * static_cast<int64_t>(loads.size()));
+    if (!dot)
+      wait(pending);
+    else
+      dot->attrs().set("ring_wait", Attribute(pending));
     std::vector<Value *> views;
     for (size_t i = 0; i < loads.size(); ++i)
       views.push_back(
@@ -234,6 +257,25 @@ public:
   }
 
 private:
+  // The dot that takes `loads` (two of them) directly as its A and B, when it
+  // is their only user and the body has no other shared-memory traffic or
+  // control flow (ops with regions, atomics, scans): it may then own the
+  // ring's wait (ring_wait). Null otherwise.
+  Operation *soleDot(const std::vector<Operation *> &loads) const {
+    if (loads.size() != 2 || loads[0]->result()->users().size() != 1 ||
+        loads[1]->result()->users().size() != 1)
+      return nullptr;
+    Operation *dot = loads[0]->result()->users().front();
+    if (dot != loads[1]->result()->users().front() || dot->operand(0) != loads[0]->result() ||
+        dot->operand(1) != loads[1]->result())
+      return nullptr;
+    for (Operation &op : *body_)
+      if (&op != dot && !op.is(Opcode::Load) && !op.is(Opcode::Yield) &&
+          (op.numRegions() || !op.hasTrait(OpTrait::Pure) || op.is(Opcode::Scan)))
+        return nullptr;
+    return dot;
+  }
+
   // The values of one later iteration (ring form): `memo` maps body values
   // to their values there (seeded with the induction variable; for the
   // prologue's first stage, the carried values too); `prev` is the iteration
@@ -406,15 +448,17 @@ public:
   bool run(Module &module, DiagnosticEngine &) override {
     bool changed = false;
     for (auto &fn : module.functions()) {
-      int64_t stages = fn->attrs().getInt("num_stages").value_or(3);
-      if (stages < 2)
-        continue;
+      int64_t kernelStages = fn->attrs().getInt("num_stages").value_or(3);
       std::vector<Operation *> loops;
       fn->walk([&](Operation *op) {
         if (op->is(Opcode::For))
           loops.push_back(op);
       });
       for (Operation *loop : loops) {
+        // tk.range(..., num_stages=N) puts N on its loop, over the kernel's.
+        int64_t stages = loop->attrs().getInt("num_stages").value_or(kernelStages);
+        if (stages < 2)
+          continue;
         LoopPipeliner p(module.context(), *loop);
         std::vector<Operation *> loads = p.candidates();
         if (loads.empty())

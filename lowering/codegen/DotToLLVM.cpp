@@ -42,6 +42,19 @@
 // src-size 0 where the mask is off (the bytes become zeros), or a predicated
 // 2-byte ld.global + st.shared for lone elements; then cp.async.commit_group.
 // async_wait is cp.async.wait_group N and bar.sync.
+//
+// Per k step the fragments of step kk + 1 are read before the mma of step
+// kk. A dot with ring_wait = N (both operands ring views; the pipeline gives
+// it the loop's wait) issues cp.async.wait_group N and bar.sync after its
+// last ldmatrix of stage i and before its last step's mma; in a `for` whose
+// body is one straight-line block and whose views take stage (iv - lb) /
+// step, it then reads step 0 of stage i + 1 and carries it to the next
+// iteration through phis in the loop header (stage 0's read before the
+// loop, in the preheader), as CUTLASS's multistage main loop does:
+//
+//   preheader: ldmatrix stage 0, step 0 -> F
+//   body:      ldmatrix stage i, step 1; mma(F); wait; bar.sync;
+//              ldmatrix stage i + 1, step 0 -> F'; mma(step 1)    (F = F')
 #include "analysis/AxisInfo.h"
 #include "lowering/codegen/FunctionLowering.h"
 
@@ -95,14 +108,14 @@ bool isRingView(Value *v) {
 // The stage `idx` % S of `ring` (a local_alloc of shape [S, ...]) holding a
 // tile of the shape of `tile` whose registers run fastest along dimension
 // `fast`.
-SmemTile ringStage(FunctionLowering &fl, Value *ring, Value *idx, Type *tile, unsigned fast) {
+SmemTile ringStage(FunctionLowering &fl, Value *ring, llvm::Value *idx, Type *tile, unsigned fast) {
   llvm::IRBuilderBase &b = fl.builder();
   // The ring's element size: `tile` may be the tensor of pointers of an
   // async_copy.
   SmemTile t{nullptr, tile->shape()[1 - fast], tile->shape()[fast],
              dtypeBytes(ring->type()->dtype())};
   t.swizzle();
-  llvm::Value *i = b.CreateZExtOrTrunc(fl.get(idx)[0], b.getInt32Ty());
+  llvm::Value *i = b.CreateZExtOrTrunc(idx, b.getInt32Ty());
   llvm::Value *slot = b.CreateURem(i, b.getInt32(static_cast<uint32_t>(ring->type()->shape()[0])));
   t.base = b.CreateGEP(b.getInt8Ty(), fl.get(ring)[0],
                        b.CreateMul(slot, b.getInt32(static_cast<uint32_t>(t.bytes()))));
@@ -115,6 +128,15 @@ llvm::Value *roundTF32(llvm::IRBuilderBase &b, llvm::Value *v) {
   llvm::Value *bits =
       b.CreateCall(llvm::InlineAsm::get(fnTy, "cvt.rna.tf32.f32 $0, $1;", "=r,f", false), {v});
   return b.CreateBitCast(bits, b.getFloatTy());
+}
+
+// cp.async.wait_group `pending`, then a barrier: the groups committed
+// before the last `pending` have landed and every thread sees them.
+void asyncWait(FunctionLowering &fl, int64_t pending) {
+  llvm::IRBuilderBase &b = fl.builder();
+  b.CreateIntrinsic(llvm::Intrinsic::nvvm_cp_async_wait_group, {},
+                    {b.getInt32(static_cast<uint32_t>(pending))});
+  fl.target().barrier(b);
 }
 
 } // namespace
@@ -254,6 +276,7 @@ public:
     // that way and read with ldmatrix .trans; others K-contiguous.
     transA_ = eb_ == 2 && threadMapOrder(a) == 0;
     transB_ = eb_ == 2 && threadMapOrder(bv) == 1;
+    numMi_ = M_ / (16 * wm_), numNi_ = N_ / (8 * wn_);
     SmemTile ta{fl_.scratch(), transA_ ? K_ : M_, transA_ ? M_ : K_, eb_};
     SmemTile tb{fl_.scratch(), transB_ ? K_ : N_, transB_ ? N_ : K_, eb_};
     bool ringA = isRingView(a), ringB = isRingView(bv);
@@ -261,12 +284,45 @@ public:
       tb.base = b_.CreateGEP(b_.getInt8Ty(), fl_.scratch(), b_.getInt32(ta.bytes()));
     ta.swizzle();
     tb.swizzle();
-    if (ringA)
-      ta = ringStage(fl_, a->definingOp()->operand(0), a->definingOp()->operand(1), a->type(),
-                     threadMapOrder(a));
-    if (ringB)
-      tb = ringStage(fl_, bv->definingOp()->operand(0), bv->definingOp()->operand(1), bv->type(),
-                     threadMapOrder(bv));
+    std::optional<int64_t> ringWait = op_.attrs().getInt("ring_wait");
+    bool waits = ringWait && ringA && ringB;
+    llvm::BasicBlock *pre = waits ? carryPreheader() : nullptr;
+    llvm::Value *idx = nullptr;
+    Frags cur;
+    std::vector<llvm::PHINode *> phis;
+    if (pre) {
+      // Stage 0's first k step, read before the loop (after its wait), and
+      // the header's phis that carry it.
+      llvm::BasicBlock *body = b_.GetInsertBlock();
+      b_.SetInsertPoint(pre->getTerminator());
+      setUpLanes();
+      auto [ta0, tb0] = ringTiles(b_.getInt32(0));
+      Frags first = loadStep(ta0, tb0, 0);
+      llvm::BasicBlock *header = body->getSinglePredecessor();
+      b_.SetInsertPoint(header, header->getFirstNonPHIIt());
+      std::vector<llvm::Value *> vals;
+      for (llvm::Value *v : first.values()) {
+        llvm::PHINode *phi = b_.CreatePHI(v->getType(), 2);
+        phi->addIncoming(v, pre);
+        phis.push_back(phi);
+        vals.push_back(phi);
+      }
+      cur = first;
+      cur.assign(vals);
+      b_.SetInsertPoint(body);
+    } else {
+      setUpLanes();
+    }
+    if (ringA && ringB) {
+      idx = fl_.get(a->definingOp()->operand(1))[0];
+      std::tie(ta, tb) = ringTiles(idx);
+    } else if (ringA) {
+      ta = ringStage(fl_, a->definingOp()->operand(0), fl_.get(a->definingOp()->operand(1))[0],
+                     a->type(), threadMapOrder(a));
+    } else if (ringB) {
+      tb = ringStage(fl_, bv->definingOp()->operand(0), fl_.get(bv->definingOp()->operand(1))[0],
+                     bv->type(), threadMapOrder(bv));
+    }
     bool tf32 = dt == DType::F32;
     bool staged = !ringA || !ringB;
     if (!ringA)
@@ -276,39 +332,43 @@ public:
     if (staged)
       fl_.target().barrier(b_);
 
-    llvm::Value *lane = fl_.laneId(), *warp = fl_.warpId();
-    warpM_ = b_.CreateURem(b_.CreateUDiv(warp, b_.getInt32(wn_)), b_.getInt32(wm_));
-    warpN_ = b_.CreateURem(warp, b_.getInt32(wn_));
-    quad_ = b_.CreateUDiv(lane, b_.getInt32(8));
-    rowInMatrix_ = b_.CreateURem(lane, b_.getInt32(8));
-
+    // Per k step: the fragments of the next step are read before this
+    // step's mma, so ldmatrix latency hides behind tensor-core work. With
+    // ring_wait the wait for the next stage comes before the last step's
+    // mma (once every read of this stage is issued), and with a carry the
+    // next stage's first step is read right after it.
     ThreadMap map = fl_.threadMap(res);
     Regs acc = fl_.get(op_.operand(2));
-    int64_t numMi = M_ / (16 * wm_), numNi = N_ / (8 * wn_);
-    for (int64_t kk = 0; kk < K_ / kStep_; ++kk) {
-      std::vector<Regs> afr, bfr(numNi);
-      for (int64_t mi = 0; mi < numMi; ++mi)
-        afr.push_back(loadA(ta, mi, kk));
-      for (int64_t ni = 0; ni < numNi;) {
-        bool pair = ni + 1 < numNi;
-        Regs r = loadB(tb, ni, kk, pair);
-        bfr[ni] = {r[0], r[1]};
-        if (pair)
-          bfr[ni + 1] = {r[2], r[3]};
-        ni += pair ? 2 : 1;
+    int64_t steps = K_ / kStep_;
+    if (!pre)
+      cur = loadStep(ta, tb, 0);
+    for (int64_t kk = 0; kk < steps; ++kk) {
+      Frags next;
+      if (kk + 1 < steps) {
+        next = loadStep(ta, tb, kk + 1);
+      } else if (waits) {
+        asyncWait(fl_, *ringWait);
+        if (pre) {
+          auto [tan, tbn] = ringTiles(b_.CreateAdd(idx, llvm::ConstantInt::get(idx->getType(), 1)));
+          next = loadStep(tan, tbn, 0);
+          std::vector<llvm::Value *> vals = next.values();
+          for (size_t i = 0; i < phis.size(); ++i)
+            phis[i]->addIncoming(vals[i], b_.GetInsertBlock());
+        }
       }
-      for (int64_t mi = 0; mi < numMi; ++mi)
-        for (int64_t ni = 0; ni < numNi; ++ni) {
+      for (int64_t mi = 0; mi < numMi_; ++mi)
+        for (int64_t ni = 0; ni < numNi_; ++ni) {
           int64_t regs[4] = {map.registerOf({2 * mi, 2 * ni}), map.registerOf({2 * mi, 2 * ni + 1}),
                              map.registerOf({2 * mi + 1, 2 * ni}),
                              map.registerOf({2 * mi + 1, 2 * ni + 1})};
           Regs c;
           for (int64_t r : regs)
             c.push_back(acc[r]);
-          Regs d = issueMma(dt, afr[mi], bfr[ni], c);
+          Regs d = issueMma(dt, cur.a[mi], cur.b[ni], c);
           for (int i = 0; i < 4; ++i)
             acc[regs[i]] = d[i];
         }
+      cur = std::move(next);
     }
     if (staged)
       fl_.target().barrier(b_);
@@ -317,7 +377,96 @@ public:
   }
 
 private:
+  // One k step's fragments of this warp: per 16-row piece of A 4 registers,
+  // per 8-column piece of B 2.
+  struct Frags {
+    std::vector<Regs> a, b;
+
+    std::vector<llvm::Value *> values() const {
+      std::vector<llvm::Value *> out;
+      for (const std::vector<Regs> *side : {&a, &b})
+        for (const Regs &r : *side)
+          out.insert(out.end(), r.begin(), r.end());
+      return out;
+    }
+    // Replaces the values, in the order of values().
+    void assign(const std::vector<llvm::Value *> &vals) {
+      size_t i = 0;
+      for (std::vector<Regs> *side : {&a, &b})
+        for (Regs &r : *side)
+          for (llvm::Value *&v : r)
+            v = vals[i++];
+    }
+  };
+
   unsigned threadMapOrder(Value *v) { return fl_.threadMap(v).order()[0]; }
+
+  // The lane's coordinates in the warp arrangement, at the insertion point.
+  void setUpLanes() {
+    llvm::Value *lane = fl_.laneId(), *warp = fl_.warpId();
+    warpM_ = b_.CreateURem(b_.CreateUDiv(warp, b_.getInt32(wn_)), b_.getInt32(wm_));
+    warpN_ = b_.CreateURem(warp, b_.getInt32(wn_));
+    quad_ = b_.CreateUDiv(lane, b_.getInt32(8));
+    rowInMatrix_ = b_.CreateURem(lane, b_.getInt32(8));
+  }
+
+  // Stage `idx` of both operands' rings.
+  std::pair<SmemTile, SmemTile> ringTiles(llvm::Value *idx) {
+    Value *a = op_.operand(0), *bv = op_.operand(1);
+    return {ringStage(fl_, a->definingOp()->operand(0), idx, a->type(), threadMapOrder(a)),
+            ringStage(fl_, bv->definingOp()->operand(0), idx, bv->type(), threadMapOrder(bv))};
+  }
+
+  Frags loadStep(const SmemTile &ta, const SmemTile &tb, int64_t kk) {
+    Frags f;
+    f.b.resize(static_cast<size_t>(numNi_));
+    for (int64_t mi = 0; mi < numMi_; ++mi)
+      f.a.push_back(loadA(ta, mi, kk));
+    for (int64_t ni = 0; ni < numNi_;) {
+      bool pair = ni + 1 < numNi_;
+      Regs r = loadB(tb, ni, kk, pair);
+      f.b[ni] = {r[0], r[1]};
+      if (pair)
+        f.b[ni + 1] = {r[2], r[3]};
+      ni += pair ? 2 : 1;
+    }
+    return f;
+  }
+
+  // Where the first k step of the next stage can be carried across the
+  // loop's back edge (a dot with ring_wait): the preheader block of the
+  // enclosing `for`, when the dot reads stage (iv - lb) / step of rings made
+  // before the loop and the body is one straight-line LLVM block (no ops
+  // with regions, only pure ops besides the dot, its copies and views);
+  // null otherwise (the dot then reads its first step itself).
+  llvm::BasicBlock *carryPreheader() {
+    Block *body = op_.parentBlock();
+    Operation *loop = body ? body->parentOp() : nullptr;
+    if (!loop || !loop->is(Opcode::For))
+      return nullptr;
+    Value *idx = op_.operand(0)->definingOp()->operand(1);
+    if (op_.operand(1)->definingOp()->operand(1) != idx)
+      return nullptr;
+    Operation *div = idx->definingOp();
+    Operation *sub = div && div->is(Opcode::Div) ? div->operand(0)->definingOp() : nullptr;
+    if (!sub || !sub->is(Opcode::Sub) || sub->operand(0) != body->argument(0) ||
+        sub->operand(1) != loop->operand(0) || div->operand(1) != loop->operand(2))
+      return nullptr;
+    for (unsigned i = 0; i < 2; ++i) {
+      Operation *ring = op_.operand(i)->definingOp()->operand(0)->definingOp();
+      if (!ring || ring->parentBlock() != loop->parentBlock())
+        return nullptr;
+    }
+    for (Operation &o : *body)
+      if (&o != &op_ && !o.is(Opcode::AsyncCopy) && !o.is(Opcode::RingView) &&
+          !o.is(Opcode::Yield) && (o.numRegions() || !o.hasTrait(OpTrait::Pure)))
+        return nullptr;
+    llvm::BasicBlock *header = b_.GetInsertBlock()->getSinglePredecessor();
+    llvm::BasicBlock *pre = header ? header->getSinglePredecessor() : nullptr;
+    if (!pre || !pre->getTerminator())
+      return nullptr;
+    return pre;
+  }
 
   Regs ldmatrix(llvm::Value *addr, bool x4, bool trans) {
     llvm::Intrinsic::ID id =
@@ -410,7 +559,7 @@ private:
   llvm::IRBuilder<> &b_;
   Operation &op_;
   const MmaLayout *mma_;
-  int64_t M_ = 0, N_ = 0, K_ = 0, wm_ = 1, wn_ = 1, eb_ = 2, kStep_ = 16;
+  int64_t M_ = 0, N_ = 0, K_ = 0, wm_ = 1, wn_ = 1, eb_ = 2, kStep_ = 16, numMi_ = 0, numNi_ = 0;
   bool transA_ = false, transB_ = false;
   llvm::Value *warpM_ = nullptr, *warpN_ = nullptr, *quad_ = nullptr, *rowInMatrix_ = nullptr;
 };
@@ -436,7 +585,7 @@ static bool lowerAsyncCopy(FunctionLowering &fl, Operation &op) {
   ThreadMap map = fl.threadMap(ptr);
   unsigned fast = map.order()[0];
   int64_t eb = 2;
-  SmemTile t = ringStage(fl, op.operand(0), op.operand(1), tile, fast);
+  SmemTile t = ringStage(fl, op.operand(0), fl.get(op.operand(1))[0], tile, fast);
   const ThreadMap::Dim &d = map.dim(fast);
   const AxisInfo &info = fl.axis().get(ptr);
   int64_t vec = std::min({d.size, d.extent, info.contiguity[fast],
@@ -483,10 +632,7 @@ bool FunctionLowering::lowerDot(Operation &op) {
   if (op.is(Opcode::AsyncCopy))
     return lowerAsyncCopy(*this, op);
   if (op.is(Opcode::AsyncWait)) {
-    int64_t pending = op.attrs().getInt("pending").value_or(0);
-    b_.CreateIntrinsic(llvm::Intrinsic::nvvm_cp_async_wait_group, {},
-                       {b_.getInt32(static_cast<uint32_t>(pending))});
-    target_.barrier(b_);
+    asyncWait(*this, op.attrs().getInt("pending").value_or(0));
     return true;
   }
   if (op.is(Opcode::RingView)) {
