@@ -450,19 +450,38 @@ bool Lowerer::lowerFor(const For *s) {
   if (!target)
     return fail(s->target->loc, "the loop variable must be a single name").ok();
 
-  // range(end), range(start, end), range(start, end, step); tk.range's
-  // scheduling hints are accepted and not used yet.
+  // range(end), range(start, end), range(start, end, step); of tk.range's
+  // scheduling hints, num_stages goes on the loop (the software pipeliner
+  // uses it instead of the kernel's num_stages); the others are accepted and
+  // not used yet.
   std::vector<Val> bounds;
   for (const Expr *a : iter->args) {
     bounds.push_back(expr(a));
     if (!bounds.back().ok())
       return false;
   }
+  std::optional<int64_t> loopStages;
   for (const Keyword &k : iter->keywords)
     if (k.name == "step" || k.name == "arg2") {
       bounds.push_back(expr(k.value));
       if (!bounds.back().ok())
         return false;
+    } else if (k.name == "num_stages" && info->id == BuiltinId::Range) {
+      Val v = expr(k.value);
+      if (!v.ok())
+        return false;
+      if (v.kind == Val::Kind::None)
+        continue; // num_stages=None: the kernel's
+      if (v.kind != Val::Kind::Int)
+        return fail(k.value->loc, fmt::format("tk.range's num_stages must be a compile-time "
+                                              "integer (a literal or a tk.constexpr), got {}",
+                                              describe(v)))
+            .ok();
+      if (v.i < 1)
+        return fail(k.value->loc,
+                    fmt::format("tk.range's num_stages must be at least 1, got {}", v.i))
+            .ok();
+      loopStages = v.i;
     }
   if (bounds.empty() || bounds.size() > 3)
     return fail(iter->loc, fmt::format("range() takes 1 to 3 bounds, got {}", bounds.size())).ok();
@@ -510,6 +529,8 @@ bool Lowerer::lowerFor(const For *s) {
   }
 
   Operation *loop = b_.createFor(s->loc, lu[0], lu[1], lu[2], inits);
+  if (loopStages)
+    loop->attrs().set("num_stages", tk::Attribute(*loopStages));
   Env before = *env;
   b_.setInsertionPointToEnd(&loop->body());
   (*env)[target->id] = Val::dyn(loop->body().argument(0));
