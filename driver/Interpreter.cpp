@@ -245,6 +245,8 @@ bool ProgramRunner::execOp(Operation &op) {
     return execScan(*this, op);
   case Opcode::Dot:
     return execDot(*this, op);
+  case Opcode::Barrier:
+    return true; // tk.debug_barrier: a program's threads run as one here
   case Opcode::For:
   case Opcode::While:
   case Opcode::If:

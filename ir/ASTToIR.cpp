@@ -508,6 +508,16 @@ bool Lowerer::lowerFor(const For *s) {
     else if (bv.i > INT32_MAX || bv.i < INT32_MIN)
       ivType = promote(ivType, ctx_.i64(), iter->loc, "range");
   }
+  // A negative constant step (`range(K, 0, -BLOCK_K)`) counts down; the IR's
+  // `for` counts up (iv < upper), which the GPU lowering and the pipeliner
+  // rely on. So, as Triton does, the loop runs t over range(end, start,
+  // -step) and the body sees start + end - t: the same values, in the same
+  // order (range(10, 1, -3): t = 1, 4, 7, the body 10, 7, 4).
+  bool countsDown = bounds[2].kind == Val::Kind::Int && bounds[2].i < 0;
+  if (countsDown) {
+    std::swap(bounds[0], bounds[1]);
+    bounds[2] = Val::ofInt(-bounds[2].i);
+  }
   Value *lu[3];
   for (int i = 0; i < 3; ++i)
     lu[i] = castTo(materialize(bounds[i], iter->loc, ivType), ivType, iter->loc);
@@ -533,7 +543,10 @@ bool Lowerer::lowerFor(const For *s) {
     loop->attrs().set("num_stages", tk::Attribute(*loopStages));
   Env before = *env;
   b_.setInsertionPointToEnd(&loop->body());
-  (*env)[target->id] = Val::dyn(loop->body().argument(0));
+  Value *iv = loop->body().argument(0);
+  if (countsDown) // lu[0] and lu[1] hold the original end and start
+    iv = b_.sub(s->target->loc, b_.add(s->target->loc, lu[0], lu[1]), iv);
+  (*env)[target->id] = Val::dyn(iv);
   for (size_t i = 0; i < carried.size(); ++i)
     (*env)[carried[i]] = Val::dyn(loop->body().argument(unsigned(i + 1)));
   ++ret->dynamicDepth;

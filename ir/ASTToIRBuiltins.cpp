@@ -777,6 +777,18 @@ Val lowerBuiltin(Lowerer &L, const BuiltinInfo &info, Args &args, SourceLoc loc)
     b.assertOp(loc, L.castTo(cond.v, ctx_.i1(), loc), text);
     return Val::none();
   }
+  case BuiltinId::DebugBarrier:
+    // bar.sync of the whole program on the GPU; the interpreter runs a
+    // program's threads as one, so there it orders nothing.
+    b.create(Opcode::Barrier, loc, {}, {});
+    return Val::none();
+  case BuiltinId::Assume: {
+    // A promise for the optimiser (Triton's tl.assume); tk's analyses do not
+    // use it yet, so the condition is checked for type errors and dropped.
+    if (!args.get("cond").ok())
+      return Val::error();
+    return Val::none();
+  }
   case BuiltinId::MultipleOf:
     return B.hint("multiple_of");
   case BuiltinId::MaxContiguous:

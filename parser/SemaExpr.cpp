@@ -179,8 +179,30 @@ bool Checker::isOpaque(const Expr *e) const {
   return g != globals_.end() && g->second.kind == GlobalKind::External;
 }
 
+// Triton's math submodule: `tl.math.exp2(x)` is `tl.exp2(x)`, for the names
+// triton.language.math holds that tk has at top level.
+static bool isTritonMathName(std::string_view name) {
+  static constexpr std::string_view names[] = {"abs",   "ceil", "cos",   "div_rn",  "erf",   "exp",
+                                               "exp2",  "fdiv", "floor", "fma",     "log",   "log2",
+                                               "rsqrt", "sin",  "sqrt",  "sqrt_rn", "umulhi"};
+  return std::find(std::begin(names), std::end(names), name) != std::end(names);
+}
+
 const BuiltinInfo *Checker::checkAttribute(Attribute *a) {
   unsigned before = diag_.numErrors();
+  if (auto *sub = dyn_cast<Attribute>(a->value); sub && sub->attr == "math") {
+    if (auto *mod = dyn_cast<Name>(sub->value)) {
+      checkExpr(mod);
+      if (diag_.numErrors() != before)
+        return nullptr;
+      if (mod->binding == NameBinding::Module && isTritonMathName(a->attr)) {
+        std::optional<BuiltinId> id = lookupTkBuiltin(a->attr);
+        assert(id && "every Triton math name is a tk builtin");
+        a->builtin = static_cast<int>(*id);
+        return &builtinInfo(*id);
+      }
+    }
+  }
   checkExpr(a->value);
   if (diag_.numErrors() != before)
     return nullptr;

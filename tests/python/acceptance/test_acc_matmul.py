@@ -1,0 +1,175 @@
+"""Issue 8's acceptance check, rehearsed: matmuls of odd shapes
+(1000x1100x900 on the GPU), transposed inputs (strides), fp16, bf16, fp32 as
+tf32 (the default) and as exact fp32 (input_precision="ieee"), int8 with an
+int32 accumulator, and a fused bias + activation epilogue, against numpy in
+float64 (and torch/cuBLAS on the GPU). The interpreter runs small odd
+shapes in CI; the GPU cases are marked gpu."""
+
+import numpy as np
+import pytest
+
+import tk
+import tk as tl
+from acc_common import backend, check, check_norm  # noqa: F401  (backend is a fixture)
+
+
+@tl.jit
+def gelu_tanh_free(x):
+    # x * Phi(x) with erf: a GELU that needs no tanh
+    return 0.5 * x * (1.0 + tl.erf(x * 0.7071067811865476))
+
+
+@tl.jit
+def matmul_epilogue_kernel(a_ptr, b_ptr, c_ptr, bias_ptr, M, N, K, stride_am, stride_ak,
+                           stride_bk, stride_bn, stride_cm, stride_cn,
+                           BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+                           GROUP_M: tl.constexpr, PRECISION: tl.constexpr,
+                           ACC_TYPE: tl.constexpr, HAS_BIAS: tl.constexpr,
+                           ACTIVATION: tl.constexpr):
+    pid = tl.program_id(0)
+    grid_m = tl.cdiv(M, BLOCK_M)
+    grid_n = tl.cdiv(N, BLOCK_N)
+    width = GROUP_M * grid_n
+    group_id = pid // width
+    group_size = min(grid_m - group_id * GROUP_M, GROUP_M)
+    pid_m = group_id * GROUP_M + (pid % group_size)
+    pid_n = (pid % width) // group_size
+    rm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    rk = tl.arange(0, BLOCK_K)
+    A = a_ptr + (rm[:, None] * stride_am + rk[None, :] * stride_ak)
+    B = b_ptr + (rk[:, None] * stride_bk + rn[None, :] * stride_bn)
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=ACC_TYPE)
+    for k in range(K, 0, -BLOCK_K):
+        a = tl.load(A, mask=(rm[:, None] < M) & (rk[None, :] < k), other=0)
+        b = tl.load(B, mask=(rk[:, None] < k) & (rn[None, :] < N), other=0)
+        acc += tl.dot(a, b, input_precision=PRECISION, out_dtype=ACC_TYPE)
+        A += BLOCK_K * stride_ak
+        B += BLOCK_K * stride_bk
+    if HAS_BIAS:
+        bias = tl.load(bias_ptr + rn, mask=rn < N, other=0.0).to(tl.float32)
+        out = acc.to(tl.float32) + bias[None, :]
+    else:
+        out = acc
+    if ACTIVATION == "relu":
+        out = tl.maximum(out, 0.0)
+    elif ACTIVATION == "gelu":
+        out = gelu_tanh_free(out)
+    C = c_ptr + rm[:, None] * stride_cm + rn[None, :] * stride_cn
+    tl.store(C, out.to(c_ptr.dtype.element_ty), mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+
+def run_matmul(backend, a, b, c, bias=None, activation="", precision=None, acc="fp32",
+               blocks=(64, 64, 32), num_warps=4, num_stages=3):
+    M, K = a.shape
+    N = b.shape[1]
+    BM, BN, BK = blocks
+    sa, sb, sc = backend.strides(a), backend.strides(b), backend.strides(c)
+    grid = (tl.cdiv(M, BM) * tl.cdiv(N, BN),)
+    matmul_epilogue_kernel[grid](
+        a, b, c, bias, M, N, K, sa[0], sa[1], sb[0], sb[1], sc[0], sc[1], BLOCK_M=BM,
+        BLOCK_N=BN, BLOCK_K=BK, GROUP_M=8, PRECISION=precision,
+        ACC_TYPE=tl.int32 if acc == "i32" else tl.float32, HAS_BIAS=bias is not None,
+        ACTIVATION=activation, num_warps=num_warps, num_stages=num_stages)
+
+
+def shape(backend):
+    return (1000, 1100, 900) if backend.gpu else (67, 45, 83)
+
+
+def operands(backend, M, N, K, dtype, transpose_a, transpose_b, lo=-1, hi=1):
+    """A (M, K) and B (K, N) of dtype, as transposed views when asked."""
+    if transpose_a:
+        at, at64 = backend.rand((K, M), dtype, lo, hi)
+        a, a64 = at.T, at64.T
+    else:
+        a, a64 = backend.rand((M, K), dtype, lo, hi)
+    if transpose_b:
+        bt, bt64 = backend.rand((N, K), dtype, lo, hi)
+        b, b64 = bt.T, bt64.T
+    else:
+        b, b64 = backend.rand((K, N), dtype, lo, hi)
+    return a, a64, b, b64
+
+
+# relative bound on max|err| / max|ref| per input precision (issue 8)
+REL = {"fp16": 2e-3, "bf16": 1e-2, "tf32": 3e-3, "ieee": 1e-5}
+
+
+@pytest.mark.parametrize("dtype", ["fp16", "bf16"])
+@pytest.mark.parametrize("transpose_a,transpose_b", [(False, False), (True, False),
+                                                     (False, True), (True, True)])
+def test_half_matmul_odd_shapes_and_transposes(backend, dtype, transpose_a, transpose_b):
+    M, N, K = shape(backend)
+    a, a64, b, b64 = operands(backend, M, N, K, dtype, transpose_a, transpose_b)
+    c = backend.empty((M, N), dtype)
+    blocks = (128, 128, 32) if backend.gpu else (32, 32, 32)
+    run_matmul(backend, a, b, c, blocks=blocks, num_warps=8 if backend.gpu else 4)
+    check_norm(backend.get(c), a64 @ b64, REL[dtype], what=f"{dtype} matmul")
+    if backend.gpu and dtype == "fp16" and not (transpose_a or transpose_b):
+        import torch
+
+        check_norm(backend.get(c), backend.get(torch.matmul(a, b)), REL[dtype],
+                   what="vs cuBLAS")
+
+
+@pytest.mark.parametrize("precision", [None, "tf32", "ieee"])
+@pytest.mark.parametrize("transpose_b", [False, True])
+def test_fp32_matmul_tf32_and_ieee(backend, precision, transpose_b):
+    M, N, K = shape(backend)
+    a, a64, b, b64 = operands(backend, M, N, K, "fp32", False, transpose_b)
+    c = backend.empty((M, N), "fp32")
+    run_matmul(backend, a, b, c, precision=precision, blocks=(64, 64, 32))
+    rel = REL["ieee" if precision == "ieee" else "tf32"]
+    check_norm(backend.get(c), a64 @ b64, rel, what=f"fp32 matmul ({precision})")
+    if precision == "tf32" and backend.gpu:
+        # tf32 must actually round the inputs: the error is well above fp32's
+        err = np.abs(backend.get(c) - a64 @ b64).max() / np.abs(a64 @ b64).max()
+        assert err > 1e-6, f"input_precision='tf32' gave fp32-exact results ({err:.2g})"
+
+
+@pytest.mark.parametrize("transpose_a", [False, True])
+def test_int8_matmul(backend, transpose_a):
+    M, N, K = shape(backend)
+    a, a64, b, b64 = operands(backend, M, N, K, "i8", transpose_a, False, -128, 128)
+    c = backend.empty((M, N), "i32")
+    run_matmul(backend, a, b, c, acc="i32", blocks=(64, 64, 64) if backend.gpu else (32, 32, 32))
+    check(backend.get(c), a64 @ b64, what="int8 matmul")
+
+
+@pytest.mark.parametrize("activation", ["relu", "gelu"])
+@pytest.mark.parametrize("dtype", ["fp16", "bf16"])
+def test_fused_bias_activation_epilogue(backend, activation, dtype):
+    M, N, K = shape(backend)
+    a, a64, b, b64 = operands(backend, M, N, K, dtype, False, True)
+    bias, bias64 = backend.rand(N, "fp32", -1, 1)
+    c = backend.empty((M, N), dtype)
+    run_matmul(backend, a, b, c, bias=bias, activation=activation,
+               blocks=(128, 64, 64) if backend.gpu else (32, 32, 32))
+    ref = a64 @ b64 + bias64[None, :]
+    if activation == "relu":
+        ref = np.maximum(ref, 0)
+    else:
+        from math import erf
+        ref = 0.5 * ref * (1 + np.vectorize(erf)(ref / np.sqrt(2)))
+    check_norm(backend.get(c), ref, REL[dtype], what=f"{activation} epilogue")
+
+
+@pytest.mark.parametrize("blocks,warps", [
+    ((16, 16, 16), 1), ((32, 64, 16), 2), ((128, 256, 32), 8), ((256, 128, 32), 8),
+    # 3 stages of 128x64 + 64x256 fp16 tiles are 144 KiB, which fits the
+    # H200's 227 KiB (Triton runs it); tk asks for 279040 bytes: the fp32
+    # epilogue's 128 KiB layout conversion gets its own space instead of
+    # reusing the dead ring's (H200, 2026-11-30)
+    pytest.param((128, 256, 64), 8, marks=pytest.mark.xfail(
+        strict=True, raises=tk.CompilationError,
+        reason="shared memory: the epilogue conversion does not reuse the pipeline ring")),
+])
+def test_tile_shapes(backend, blocks, warps):
+    if not backend.gpu and blocks[0] * blocks[1] > 64 * 64:
+        pytest.skip("large tiles only on the GPU (interpreter time)")
+    M, N, K = (515, 257, 300) if backend.gpu else (40, 50, 37)
+    a, a64, b, b64 = operands(backend, M, N, K, "fp16", False, False)
+    c = backend.empty((M, N), "fp32")
+    run_matmul(backend, a, b, c, blocks=blocks, num_warps=warps)
+    check_norm(backend.get(c), a64 @ b64, 1e-5, what=f"tiles {blocks}")
