@@ -245,6 +245,14 @@ bool ProgramRunner::execOp(Operation &op) {
     return execScan(*this, op);
   case Opcode::Dot:
     return execDot(*this, op);
+  case Opcode::ConvertLayout:
+  case Opcode::LocalAlloc:
+  case Opcode::LocalLoad:
+  case Opcode::LocalStore:
+  case Opcode::AsyncCopy:
+  case Opcode::AsyncWait:
+  case Opcode::RingView:
+    return execShared(*this, op);
   case Opcode::Barrier:
     return true; // tk.debug_barrier: a program's threads run as one here
   case Opcode::For:

@@ -652,7 +652,7 @@ bool execElementwise(ProgramRunner &r, Operation &op) {
     return visitNumeric(op.result()->type()->dtype(),
                         [&](auto num) { return binary<decltype(num)>(r, op); });
   default:
-    return r.fail(op, "is not supported by the interpreter");
+    return r.fail(op, fmt::format("'{}' is not supported by the interpreter", op.name()));
   }
 }
 

@@ -262,6 +262,17 @@ bool execReduce(ProgramRunner &r, Operation &op);
 bool execScan(ProgramRunner &r, Operation &op);
 bool execDot(ProgramRunner &r, Operation &op);
 bool execControlFlow(ProgramRunner &r, Operation &op);
+/// The GPU-only ops of IR after the layout and shared-memory passes
+/// (convert_layout, local_alloc/load/store, async_copy/wait, ring_view):
+/// InterpreterShared.cpp.
+bool execShared(ProgramRunner &r, Operation &op);
+
+/// A load's element reads, for any op that reads global memory: `n`
+/// elements of `size` bytes through the pointers of `ptrs` into `dst`, with
+/// the bounds, alignment and initialisation checks of `load` (errors at
+/// `op`); lanes masked off by `mask` (null: none) take `other` (null: 0).
+bool loadElements(ProgramRunner &r, Operation &op, const RtValue &ptrs, const uint8_t *mask,
+                  const std::byte *other, std::byte *dst, int64_t n, unsigned size);
 
 /// "[0, 17]": the multi-dimensional index of flat element `i` of `shape`.
 std::string indexStr(const std::vector<int64_t> &shape, int64_t i);

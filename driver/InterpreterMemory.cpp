@@ -203,44 +203,12 @@ bool load(ProgramRunner &r, Operation &op) {
   const RtValue *mask = op.numOperands() > 1 ? &r.operand(op, 1) : nullptr;
   const RtValue *other = op.numOperands() > 2 ? &r.operand(op, 2) : nullptr;
   RtValue out = makeValue(op.result()->type());
-  unsigned size = elementBytes(out.type);
-  AccessChecker checker(r, op, AccessKind::Load, p.type, size);
-  const uint64_t *addrs = p.data<uint64_t>();
-  const uint8_t *m = mask ? mask->data<uint8_t>() : nullptr;
-  BlockSpan span = checkBlock(r, addrs, m, out.size, size, /*reads=*/true);
-  return visitBits(size, [&](auto tag) {
-    using B = decltype(tag);
-    B *o = out.data<B>();
-    // Masked-off lanes take `other`, or 0 when there is none (the GPU leaves
-    // them undefined; 0 keeps runs reproducible).
-    const B *fill = other ? other->data<B>() : nullptr;
-    if (span.dense) {
-      std::memcpy(o, reinterpret_cast<const void *>(addrs[0]), out.size * sizeof(B));
-      r.setResult(op, 0, std::move(out));
-      return true;
-    }
-    if (span.checked) {
-      for (int64_t i = 0; i < out.size; ++i) {
-        if (m && !(m[i] & 1))
-          o[i] = fill ? fill[i] : B(0);
-        else
-          std::memcpy(&o[i], reinterpret_cast<const void *>(addrs[i]), sizeof(B));
-      }
-      r.setResult(op, 0, std::move(out));
-      return true;
-    }
-    for (int64_t i = 0; i < out.size; ++i) {
-      if (m && !(m[i] & 1)) {
-        o[i] = fill ? fill[i] : B(0);
-        continue;
-      }
-      if (!checker.check(addrs[i], i))
-        return false;
-      std::memcpy(&o[i], reinterpret_cast<const void *>(addrs[i]), sizeof(B));
-    }
-    r.setResult(op, 0, std::move(out));
-    return true;
-  });
+  if (!loadElements(r, op, p, mask ? mask->data<uint8_t>() : nullptr,
+                    other ? other->data<std::byte>() : nullptr, out.data<std::byte>(), out.size,
+                    elementBytes(out.type)))
+    return false;
+  r.setResult(op, 0, std::move(out));
+  return true;
 }
 
 bool store(ProgramRunner &r, Operation &op) {
@@ -401,6 +369,43 @@ bool atomic(ProgramRunner &r, Operation &op) {
 }
 
 } // namespace
+
+bool loadElements(ProgramRunner &r, Operation &op, const RtValue &ptrs, const uint8_t *m,
+                  const std::byte *otherBytes, std::byte *dst, int64_t n, unsigned size) {
+  AccessChecker checker(r, op, AccessKind::Load, ptrs.type, size);
+  const uint64_t *addrs = ptrs.data<uint64_t>();
+  BlockSpan span = checkBlock(r, addrs, m, n, size, /*reads=*/true);
+  return visitBits(size, [&](auto tag) {
+    using B = decltype(tag);
+    B *o = reinterpret_cast<B *>(dst);
+    // Masked-off lanes take `other`, or 0 when there is none (the GPU leaves
+    // them undefined; 0 keeps runs reproducible).
+    const B *fill = reinterpret_cast<const B *>(otherBytes);
+    if (span.dense) {
+      std::memcpy(o, reinterpret_cast<const void *>(addrs[0]), size_t(n) * sizeof(B));
+      return true;
+    }
+    if (span.checked) {
+      for (int64_t i = 0; i < n; ++i) {
+        if (m && !(m[i] & 1))
+          o[i] = fill ? fill[i] : B(0);
+        else
+          std::memcpy(&o[i], reinterpret_cast<const void *>(addrs[i]), sizeof(B));
+      }
+      return true;
+    }
+    for (int64_t i = 0; i < n; ++i) {
+      if (m && !(m[i] & 1)) {
+        o[i] = fill ? fill[i] : B(0);
+        continue;
+      }
+      if (!checker.check(addrs[i], i))
+        return false;
+      std::memcpy(&o[i], reinterpret_cast<const void *>(addrs[i]), sizeof(B));
+    }
+    return true;
+  });
+}
 
 bool execMemory(ProgramRunner &r, Operation &op) {
   switch (op.opcode()) {
