@@ -5,8 +5,9 @@
 #
 #   bash bench/make_matmul_bundle.sh [build-dir]
 #
-# - mm_<dtype>_<BM>x<BN>x<BK>_w<W>_s<S>.ptx: tutorials/04-matmul.tk (no
-#   activation) with S pipeline stages (--num-stages), fp16 or bf16 in and out, M, N, K and the leading strides
+# - mm_<dtype>_<BM>x<BN>x<BK>_w<W>_s<S>[_g<G>].ptx: tutorials/04-matmul.tk (no
+#   activation) with S pipeline stages (--num-stages), GROUP_SIZE_M G (default
+#   8), fp16 or bf16 in and out, M, N, K and the leading strides
 #   divisible by 16, unit inner strides;
 # - bias_<BM>x<BN>x<BK>_w<W>.ptx: the fused bias + leaky_relu kernel of the
 #   same tutorial;
@@ -34,18 +35,21 @@ emit() {
     "$tkc" "$@" --emit=ir-gpu -o "$out/$name.ptx.ir"
 }
 mm_sig() { echo "*$1:16, *$1:16, *$1:16, i32:16, i32:16, i32:16, i32:16, i32:1, i32:16, i32:1, i32:16, i32:1"; }
-# BM BN BK warps stages (the cp.async ring's depth; 1 = no pipelining)
+# BM BN BK warps stages [GROUP_SIZE_M, default 8; in the name as _g<n>]
+# (stages: the cp.async ring's depth; 1 = no pipelining)
 for dt in fp16 bf16; do
-  for cfg in "128 128 32 4 3" "128 128 32 4 4" "128 128 32 4 5" "128 128 32 8 3" \
-             "128 128 64 4 3" "128 128 64 8 3" "128 256 32 8 3" "128 256 32 8 4" \
+  for cfg in "128 128 32 4 3" "128 128 32 4 4" "128 128 32 4 5" "128 128 64 4 3" \
+             "128 128 64 8 3" "128 256 32 8 3" "128 256 32 8 4" "128 256 32 8 4 16" \
              "256 128 32 8 3" "256 128 32 8 4" "128 256 32 8 5" "256 128 32 8 5" "128 256 64 8 3" \
-             "256 128 64 8 3" "128 256 64 8 4" "256 128 64 8 4" "128 64 32 4 3" \
+             "128 256 64 8 3 16" "256 128 64 8 3" "128 256 64 8 4" "128 64 32 4 3" \
              "64 128 32 4 4" "128 64 64 4 3" "64 64 32 4 3" "128 128 32 4 1"; do
     set -- $cfg
+    gm="${6:-8}"
     name="mm_${dt}_$1x$2x$3_w$4_s$5"
+    if [ "$gm" != 8 ]; then name="${name}_g$gm"; fi
     emit "$name" tutorials/04-matmul.tk --kernel matmul_kernel --num-warps="$4" \
       --num-stages="$5" --signature "$(mm_sig $dt)" -D BLOCK_SIZE_M="$1" -D BLOCK_SIZE_N="$2" \
-      -D BLOCK_SIZE_K="$3" -D GROUP_SIZE_M=8 -D ACTIVATION=plain
+      -D BLOCK_SIZE_K="$3" -D GROUP_SIZE_M="$gm" -D ACTIVATION=plain
     echo "mm $name $dt $1 $2 $3 $4" >> "$manifest"
   done
 done
