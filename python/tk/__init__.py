@@ -34,6 +34,12 @@ from .core import cdiv, constexpr, dtype, next_power_of_2
 from .errors import CompilationError, DriverError, InterpreterError, OutOfResources
 from .runtime import CompiledKernel, JITFunction, KernelInterface, jit
 from . import testing
+from . import _driver
+from . import runtime as _runtime
+
+# Triton's `triton.runtime.driver.active` (the tutorials' DEVICE and device
+# properties) is `tk.runtime.driver.active` (python/tk/_driver.py).
+_runtime.driver = _driver.driver
 
 __version__ = _C.__version__
 

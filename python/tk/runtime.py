@@ -601,6 +601,24 @@ class CompiledKernel:
             self.metadata.shared = r["static_shared_bytes"]
         return self._compiled.resources
 
+    def _init_handles(self):
+        """Triton's: loads the kernel (GPU compiles), so that n_regs and
+        metadata.shared are known; the softmax tutorial calls it."""
+        if self._compiled.is_gpu:
+            self._load()
+
+    def __getitem__(self, grid):
+        """`compiled[grid](*args)`, as Triton's tutorials launch a warmed-up
+        kernel: every argument of the kernel (constexprs included), launched
+        with the options this kernel was compiled with."""
+        kernel, options = self._kernel, self._options
+
+        def launch(*args, stream=None):
+            extra = {} if stream is None else {"stream": stream}
+            return kernel[grid](*args, **options, **extra)
+
+        return launch
+
     @property
     def n_regs(self):
         return self._load()["registers"]
@@ -796,7 +814,9 @@ class JITFunction(KernelInterface):
             raise CompilationError(closure.explain(errors), kernel=self.__name__)
         if compiled.pass_log:  # TK_DUMP_IR, TK_TIME_PASSES
             sys.stderr.write(compiled.pass_log)
-        return CompiledKernel(compiled, signature, constants, options)
+        kernel = CompiledKernel(compiled, signature, constants, options)
+        kernel._kernel, kernel._options = self, dict(options)  # for kernel[grid](...)
+        return kernel
 
     def run(self, *args, grid, warmup=False, **kwargs):
         """kernel[grid](*args, **kwargs) spelled as a call (Triton's)."""
