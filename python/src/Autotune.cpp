@@ -9,6 +9,7 @@
 //       prune_configs_by (None: all); progress(dict) after each config
 //   t.lookup(key) -> the same tuple, or None (memory, then disk)
 //   ms = _C.bench_gpu(launch, before_each, warmup_ms, rep_ms)
+//   n = _C.compile_threads(jobs)   (the tuner's compile pool size)
 //
 // Failures come back as Python exceptions: RuntimeError with the tuner's
 // message (every config's reason) when no config is usable.
@@ -190,6 +191,9 @@ void bindAutotune(py::module_ &m) {
       },
       py::arg("values"), py::arg("dtypes"));
   m.def("hash_text", &tune::hashText, py::arg("text"));
+  m.def(
+      "compile_threads", [](size_t jobs) { return tune::compileThreads(jobs); }, py::arg("jobs"),
+      "Threads that compile `jobs` configs: TK_COMPILE_THREADS, else min(jobs, cores).");
   m.def("device_name", [] {
     std::string error;
     CudaDriver *driver = CudaDriver::get(error);

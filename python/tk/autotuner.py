@@ -22,6 +22,10 @@ is unusable; its reason is kept and listed if no config is usable.
 `restore_value` ones saved before tuning and restored after each config, so
 in-place kernels tune correctly.
 
+Before timing, the surviving configs compile in parallel (TK_COMPILE_THREADS
+threads, by default one per config up to the machine's cores; 1 compiles
+each right before its benchmark), as the C++ tuner does.
+
 The tuning itself (pruning bookkeeping, scoring, the disk cache, progress)
 is the C++ autotuner of driver/Autotuner.h, shared with the C++ API and tkc
 --aot. Results persist under $TK_CACHE_DIR/autotune/, keyed by the kernel's
@@ -37,6 +41,7 @@ timed by the wall clock, which says little about a GPU); otherwise the first
 config that survives the prune is used.
 """
 
+import concurrent.futures
 import sys
 import time
 
@@ -207,9 +212,42 @@ class Autotuner(KernelInterface):
             return float(self.do_bench(lambda: (zero(), call())))
         return _C.bench_gpu(call, zero if self.reset_to_zero else None, self.warmup_ms, self.rep_ms)
 
+    def _compile_all(self, args, kwargs, grid, keep):
+        """Compiles (and on the GPU loads) the surviving configs on a thread
+        pool before any is timed, as the C++ tuner does: TK_COMPILE_THREADS
+        threads, else one per config up to the machine's (_C.compile_threads).
+        The compiler and the driver's JIT run without the GIL, so the threads
+        overlap; a config that fails here is left for its benchmark to score
+        (with the same error)."""
+        threads = _C.compile_threads(len(keep))
+        if threads <= 1 or len(keep) <= 1:
+            return
+        gpu = not interpret_mode(_jit_function(self.fn))
+
+        def compile_one(i):
+            try:
+                launch_kwargs = {**self.configs[i].all_kwargs(), **kwargs}
+                return self.fn.warmup(*args, grid=grid, **launch_kwargs)
+            except Exception:  # noqa: BLE001 - the benchmark reports it
+                return None
+
+        def load_one(kernel):
+            try:
+                kernel._load()
+            except Exception:  # noqa: BLE001 - the benchmark reports it
+                pass
+
+        with concurrent.futures.ThreadPoolExecutor(threads) as pool:
+            kernels = list(pool.map(compile_one, keep))
+            if gpu:
+                # One load per distinct kernel (two configs may compile to one).
+                unique = {id(k): k for k in kernels if k is not None and hasattr(k, "_load")}
+                list(pool.map(load_one, unique.values()))
+
     def _tune(self, args, named, kwargs, grid, key_text):
         keep = self._prune(named, kwargs)
         tuner = self._cpp_tuner()
+        self._compile_all(args, kwargs, grid, keep)
         saved = {}
         for name in self.restore_value:
             value = named[name]

@@ -681,6 +681,7 @@ class JITFunction(KernelInterface):
         self._source = None
         self.cache = {}
         self._lock = threading.Lock()
+        self._compile_locks = {}  # key -> lock: one compile per key at a time
         # The launch hot path (python/src/GpuLauncher.h): binding, key, map
         # lookup and cuLaunchKernel in one C++ call. It comes back here to
         # compile, to run on the interpreter and to raise argument errors.
@@ -779,9 +780,16 @@ class JITFunction(KernelInterface):
         )
         kernel = None if _env_flag("TK_ALWAYS_COMPILE") else self.cache.get(key)
         if kernel is None:
+            # One compile per key at a time; different keys (an autotuner's
+            # configs on its compile threads) compile in parallel, since the
+            # C++ compile releases the GIL.
             with self._lock:
-                kernel = self._compile(closure, signature, constants, options, gpu)
-                self.cache[key] = kernel
+                key_lock = self._compile_locks.setdefault(key, threading.Lock())
+            with key_lock:
+                kernel = None if _env_flag("TK_ALWAYS_COMPILE") else self.cache.get(key)
+                if kernel is None:
+                    kernel = self._compile(closure, signature, constants, options, gpu)
+                    self.cache[key] = kernel
         if kernel._compiled.argument_names != arg_names:
             # Python and the front end disagree on which parameters are
             # constexprs (an annotation spelled in a way only one recognises).

@@ -231,3 +231,64 @@ def test_cpp_tuner_scores_exceptions_and_reports_progress(tmp_path):
     assert reports[-1]["finished"] and reports[-1]["best_config"] == (
         "BLOCK=128, num_warps=8, num_stages=4")
     assert not os.path.exists(tmp_path / "autotune")  # disk cache off
+
+
+def _record_compiles(fill):
+    """Wraps the jit function's compile to record (thread, start, end) per
+    compile."""
+    import threading
+    import time
+
+    jit_fn = fill.fn
+    calls = []
+    original = jit_fn._compile
+
+    def recording(*args, **kwargs):
+        start = time.perf_counter()
+        try:
+            return original(*args, **kwargs)
+        finally:
+            calls.append((threading.get_ident(), start, time.perf_counter()))
+
+    jit_fn._compile = recording
+    return calls
+
+
+def _wide_fill_kernel():
+    @tk.autotune(configs=[tk.Config({"BLOCK": b}, num_warps=w) for b in (32, 64, 128, 256)
+                          for w in (1, 2)], key=["n"])
+    @tk.jit
+    def fill(x_ptr, n, v, BLOCK: tk.constexpr):
+        offs = tk.program_id(0) * BLOCK + tk.arange(0, BLOCK)
+        tk.store(x_ptr + offs, tk.full((BLOCK,), v, tk.float32), mask=offs < n)
+
+    return fill
+
+
+@pytest.mark.parametrize("threads", ["1", "4"])
+def test_surviving_configs_compile_on_a_thread_pool(tune_in_interpreter, monkeypatch, threads):
+    """Like the C++ tuner, the configs compile before any is timed, on
+    TK_COMPILE_THREADS threads (1: each right before its benchmark, on the
+    caller's thread); the choice and the results do not depend on it."""
+    monkeypatch.setenv("TK_COMPILE_THREADS", threads)
+    import threading
+
+    fill = _wide_fill_kernel()
+    calls = _record_compiles(fill)
+    rng = np.random.default_rng(int(threads))
+    n = int(rng.integers(300, 1000))
+    v = float(rng.uniform(-2, 2))
+    x = np.full(n, np.nan, np.float32)
+    fill[lambda m: (tk.cdiv(n, m["BLOCK"]),)](x, n, v)
+    assert (x == np.float32(v)).all()
+    assert len(fill.configs_timings) == 8
+    assert all(t < float("inf") for t in fill.configs_timings.values())
+    # Every config compiled exactly once (the benchmark found it cached).
+    assert len(calls) == 8
+    workers = {ident for ident, _, _ in calls}
+    if threads == "1":
+        assert workers == {threading.get_ident()}
+    else:
+        assert threading.get_ident() not in workers and 1 < len(workers) <= 4
+    assert _C.compile_threads(8) == int(threads)
+    assert _C.compile_threads(2) == min(2, int(threads))
