@@ -8,7 +8,10 @@
 
 #include <fmt/format.h>
 
+#include <chrono>
 #include <cstdlib>
+#include <map>
+#include <optional>
 
 #ifdef TK_WITH_LLVM
 #include <llvm/Analysis/CGSCCPassManager.h>
@@ -33,7 +36,7 @@ namespace {
 // 8.0); ptxas of CUDA 12 and 13 read it.
 constexpr const char *kPTXFeatures = "+ptx80";
 
-std::unique_ptr<llvm::TargetMachine> makeTargetMachine(const TargetOptions &options,
+std::unique_ptr<llvm::TargetMachine> makeTargetMachine(const std::string &arch,
                                                        DiagnosticEngine &diag) {
   if (!hasNVPTXTarget()) {
     diag.error({}, "this tk was built without LLVM's NVPTX target");
@@ -52,17 +55,53 @@ std::unique_ptr<llvm::TargetMachine> makeTargetMachine(const TargetOptions &opti
   // .rn so ptxas may fuse them too. The interpreter stays unfused; tests
   // compare with tolerances (LayerNorm's (x - mean) * rstd * w + b is fmas).
   to.AllowFPOpFusion = llvm::FPOpFusion::Fast;
+  // Code generation at the Default level, not Aggressive: at Aggressive
+  // NVPTX runs GVN over the IR before instruction selection (EarlyCSE
+  // otherwise), twice; O3 has already removed what GVN would find. Of 46
+  // kernels (the tutorials' softmax, layer norm and matmul configs, every
+  // FileCheck PTX test) 45 get byte-identical PTX and the 46th (libdevice's
+  // fp64 sin/cos reduction loop) 4 instructions fewer; codegen of the
+  // 128x128x32 matmul takes 40 instead of 70 ms (llc -O2 vs -O3 on the O3
+  // IR; compile-load-2026-11-30-3.md).
   return std::unique_ptr<llvm::TargetMachine>(
-      target->createTargetMachine("nvptx64-nvidia-cuda", options.arch, kPTXFeatures, to,
-                                  std::nullopt, std::nullopt, llvm::CodeGenOptLevel::Aggressive));
+      target->createTargetMachine("nvptx64-nvidia-cuda", arch, kPTXFeatures, to, std::nullopt,
+                                  std::nullopt, llvm::CodeGenOptLevel::Default));
+}
+
+// The target machine for `options.arch`, made once per thread and reused:
+// creating one parses the target's tables (about a millisecond), and a warm
+// process compiles many kernels. Per thread because a TargetMachine is not
+// meant to generate code for two modules at once (the autotuner compiles in
+// parallel). Null after reporting an error.
+llvm::TargetMachine *targetMachine(const TargetOptions &options, DiagnosticEngine &diag) {
+  thread_local std::map<std::string, std::unique_ptr<llvm::TargetMachine>> machines;
+  auto it = machines.find(options.arch);
+  if (it != machines.end())
+    return it->second.get();
+  std::unique_ptr<llvm::TargetMachine> tm = makeTargetMachine(options.arch, diag);
+  if (!tm)
+    return nullptr;
+  return machines.emplace(options.arch, std::move(tm)).first->second.get();
+}
+
+using Clock = std::chrono::steady_clock;
+double msSince(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
 }
 
 // LLVM's optimisation pipeline: O3 unless TK_LLVM_OPT says O1 or O2 (for
 // measuring compile time against kernel speed; docs/driver.md has the
-// numbers). Anything else means O3.
-llvm::OptimizationLevel llvmOptLevel() {
+// numbers) or O0 (no optimisation: --emit=llvm then shows the IR as tk's
+// lowering made it). Anything else means O3. Lighter pipelines were measured
+// and rejected (compile-load-2026-11-30-3.md): O1 changes the PTX of 16 of 46
+// kernels (tutorials and FileCheck tests), O3 without its costliest pass on
+// the matmul, dead store elimination (30-40 ms of the 128x128x32 ring's ~90),
+// makes scan-tuple.tk's PTX 6% longer.
+std::optional<llvm::OptimizationLevel> llvmOptLevel() {
   const char *env = std::getenv("TK_LLVM_OPT");
   std::string level = env ? env : "";
+  if (level == "O0")
+    return std::nullopt;
   if (level == "O1")
     return llvm::OptimizationLevel::O1;
   if (level == "O2")
@@ -73,7 +112,8 @@ llvm::OptimizationLevel llvmOptLevel() {
 // Lowers, verifies and optimises; null after reporting an error.
 std::unique_ptr<llvm::Module> buildOptimized(Module &module, const TargetOptions &options,
                                              llvm::LLVMContext &llctx, llvm::TargetMachine &tm,
-                                             DiagnosticEngine &diag) {
+                                             DiagnosticEngine &diag, PTXTimings *timings) {
+  auto t0 = Clock::now();
   std::unique_ptr<llvm::Module> llmod = lowerToLLVM(module, options, llctx, diag);
   if (!llmod)
     return nullptr;
@@ -88,6 +128,9 @@ std::unique_ptr<llvm::Module> buildOptimized(Module &module, const TargetOptions
   // fp64 math calls libdevice: link what is used before O3 inlines it.
   if (!linkLibdevice(*llmod, diag))
     return nullptr;
+  if (timings)
+    timings->lowerMs = msSince(t0);
+  t0 = Clock::now();
   llvm::LoopAnalysisManager lam;
   llvm::FunctionAnalysisManager fam;
   llvm::CGSCCAnalysisManager cgam;
@@ -98,8 +141,12 @@ std::unique_ptr<llvm::Module> buildOptimized(Module &module, const TargetOptions
   pb.registerFunctionAnalyses(fam);
   pb.registerLoopAnalyses(lam);
   pb.crossRegisterProxies(lam, fam, cgam, mam);
-  llvm::ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(llvmOptLevel());
-  mpm.run(*llmod, mam);
+  if (std::optional<llvm::OptimizationLevel> level = llvmOptLevel()) {
+    llvm::ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(*level);
+    mpm.run(*llmod, mam);
+  }
+  if (timings)
+    timings->optMs = msSince(t0);
   return llmod;
 }
 
@@ -107,11 +154,12 @@ std::unique_ptr<llvm::Module> buildOptimized(Module &module, const TargetOptions
 
 bool emitLLVMIR(Module &module, const TargetOptions &options, std::string &out,
                 DiagnosticEngine &diag) {
-  std::unique_ptr<llvm::TargetMachine> tm = makeTargetMachine(options, diag);
+  llvm::TargetMachine *tm = targetMachine(options, diag);
   if (!tm)
     return false;
   llvm::LLVMContext llctx;
-  std::unique_ptr<llvm::Module> llmod = buildOptimized(module, options, llctx, *tm, diag);
+  std::unique_ptr<llvm::Module> llmod =
+      buildOptimized(module, options, llctx, *tm, diag, /*timings=*/nullptr);
   if (!llmod)
     return false;
   llvm::raw_string_ostream os(out);
@@ -119,15 +167,16 @@ bool emitLLVMIR(Module &module, const TargetOptions &options, std::string &out,
   return true;
 }
 
-bool emitPTX(Module &module, const TargetOptions &options, std::string &out,
-             DiagnosticEngine &diag) {
-  std::unique_ptr<llvm::TargetMachine> tm = makeTargetMachine(options, diag);
+bool emitPTX(Module &module, const TargetOptions &options, std::string &out, DiagnosticEngine &diag,
+             PTXTimings *timings) {
+  llvm::TargetMachine *tm = targetMachine(options, diag);
   if (!tm)
     return false;
   llvm::LLVMContext llctx;
-  std::unique_ptr<llvm::Module> llmod = buildOptimized(module, options, llctx, *tm, diag);
+  std::unique_ptr<llvm::Module> llmod = buildOptimized(module, options, llctx, *tm, diag, timings);
   if (!llmod)
     return false;
+  auto t0 = Clock::now();
   llvm::SmallString<0> ptx;
   llvm::raw_svector_ostream os(ptx);
   llvm::legacy::PassManager pm;
@@ -137,6 +186,8 @@ bool emitPTX(Module &module, const TargetOptions &options, std::string &out,
   }
   pm.run(*llmod);
   out.append(ptx.begin(), ptx.end());
+  if (timings)
+    timings->codegenMs = msSince(t0);
   return true;
 }
 #else
@@ -144,7 +195,7 @@ bool emitLLVMIR(Module &, const TargetOptions &, std::string &, DiagnosticEngine
   diag.error({}, "this tk was built without LLVM (TK_WITH_LLVM=OFF): no GPU code generation");
   return false;
 }
-bool emitPTX(Module &, const TargetOptions &, std::string &, DiagnosticEngine &diag) {
+bool emitPTX(Module &, const TargetOptions &, std::string &, DiagnosticEngine &diag, PTXTimings *) {
   diag.error({}, "this tk was built without LLVM (TK_WITH_LLVM=OFF): no GPU code generation");
   return false;
 }

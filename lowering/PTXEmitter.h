@@ -23,8 +23,15 @@ namespace tk {
 /// The optimised LLVM IR of every kernel of `module`, as text.
 bool emitLLVMIR(Module &module, const TargetOptions &options, std::string &out,
                 DiagnosticEngine &diag);
-/// The PTX of every kernel of `module`.
-bool emitPTX(Module &module, const TargetOptions &options, std::string &out,
-             DiagnosticEngine &diag);
+/// Where emitPTX's time goes, in milliseconds (bench/compile_bench.cpp).
+struct PTXTimings {
+  double lowerMs = 0;   // block IR -> LLVM IR, verification, libdevice linking
+  double optMs = 0;     // LLVM's optimisation pipeline (O3)
+  double codegenMs = 0; // NVPTX code generation to PTX text
+};
+
+/// The PTX of every kernel of `module`; with `timings`, the time of each step.
+bool emitPTX(Module &module, const TargetOptions &options, std::string &out, DiagnosticEngine &diag,
+             PTXTimings *timings = nullptr);
 
 } // namespace tk

@@ -7,7 +7,9 @@
 // Math (docs/codegen.md): fp32 exp, exp2, log, log2, sin, cos and rsqrt use
 // the PTX approximate instructions (exp(x) = ex2.approx(x * log2(e)), about 2
 // ulp, as Triton does); sqrt is IEEE (sqrt.rn); `/` is div.full.f32 (2 ulp,
-// Triton's default; tk.div_rn keeps div.rn); fp16 and bf16 compute in fp32
+// Triton's default; tk.div_rn keeps div.rn), or, when the divisor is one
+// value across the thread's registers, one reciprocal and a multiply per
+// element within the same bound (UniformDivisor); fp16 and bf16 compute in fp32
 // and round once; erf is a rational approximation
 // (Abramowitz & Stegun 7.1.26, |error| < 1.5e-7). fp64 transcendentals call
 // libdevice (Libdevice.h), linked only when used.
@@ -18,6 +20,7 @@
 #include <llvm/IR/IntrinsicsNVPTX.h>
 #include <llvm/IR/Module.h>
 
+#include <algorithm>
 #include <cmath>
 
 namespace tk {
@@ -109,6 +112,64 @@ llvm::Value *fastDivide(llvm::IRBuilderBase &b, llvm::Value *x, llvm::Value *y) 
   q->setDoesNotAccessMemory();
   q->setDoesNotThrow();
   return t->isFloatTy() ? q : b.CreateFPTrunc(q, t);
+}
+
+// Division by a divisor that is the same value in every register of the
+// thread (a reduction result broadcast over the tile: softmax's
+// `numerator / denominator`). div.full.f32 costs ptxas a per-element
+// expansion (subnormal handling around MUFU.RCP); instead the divisor gets
+// one reciprocal and every element one or two multiplies, with the same
+// bound as div.full (<= 2 ulp over the whole range):
+//
+//   s  = 2^24 if |d| < 2^-126 (subnormal or zero), 1/4 if |d| > 2^126, else 1
+//   r  = rcp.approx.ftz.f32(d * s)     d * s is exact and never subnormal,
+//                                      so r is within 1 ulp and normal
+//   q  = (x * r) * s                   one rounding, then an exact scaling
+//
+// x * r is within 1.5 ulp of x / (d * s); scaling by s is exact except for
+// overflow (then x / d overflows too) or a subnormal quotient (|d| > 2^126
+// only: an error of a fraction of the smallest subnormal). NaN, infinities
+// and zeros come out as IEEE division gives them (d = 0: r = inf; d = inf:
+// r = 0). On the softmax at 16384 columns and 16 warps (32 divisions per
+// thread) ptxas takes 35 instead of 39 ms (CPU time) and allocates 51
+// instead of 64 registers (bench/results/compile-load-2026-11-30-3.md).
+struct UniformDivisor {
+  llvm::Value *reciprocal; // rcp(d * s)
+  llvm::Value *scale;      // s
+};
+
+UniformDivisor uniformDivisor(llvm::IRBuilderBase &b, llvm::Value *d) {
+  llvm::Type *f32 = b.getFloatTy();
+  if (!d->getType()->isFloatTy())
+    d = b.CreateFPExt(d, f32);
+  auto c = [&](double v) { return llvm::ConstantFP::get(f32, v); };
+  llvm::Value *a = b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, d);
+  llvm::Value *s = b.CreateSelect(b.CreateFCmpOGT(a, c(0x1p126)), c(0.25), c(1.0));
+  s = b.CreateSelect(b.CreateFCmpOLT(a, c(0x1p-126)), c(0x1p24), s);
+  llvm::Value *r =
+      b.CreateIntrinsic(llvm::Intrinsic::nvvm_rcp_approx_ftz_f, {}, {b.CreateFMul(d, s)});
+  return {r, s};
+}
+
+llvm::Value *divideByUniform(llvm::IRBuilderBase &b, llvm::Value *x, const UniformDivisor &d) {
+  llvm::Type *t = x->getType();
+  if (!t->isFloatTy())
+    x = b.CreateFPExt(x, b.getFloatTy());
+  llvm::Value *q = b.CreateFMul(b.CreateFMul(x, d.reciprocal), d.scale);
+  return t->isFloatTy() ? q : b.CreateFPTrunc(q, t);
+}
+
+// A float `/` with div.full semantics (not fp64, not rounding = "rn") whose
+// divisor is one value in all of the thread's registers, two or more.
+bool hasUniformDivisor(Operation &op, const Regs &divisor) {
+  if (!op.is(Opcode::Div) || divisor.size() < 2)
+    return false;
+  llvm::Type *t = divisor[0]->getType();
+  if (!t->isFloatingPointTy() || t->isDoubleTy() ||
+      op.attrs().getString("rounding").value_or("") == "rn")
+    return false;
+  return std::all_of(divisor.begin(), divisor.end(),
+                     [&](llvm::Value *v) { return v == divisor[0]; });
 }
 
 // fp16/bf16 operands of `f` are computed in fp32 and rounded once at the
@@ -338,6 +399,13 @@ bool FunctionLowering::lowerElementwise(Operation &op) {
   Type *resultType = op.result()->type();
   size_t n = get(op.operand(0)).size();
   Regs out;
+  if (hasUniformDivisor(op, get(op.operand(1)))) {
+    UniformDivisor d = uniformDivisor(b_, get(op.operand(1))[0]);
+    for (llvm::Value *x : get(op.operand(0)))
+      out.push_back(divideByUniform(b_, x, d));
+    set(op.result(), std::move(out));
+    return true;
+  }
   for (size_t r = 0; r < n; ++r) {
     Regs args;
     for (Value *v : op.operands()) {
