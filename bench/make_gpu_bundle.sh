@@ -24,9 +24,14 @@ for cfg in "1024 4" "4096 8" "8192 16" "16384 16"; do
   "$tkc" tutorials/02-fused-softmax.tk --emit=ptx --num-warps="$2" --signature "$softmax_sig" \
     -D BLOCK_SIZE="$1" -o "$out/softmax_$1.ptx"
 done
-# gpu_bench.py tries 2, 4, 8 and 16 warps, at most 128 elements per thread
-# (its warps_for), and reports the fastest.
-warps_for() { for w in 2 4 8 16; do (($1 <= 128 * 32 * w)) && echo "$w"; done; }
+# gpu_bench.py tries 2, 4, 8, 16 and 32 warps, at most 128 elements per thread
+# and 32 warps only from 8192 columns (its warps_for), and reports the fastest.
+warps_for() {
+  for w in 2 4 8 16 32; do
+    (($1 <= 128 * 32 * w && (w < 32 || $1 >= 8192))) && echo "$w"
+  done
+  return 0
+}
 for n in 1024 4096 8192 16384; do
   for w in $(warps_for "$n"); do
     "$tkc" tutorials/02-fused-softmax.tk --emit=ptx --num-warps="$w" --signature "$softmax_sig" \
@@ -35,6 +40,14 @@ for n in 1024 4096 8192 16384; do
     # the fused kernel with the whole row in one block ...
     "$tkc" tutorials/03-layer-norm.tk --kernel layer_norm_fwd_fused --emit=ptx --num-warps="$w" \
       --signature "$ln_sig" -D BLOCK_SIZE="$n" -o "$out/layernorm_fused_${n}_w$w.ptx"
+    # ... the same over 2, 4 or 8 rows per program, the next row loaded early
+    # (at most 32 elements per thread: the second row's registers spill past it) ...
+    ((n <= 32 * 32 * w)) || continue
+    for r in 2 4 8; do
+      "$tkc" tutorials/03-layer-norm.tk --kernel layer_norm_fwd_rows --emit=ptx \
+        --num-warps="$w" --signature "$ln_sig" -D BLOCK_SIZE="$n" -D ROWS="$r" \
+        -o "$out/layernorm_rows${r}_${n}_w$w.ptx"
+    done
   done
 done
 # ... and the chunked kernel walking wider rows with 1024- and 4096-wide blocks.
