@@ -324,13 +324,20 @@ def layernorm(bundle, m, n):
         tk_regs[label] = bundle.registers(name)
         tk_variants.append((label, run))
     tk_ms, tk_label, tk_times = best_of(tk_variants)
-    # Hand-edited PTX of the fused kernel (see softmax_experiments).
+    # Experiments on the fused and rows kernels (see softmax_experiments):
+    # layernorm_fused_{n}_wW.exp-NAME.ptx, layernorm_rowsR_{n}_wW.exp-NAME.ptx.
     experiments = {}
-    for name in bundle.names(f"layernorm_fused_{n}_w", ".ptx"):
-        if ".exp-" not in name:
+    for name in bundle.names("layernorm_", ".ptx"):
+        kind, _, rest = name.partition(f"_{n}_w")
+        if ".exp-" not in rest or not (kind == "layernorm_fused" or
+                                       kind.startswith("layernorm_rows")):
             continue
-        wp = int(name[len(f"layernorm_fused_{n}_w"):].split(".")[0])
-        run, outs = prepared(name, "layer_norm_fwd_fused", wp)
+        wp = int(rest.split(".")[0])
+        if kind == "layernorm_fused":
+            run, outs = prepared(name, "layer_norm_fwd_fused", wp)
+        else:
+            rows = int(kind[len("layernorm_rows"):])
+            run, outs = prepared(name, "layer_norm_fwd_rows", wp, m // rows)
         ms = bench(run)
         experiments[name] = {"check": check(*outs), "ms": ms, "gbps": gbps(nbytes, ms),
                              "registers": bundle.registers(name)}

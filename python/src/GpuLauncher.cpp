@@ -56,18 +56,20 @@ union Slot {
 // typestrs) moves to the heap.
 class KeyBuffer {
 public:
-  void append(const char *data, size_t n) {
-    if (heap_.empty() && size_ + n <= sizeof(inline_)) {
+  // Inlined: a launch appends a dozen small pieces, each a store or two.
+  [[gnu::always_inline]] void append(const char *data, size_t n) {
+    if (size_ + n <= sizeof(inline_)) [[likely]] {
       std::memcpy(inline_ + size_, data, n);
       size_ += n;
       return;
     }
-    if (heap_.empty())
-      heap_.assign(inline_, size_);
-    heap_.append(data, n);
+    appendSlow(data, n);
   }
-  KeyBuffer &operator+=(char c) {
-    append(&c, 1);
+  [[gnu::always_inline]] KeyBuffer &operator+=(char c) {
+    if (size_ < sizeof(inline_)) [[likely]]
+      inline_[size_++] = c;
+    else
+      appendSlow(&c, 1);
     return *this;
   }
   KeyBuffer &operator+=(const char *s) {
@@ -75,10 +77,19 @@ public:
     return *this;
   }
   std::string_view view() const {
-    return heap_.empty() ? std::string_view(inline_, size_) : std::string_view(heap_);
+    return size_ <= sizeof(inline_) ? std::string_view(inline_, size_) : std::string_view(heap_);
   }
 
 private:
+  // Past the buffer, the whole key lives in heap_ (size_ keeps counting, so
+  // it stays above the buffer's size from then on).
+  [[gnu::noinline]] void appendSlow(const char *data, size_t n) {
+    if (size_ <= sizeof(inline_))
+      heap_.assign(inline_, size_);
+    heap_.append(data, n);
+    size_ += n;
+  }
+
   char inline_[512];
   size_t size_ = 0;
   std::string heap_;
@@ -88,8 +99,9 @@ template <class T> void appendRaw(KeyBuffer &key, const T &value) {
   key.append(reinterpret_cast<const char *>(&value), sizeof(value));
 }
 
-bool envTruthy(const char *name) {
-  const char *v = std::getenv(name);
+// An environment value that means yes ("1", "true", "yes", "on", any case,
+// blanks around); null means unset.
+bool envTruthy(const char *v) {
   if (!v)
     return false;
   std::string s(v);
@@ -163,14 +175,6 @@ uint64_t asPointer(PyObject *v) {
     return PyLong_AsUnsignedLong(v);
   else
     return PyLong_AsUnsignedLongLong(v);
-}
-
-// Calls `obj.name()` with no arguments; null (error cleared) on failure.
-PyObject *callMethod(PyObject *obj, PyObject *name) {
-  PyObject *r = PyObject_CallMethodNoArgs(obj, name);
-  if (!r)
-    PyErr_Clear();
-  return r;
 }
 
 py::object interned(const char *s) {
@@ -253,24 +257,39 @@ GpuLauncher::GpuLauncher(py::object jitFunction, std::vector<std::string> names,
   py::object interpret = jit_.attr("interpret");
   if (!interpret.is_none())
     interpret_ = py::cast<bool>(interpret) ? 1 : 0;
+  py::object environ = py::module_::import("os").attr("environ");
+  if (py::hasattr(environ, "_data") && PyDict_Check(environ.attr("_data").ptr())) {
+    environ_ = environ.attr("_data");
+    interpretKey_ = py::bytes("TK_INTERPRET");
+  }
 }
 
 bool GpuLauncher::interpretMode() const {
   if (interpret_ >= 0)
     return interpret_ == 1;
-  // os.environ assignments reach the C environment (putenv), so this sees
-  // TK_INTERPRET set from Python too, at the cost of one getenv.
-  return envTruthy("TK_INTERPRET");
+  // TK_INTERPRET as Python sees it: os.environ's dict holds the environment
+  // of the process's start plus every assignment through os.environ (which
+  // also reach the C environment). One dict lookup instead of a getenv,
+  // which scans the environment (tens of ns with the usual 30-100 entries).
+  if (!environ_)
+    return envTruthy(std::getenv("TK_INTERPRET"));
+  PyObject *v = PyDict_GetItemWithError(environ_.ptr(), interpretKey_.ptr());
+  if (!v || !PyBytes_Check(v)) {
+    PyErr_Clear();
+    return false;
+  }
+  return envTruthy(PyBytes_AS_STRING(v));
 }
 
-GpuLauncher::TypeKind GpuLauncher::kindOf(PyTypeObject *type) {
-  for (const auto &[t, k] : typeKinds_)
-    if (t == type)
-      return k;
+const GpuLauncher::TypeInfo &GpuLauncher::typeInfo(PyTypeObject *type) {
+  for (const TypeInfo &info : typeInfos_)
+    if (info.type == type)
+      return info;
   // Looked at once per type: torch tensors (and subclasses such as
   // nn.Parameter) by their module, then the two generic protocols.
   PyObject *typeObj = reinterpret_cast<PyObject *>(type);
-  TypeKind kind = TypeKind::Other;
+  TypeInfo info;
+  info.type = type;
   bool hasDataPtr = PyObject_HasAttr(typeObj, strDataPtr());
   bool isTorch = false;
   for (PyTypeObject *t = type; t && !isTorch; t = t->tp_base) {
@@ -278,15 +297,49 @@ GpuLauncher::TypeKind GpuLauncher::kindOf(PyTypeObject *type) {
     isTorch = py::isinstance<py::str>(module) && module.cast<std::string>().rfind("torch", 0) == 0;
   }
   if (hasDataPtr && isTorch)
-    kind = TypeKind::Torch;
+    info.kind = TypeKind::Torch;
   else if (PyObject_HasAttr(typeObj, strCai()))
-    kind = TypeKind::CudaArrayInterface;
+    info.kind = TypeKind::CudaArrayInterface;
   else if (hasDataPtr)
-    kind = TypeKind::DataPtr;
+    info.kind = TypeKind::DataPtr;
+  // The type's own C descriptors, to call without looking the name up on
+  // every launch (a method found on the type, where an instance could only
+  // shadow it through its __dict__, which tensors do not use for these).
+  auto descriptor = [&](PyObject *name, PyTypeObject *descrType) {
+    PyObject *d = PyObject_GetAttr(typeObj, name);
+    if (!d) {
+      PyErr_Clear();
+      return py::object();
+    }
+    py::object o = py::reinterpret_steal<py::object>(d);
+    return Py_IS_TYPE(d, descrType) ? o : py::object();
+  };
+  if (info.kind == TypeKind::Torch || info.kind == TypeKind::DataPtr) {
+    info.dataPtr = descriptor(strDataPtr(), &PyMethodDescr_Type);
+    info.getDevice = descriptor(strGetDevice(), &PyMethodDescr_Type);
+    info.dtype = descriptor(strDtype(), &PyGetSetDescr_Type);
+  }
   if (PyErr_Occurred())
     PyErr_Clear();
-  typeKinds_.emplace_back(type, kind);
-  return kind;
+  typeInfos_.push_back(std::move(info));
+  return typeInfos_.back();
+}
+
+PyObject *GpuLauncher::callNoArgs(PyObject *descr, PyObject *obj, PyObject *name) {
+  PyObject *r =
+      descr ? PyObject_Vectorcall(descr, &obj, 1, nullptr) : PyObject_CallMethodNoArgs(obj, name);
+  if (!r)
+    PyErr_Clear();
+  return r;
+}
+
+PyObject *GpuLauncher::getAttr(PyObject *descr, PyObject *obj, PyObject *name) {
+  PyObject *r =
+      descr ? Py_TYPE(descr)->tp_descr_get(descr, obj, reinterpret_cast<PyObject *>(Py_TYPE(obj)))
+            : PyObject_GetAttr(obj, name);
+  if (!r)
+    PyErr_Clear();
+  return r;
 }
 
 namespace {
@@ -304,12 +357,14 @@ struct BoundLaunchObject {
   PyObject *grid;
 };
 
-// What JITFunction.__getitem__ subscripts. It remembers the last grid object
-// and its bound launch: `kernel[grid]` with the same grid object (a
-// module-level tuple, a lambda) then allocates nothing.
-struct BinderObject {
+// tk._C.LaunchBase, the C base class of JITFunction: its subscript is
+// `kernel[grid]`, so no Python frame runs for it. It remembers the last grid
+// object and its bound launch: `kernel[grid]` with the same grid object (a
+// module-level tuple, a lambda) then allocates nothing. A GC type (its
+// subclass instances reach the launcher, which reaches them back).
+struct LaunchBaseObject {
   PyObject_HEAD;
-  PyObject *owner;
+  PyObject *owner; // the Launcher's Python object, null until attached
   GpuLauncher *launcher;
   PyObject *lastGrid;
   PyObject *lastBound;
@@ -338,12 +393,28 @@ void boundLaunchDealloc(PyObject *self) {
   Py_DECREF(type);
 }
 
-void binderDealloc(PyObject *self) {
-  auto *b = reinterpret_cast<BinderObject *>(self);
-  Py_XDECREF(b->owner);
-  Py_XDECREF(b->lastGrid);
-  Py_XDECREF(b->lastBound);
+int launchBaseTraverse(PyObject *self, visitproc visit, void *arg) {
+  auto *b = reinterpret_cast<LaunchBaseObject *>(self);
+  Py_VISIT(Py_TYPE(self));
+  Py_VISIT(b->owner);
+  Py_VISIT(b->lastGrid);
+  Py_VISIT(b->lastBound);
+  return 0;
+}
+
+int launchBaseClear(PyObject *self) {
+  auto *b = reinterpret_cast<LaunchBaseObject *>(self);
+  b->launcher = nullptr;
+  Py_CLEAR(b->owner);
+  Py_CLEAR(b->lastGrid);
+  Py_CLEAR(b->lastBound);
+  return 0;
+}
+
+void launchBaseDealloc(PyObject *self) {
   PyTypeObject *type = Py_TYPE(self);
+  PyObject_GC_UnTrack(self);
+  launchBaseClear(self);
   type->tp_free(self);
   Py_DECREF(type);
 }
@@ -353,7 +424,7 @@ PyMemberDef boundLaunchMembers[] = {{"__vectorcalloffset__", T_PYSSIZET,
                                     {nullptr, 0, 0, 0, nullptr}};
 
 PyTypeObject *boundLaunchType = nullptr;
-PyTypeObject *binderType = nullptr;
+PyTypeObject *launchBaseType = nullptr;
 
 PyObject *newBoundLaunch(PyObject *owner, GpuLauncher *launcher, PyObject *grid) {
   auto *b = PyObject_New(BoundLaunchObject, boundLaunchType);
@@ -366,10 +437,14 @@ PyObject *newBoundLaunch(PyObject *owner, GpuLauncher *launcher, PyObject *grid)
   return reinterpret_cast<PyObject *>(b);
 }
 
-PyObject *binderSubscript(PyObject *self, PyObject *grid) {
-  auto *b = reinterpret_cast<BinderObject *>(self);
+PyObject *launchBaseSubscript(PyObject *self, PyObject *grid) {
+  auto *b = reinterpret_cast<LaunchBaseObject *>(self);
   if (b->lastBound && b->lastGrid == grid)
     return Py_NewRef(b->lastBound);
+  if (!b->launcher) {
+    PyErr_SetString(PyExc_TypeError, "LaunchBase: no launcher attached (_attach_launcher)");
+    return nullptr;
+  }
   PyObject *bound = newBoundLaunch(b->owner, b->launcher, grid);
   if (!bound)
     return nullptr;
@@ -377,6 +452,26 @@ PyObject *binderSubscript(PyObject *self, PyObject *grid) {
   Py_XSETREF(b->lastBound, Py_NewRef(bound));
   return bound;
 }
+
+PyTypeObject *launcherType = nullptr; // the pybind11 class tk._C.Launcher
+
+PyObject *launchBaseAttach(PyObject *self, PyObject *launcher) {
+  if (!launcherType || !PyObject_TypeCheck(launcher, launcherType)) {
+    PyErr_SetString(PyExc_TypeError, "_attach_launcher takes a tk._C.Launcher");
+    return nullptr;
+  }
+  auto *b = reinterpret_cast<LaunchBaseObject *>(self);
+  Py_XSETREF(b->owner, Py_NewRef(launcher));
+  b->launcher = py::handle(launcher).cast<GpuLauncher *>();
+  Py_CLEAR(b->lastGrid);
+  Py_CLEAR(b->lastBound);
+  Py_RETURN_NONE;
+}
+
+PyMethodDef launchBaseMethods[] = {
+    {"_attach_launcher", launchBaseAttach, METH_O,
+     "Makes self[grid] the launcher's bound launch (tk._C.Launcher)."},
+    {nullptr, nullptr, 0, nullptr}};
 
 void readyTypes() {
   if (boundLaunchType)
@@ -387,14 +482,18 @@ void readyTypes() {
                               {0, nullptr}};
   PyType_Spec boundSpec = {"tk._C.BoundLaunch", sizeof(BoundLaunchObject), 0,
                            Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL, boundSlots};
-  PyType_Slot binderSlots[] = {{Py_tp_dealloc, reinterpret_cast<void *>(binderDealloc)},
-                               {Py_mp_subscript, reinterpret_cast<void *>(binderSubscript)},
-                               {0, nullptr}};
-  PyType_Spec binderSpec = {"tk._C.LaunchBinder", sizeof(BinderObject), 0, Py_TPFLAGS_DEFAULT,
-                            binderSlots};
+  PyType_Slot baseSlots[] = {{Py_tp_dealloc, reinterpret_cast<void *>(launchBaseDealloc)},
+                             {Py_tp_traverse, reinterpret_cast<void *>(launchBaseTraverse)},
+                             {Py_tp_clear, reinterpret_cast<void *>(launchBaseClear)},
+                             {Py_tp_new, reinterpret_cast<void *>(PyType_GenericNew)},
+                             {Py_tp_methods, launchBaseMethods},
+                             {Py_mp_subscript, reinterpret_cast<void *>(launchBaseSubscript)},
+                             {0, nullptr}};
+  PyType_Spec baseSpec = {"tk._C.LaunchBase", sizeof(LaunchBaseObject), 0,
+                          Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC, baseSlots};
   boundLaunchType = reinterpret_cast<PyTypeObject *>(PyType_FromSpec(&boundSpec));
-  binderType = reinterpret_cast<PyTypeObject *>(PyType_FromSpec(&binderSpec));
-  if (!boundLaunchType || !binderType)
+  launchBaseType = reinterpret_cast<PyTypeObject *>(PyType_FromSpec(&baseSpec));
+  if (!boundLaunchType || !launchBaseType)
     throw py::error_already_set();
 }
 
@@ -405,28 +504,18 @@ py::object GpuLauncher::bind(py::object grid) {
   return py::reinterpret_steal<py::object>(newBoundLaunch(owner.ptr(), this, grid.ptr()));
 }
 
-py::object GpuLauncher::binder() {
-  auto *b = PyObject_New(BinderObject, binderType);
-  if (!b)
-    throw py::error_already_set();
-  b->owner = py::cast(this, py::return_value_policy::reference).release().ptr();
-  b->launcher = this;
-  b->lastGrid = nullptr;
-  b->lastBound = nullptr;
-  return py::reinterpret_steal<py::object>(reinterpret_cast<PyObject *>(b));
-}
-
 void bindGpuLauncher(py::module_ &m) {
   readyTypes();
   m.attr("BoundLaunch") = py::handle(reinterpret_cast<PyObject *>(boundLaunchType));
-  m.attr("LaunchBinder") = py::handle(reinterpret_cast<PyObject *>(binderType));
-  py::class_<GpuLauncher>(m, "Launcher")
+  m.attr("LaunchBase") = py::handle(reinterpret_cast<PyObject *>(launchBaseType));
+  py::class_<GpuLauncher> launcher(m, "Launcher");
+  launcherType = reinterpret_cast<PyTypeObject *>(launcher.ptr());
+  launcher
       .def(py::init<py::object, std::vector<std::string>, std::vector<bool>, std::vector<bool>,
                     py::list, py::object>(),
            py::arg("jit_function"), py::arg("names"), py::arg("is_constexpr"),
            py::arg("specialize"), py::arg("defaults"), py::arg("missing"))
       .def("__getitem__", &GpuLauncher::bind)
-      .def_property_readonly("binder", &GpuLauncher::binder)
       .def("call", &GpuLauncher::call, py::arg("grid"), py::arg("args"), py::arg("kwargs"))
       .def_property_readonly("num_entries", &GpuLauncher::numEntries)
       .def_property_readonly("last_key",
@@ -576,22 +665,24 @@ py::object GpuLauncher::launch(py::handle grid, PyObject *const *args, size_t nu
       ++numRuntime;
       continue;
     }
-    TypeKind kind = kindOf(Py_TYPE(v));
+    const TypeInfo &info = typeInfo(Py_TYPE(v));
+    const TypeKind kind = info.kind;
     uint64_t ptr = 0;
     if (kind == TypeKind::Torch || kind == TypeKind::DataPtr) {
       if (kind == TypeKind::Torch) {
         // A CPU tensor (-1) or one on another device: the Python side
         // raises the TypeError that names it.
-        PyObject *dev = callMethod(v, strGetDevice());
+        PyObject *dev = callNoArgs(info.getDevice.ptr(), v, strGetDevice());
         long d = dev ? PyLong_AsLong(dev) : -1;
         Py_XDECREF(dev);
         if (d != 0) {
+          PyErr_Clear();
           keyable = false;
           break;
         }
       }
-      PyObject *p = callMethod(v, strDataPtr());
-      PyObject *dt = PyObject_GetAttr(v, strDtype());
+      PyObject *p = callNoArgs(info.dataPtr.ptr(), v, strDataPtr());
+      PyObject *dt = getAttr(info.dtype.ptr(), v, strDtype());
       if (p)
         ptr = asPointer(p);
       Py_XDECREF(p);
@@ -638,10 +729,11 @@ py::object GpuLauncher::launch(py::handle grid, PyObject *const *args, size_t nu
   }
 
   Entry *entry = nullptr;
+  lastKey_ = nullptr;
   if (keyable) {
-    lastKey_.assign(key.view());
     auto it = entries_.find(key.view());
     if (it != entries_.end()) {
+      lastKey_ = &it->first;
       entry = &it->second;
       for (const Guard &g : entry->guards) {
         PyObject *now = PyDict_GetItemWithError(g.dict.ptr(), g.name.ptr());
@@ -653,8 +745,6 @@ py::object GpuLauncher::launch(py::handle grid, PyObject *const *args, size_t nu
         }
       }
     }
-  } else {
-    lastKey_.clear();
   }
 
   // The meta dict of a callable grid: the bound arguments and the launch
@@ -669,71 +759,84 @@ py::object GpuLauncher::launch(py::handle grid, PyObject *const *args, size_t nu
     return py::object(meta);
   };
 
-  // The fast path: a known key whose globals are unchanged.
+  // The fast path: a known key whose globals are unchanged. The values go
+  // straight into what cuLaunchKernel reads: one packed buffer, or one slot
+  // per parameter and the array of pointers to them (JitKernel::
+  // packedLaunches), all on the stack.
   if (entry) {
+    const JitKernel &kernel = *entry->kernel;
+    const std::vector<SlotKind> &kinds = kernel.slotKinds();
+    const bool packed = JitKernel::packedLaunches();
+    alignas(8) char buffer[kMaxParams * sizeof(Slot)];
     Slot slots[kMaxParams];
     void *slotPtrs[kMaxParams];
-    const std::vector<SlotKind> &kinds = entry->kernel->slotKinds();
+    const uint32_t *offsets = kernel.paramOffsets().data();
+    auto store = [&](size_t i, const auto &value) {
+      void *dst = packed ? static_cast<void *>(buffer + offsets[i]) : &slots[i];
+      std::memcpy(dst, &value, sizeof(value));
+      slotPtrs[i] = &slots[i];
+    };
     bool ok = kinds.size() == numRuntime;
     for (size_t i = 0; i < numRuntime && ok; ++i) {
       const RuntimeValue &rv = runtime[i];
-      Slot &s = slots[i];
+      const bool isInt = rv.kind == RuntimeValue::Kind::Int;
+      const bool isFloat = rv.kind == RuntimeValue::Kind::Float;
       switch (kinds[i]) {
       case SlotKind::Pointer:
         ok = rv.kind == RuntimeValue::Kind::Pointer;
-        s.pointer = rv.pointer;
+        store(i, rv.pointer);
         break;
       case SlotKind::I32:
-        ok = rv.kind == RuntimeValue::Kind::Int;
-        s.i32 = int32_t(rv.i);
+        ok = isInt;
+        store(i, int32_t(rv.i));
         break;
       case SlotKind::I64:
-        ok = rv.kind == RuntimeValue::Kind::Int;
-        s.i64 = rv.i;
+        ok = isInt;
+        store(i, rv.i);
         break;
       case SlotKind::F32:
-        ok = rv.kind == RuntimeValue::Kind::Float;
-        s.f32 = float(rv.f);
+        ok = isFloat;
+        store(i, float(rv.f));
         break;
       case SlotKind::I1:
-        ok = rv.kind == RuntimeValue::Kind::Bool || rv.kind == RuntimeValue::Kind::Int;
-        s.i1 = uint8_t(rv.i != 0);
+        ok = rv.kind == RuntimeValue::Kind::Bool || isInt;
+        store(i, uint8_t(rv.i != 0));
         break;
       case SlotKind::I8:
-        ok = rv.kind == RuntimeValue::Kind::Int;
-        s.i8 = int8_t(rv.i);
+        ok = isInt;
+        store(i, int8_t(rv.i));
         break;
       case SlotKind::I16:
-        ok = rv.kind == RuntimeValue::Kind::Int;
-        s.i16 = int16_t(rv.i);
+        ok = isInt;
+        store(i, int16_t(rv.i));
         break;
       case SlotKind::F16:
-        ok = rv.kind == RuntimeValue::Kind::Float;
-        s.bits16 = doubleToHalf(rv.f);
+        ok = isFloat;
+        store(i, doubleToHalf(rv.f));
         break;
       case SlotKind::BF16:
-        ok = rv.kind == RuntimeValue::Kind::Float;
-        s.bits16 = doubleToBF16(rv.f);
+        ok = isFloat;
+        store(i, doubleToBF16(rv.f));
         break;
       case SlotKind::F64:
-        ok = rv.kind == RuntimeValue::Kind::Float;
-        s.f64 = rv.f;
+        ok = isFloat;
+        store(i, rv.f);
         break;
       case SlotKind::Unsupported:
         ok = false;
         break;
       }
-      slotPtrs[i] = &s;
     }
     // A mismatch cannot happen for a key the Python side compiled; if it
     // does, the general path below says what is wrong.
     if (ok) {
-      std::array<unsigned, 3> dims = gridDims(grid, buildMeta, entry->kernel->name());
+      std::array<unsigned, 3> dims = gridDims(grid, buildMeta, kernel.name());
       if (uint64_t(dims[0]) * dims[1] * dims[2] == 0)
         return entry->compiled;
       CUstream stream = streamOf(options[kStreamOption]);
       std::string error;
-      if (!entry->kernel->launch(dims, slotPtrs, stream, error))
+      if (!(packed ? kernel.launchPacked(dims, buffer, stream, error)
+                   : kernel.launch(dims, slotPtrs, stream, error)))
         raiseDriverError(error);
       return entry->compiled;
     }
@@ -759,8 +862,11 @@ py::object GpuLauncher::launch(py::handle grid, PyObject *const *args, size_t nu
                           ? py::object(py::reinterpret_borrow<py::dict>(meta)["stream"])
                           : py::object(py::none());
   const Entry *use = &fresh;
-  if (keyable)
-    use = &entries_.insert_or_assign(std::move(ownKey), std::move(fresh)).first->second;
+  if (keyable) {
+    auto it = entries_.insert_or_assign(std::move(ownKey), std::move(fresh)).first;
+    lastKey_ = &it->first;
+    use = &it->second;
+  }
   return launchWith(*use, grid, r[2].cast<py::list>(), meta, stream);
 }
 
@@ -774,13 +880,15 @@ CUstream GpuLauncher::streamOf(PyObject *option) {
   // torch's current stream on device 0, once torch is imported; before
   // that, the default stream.
   if (!rawStream_) {
-    PyObject *torch = PyImport_GetModule(py::str("torch").ptr());
+    // sys.modules["torch"], a dict lookup with an interned key.
+    static PyObject *torchName = PyUnicode_InternFromString("torch");
+    PyObject *torch = PyDict_GetItemWithError(PyImport_GetModuleDict(), torchName);
     if (!torch) {
       if (PyErr_Occurred())
         PyErr_Clear();
       return nullptr;
     }
-    py::object t = py::reinterpret_steal<py::object>(torch);
+    py::object t = py::reinterpret_borrow<py::object>(torch);
     py::object c = py::getattr(t, "_C", py::none());
     if (c.is_none() || !py::hasattr(c, "_cuda_getCurrentRawStream"))
       return nullptr;

@@ -11,10 +11,18 @@
 //                          defaults, missing_sentinel)
 //   launcher[(grid,)](x, y, out, n, BLOCK=1024)
 //
-// `jit_function[grid]` goes through `launcher.binder[grid]`: plain CPython
-// objects (not pybind11 classes) whose call is a vectorcall into launch(),
-// so no argument tuple, kwargs dict or pybind11 dispatch is made per launch,
-// and the key is built in a buffer on the stack (nothing is allocated).
+// `jit_function[grid]` runs no Python code: JITFunction derives from the C
+// type tk._C.LaunchBase, whose subscript returns a BoundLaunch (reused while
+// the same grid object comes again), a C object whose call is a vectorcall
+// into launch(). No argument tuple, kwargs dict or pybind11 dispatch is made
+// per launch, the key is built in a buffer on the stack and the parameters
+// are packed on the stack (nothing is allocated).
+//
+// What a launch reads from Python objects is read through C calls cached per
+// type: for torch tensors the method descriptors of `data_ptr` and
+// `get_device` are called directly (no attribute lookup) and the `dtype`
+// getter likewise; torch's current stream comes from
+// torch._C._cuda_getCurrentRawStream(0), looked up once.
 //
 // The key, per parameter (bytes appended to one string):
 //   torch tensor      'T' dtype-object pointer, 1 if data_ptr() % 16 == 0
@@ -70,13 +78,10 @@ public:
                           PyObject *kwnames, PyObject *kwargs);
   /// `launcher[grid]`: a callable bound to the grid.
   pybind11::object bind(pybind11::object grid);
-  /// An object whose `[grid]` is bind(grid), reusing the bound callable
-  /// while the same grid object comes again (JITFunction.__getitem__).
-  pybind11::object binder();
 
   size_t numEntries() const { return entries_.size(); }
-  /// The key of the last launch, for tests.
-  const std::string &lastKey() const { return lastKey_; }
+  /// The key of the last launch, for tests ("" when it had none).
+  std::string lastKey() const { return lastKey_ ? *lastKey_ : std::string(); }
 
 private:
   struct Guard {
@@ -89,9 +94,23 @@ private:
     std::vector<pybind11::object> keepAlive; // objects whose identity is in the key
   };
   enum class TypeKind : uint8_t { Torch, CudaArrayInterface, DataPtr, Other };
+  /// What a launch knows about an argument's type, found once per type. For
+  /// C types (torch.Tensor) the members are the type's own descriptors,
+  /// called directly; null where the attribute is anything else (a Python
+  /// method: looked up on the object at each launch).
+  struct TypeInfo {
+    PyTypeObject *type = nullptr;
+    TypeKind kind = TypeKind::Other;
+    pybind11::object dataPtr, getDevice; // method descriptors
+    pybind11::object dtype;              // a getset descriptor
+  };
 
   bool interpretMode() const;
-  TypeKind kindOf(PyTypeObject *type);
+  const TypeInfo &typeInfo(PyTypeObject *type);
+  /// `obj.data_ptr()`, `obj.get_device()`, `obj.dtype` through `info`'s
+  /// descriptors when it has them; a new reference, or null (error cleared).
+  static PyObject *callNoArgs(PyObject *descr, PyObject *obj, PyObject *name);
+  static PyObject *getAttr(PyObject *descr, PyObject *obj, PyObject *name);
   pybind11::object launchWith(const Entry &entry, pybind11::handle grid,
                               const pybind11::list &runtime, pybind11::object meta,
                               pybind11::object stream);
@@ -116,12 +135,18 @@ private:
     size_t operator()(std::string_view s) const { return std::hash<std::string_view>()(s); }
   };
   std::unordered_map<std::string, Entry, KeyHash, std::equal_to<>> entries_;
-  std::vector<std::pair<PyTypeObject *, TypeKind>> typeKinds_;
+  std::vector<TypeInfo> typeInfos_;
   pybind11::object rawStream_; // torch._C._cuda_getCurrentRawStream, once torch is imported
   pybind11::object deviceZero_;
-  std::string lastKey_;
+  // os.environ's dict of bytes (TK_INTERPRET is read there at each launch:
+  // a dict lookup, where getenv scans the whole environment).
+  pybind11::object environ_, interpretKey_;
+  const std::string *lastKey_ = nullptr; // a key of entries_ (nodes never move)
 };
 
+/// tk._C.Launcher, tk._C.BoundLaunch and tk._C.LaunchBase, the C base of
+/// JITFunction: `LaunchBase._attach_launcher(launcher)` makes `self[grid]`
+/// launcher[grid] without a Python frame.
 void bindGpuLauncher(pybind11::module_ &m);
 
 } // namespace tk

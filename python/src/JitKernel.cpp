@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include <cassert>
+#include <cstdlib>
 
 namespace tk {
 namespace {
@@ -63,6 +64,33 @@ CacheKey gpuKey(const JitRequest &req) {
       b.add(x);
   }
   return b.add(int64_t(req.numWarps)).add(req.arch).key();
+}
+
+// cuLaunchKernel's parameters: the pointer array (kernelParams) unless
+// TK_LAUNCH_PARAMS=packed asks for one packed buffer through `extra`.
+constexpr bool kPackedByDefault = false;
+
+// A runtime argument's size in the kernel's parameter space.
+uint32_t slotBytes(SlotKind kind) {
+  switch (kind) {
+  case SlotKind::Pointer:
+  case SlotKind::I64:
+  case SlotKind::F64:
+    return 8;
+  case SlotKind::I32:
+  case SlotKind::F32:
+    return 4;
+  case SlotKind::I16:
+  case SlotKind::F16:
+  case SlotKind::BF16:
+    return 2;
+  case SlotKind::I8:
+  case SlotKind::I1:
+    return 1;
+  case SlotKind::Unsupported:
+    return 0;
+  }
+  return 0;
 }
 
 // What a launch needs from a GPU compile, as a cache payload.
@@ -266,25 +294,18 @@ bool JitKernel::load(std::string &errors) {
   CudaDriver *driver = CudaDriver::get(errors);
   if (!driver || !driver->makeCurrent(errors))
     return false;
-  // PTX -> cubin by the driver's JIT, cached per driver version and device,
-  // as GpuKernel does; the module is loaded from the cubin either way.
-  CompileCache &cache = CompileCache::process();
-  CacheKey cubinKey = CacheKeyBuilder()
-                          .add(cacheKey_.hex())
-                          .add(int64_t(driver->driverVersion()))
-                          .add(int64_t(driver->computeCapability()))
-                          .key();
-  std::string cubin;
-  CUmodule module = nullptr;
-  cubinFromCache_ =
-      cache.lookup(cubinKey, CacheKind::Cubin, cubin) && driver->loadModule(cubin, module, errors);
-  if (!cubinFromCache_) {
-    if (!driver->linkToCubin(ptx_, cubin, errors))
-      return false;
-    cache.store(cubinKey, CacheKind::Cubin, cubin);
-    if (!driver->loadModule(cubin, module, errors))
-      return false;
-  }
+  // PTX -> cubin exactly as GpuKernel does it (driver/GpuKernel.h): the
+  // cubin cached per driver version, device, JIT level and requested
+  // compiler, TK_PTX_COMPILER honoured (nvjitlink or ptxas first, the
+  // driver's JIT as the fallback); the module is loaded from the cubin
+  // either way.
+  CubinLoad loaded;
+  if (!loadThroughCubinCache(*driver, CompileCache::process(), cacheKey_, ptx_, JitOptions(),
+                             loaded, errors))
+    return false;
+  cubinFromCache_ = loaded.fromCache;
+  ptxCompiler_ = loaded.fromCache ? "" : loaded.compiler;
+  CUmodule module = loaded.module;
   CUfunction function = nullptr;
   if (!driver->getFunction(module, name_, function, errors) ||
       !driver->queryResources(function, resources_, errors)) {
@@ -305,6 +326,16 @@ bool JitKernel::load(std::string &errors) {
     driver->api().cuModuleUnload(module);
     return false;
   }
+  // The packed parameter layout: each value at its natural alignment.
+  paramOffsets_.clear();
+  uint32_t offset = 0;
+  for (SlotKind kind : slotKinds_) {
+    uint32_t size = slotBytes(kind);
+    offset = size ? (offset + size - 1) / size * size : offset;
+    paramOffsets_.push_back(offset);
+    offset += size;
+  }
+  paramBytes_ = offset;
   driver_ = driver;
   cuModule_ = module;
   function_ = function;
@@ -323,6 +354,34 @@ bool JitKernel::launch(const std::array<unsigned, 3> &grid, void **slots, CUstre
   errors = fmt::format("launch of '{}' on grid ({}, {}, {}) with {} threads per program failed: {}",
                        name_, grid[0], grid[1], grid[2], threads, driver_->errorText(r));
   return false;
+}
+
+bool JitKernel::launchPacked(const std::array<unsigned, 3> &grid, void *params, CUstream stream,
+                             std::string &errors) const {
+  assert(function_ && "launchPacked() after load()");
+  // cuda.h's CU_LAUNCH_PARAM_BUFFER_POINTER (1), _SIZE (2) and _END (0).
+  size_t bytes = paramBytes_;
+  void *extra[] = {reinterpret_cast<void *>(uintptr_t(1)), params,
+                   reinterpret_cast<void *>(uintptr_t(2)), &bytes, nullptr};
+  constexpr unsigned kWarpSize = 32;
+  unsigned threads = unsigned(numWarps_) * kWarpSize;
+  CUresult r = driver_->api().cuLaunchKernel(function_, grid[0], grid[1], grid[2], threads, 1, 1,
+                                             dynamicShared_, stream, nullptr, extra);
+  if (r == 0)
+    return true;
+  errors = fmt::format("launch of '{}' on grid ({}, {}, {}) with {} threads per program failed: {}",
+                       name_, grid[0], grid[1], grid[2], threads, driver_->errorText(r));
+  return false;
+}
+
+bool &JitKernel::packedFlag() {
+  // Written only by setPackedLaunches, which Python calls holding the GIL,
+  // as every launch does.
+  static bool packed = [] {
+    const char *v = std::getenv("TK_LAUNCH_PARAMS");
+    return v ? std::string(v) == "packed" : kPackedByDefault;
+  }();
+  return packed;
 }
 
 bool JitKernel::run(const std::vector<JitArg> &args, std::array<int64_t, 3> grid,

@@ -136,12 +136,32 @@ public:
   /// rather than from the compiler; the cubin too, after load().
   bool ptxFromCache() const { return ptxFromCache_; }
   bool cubinFromCache() const { return cubinFromCache_; }
+  /// After a load() that compiled the PTX: which compiler made the cubin
+  /// ("driver", "nvjitlink", "ptxas"; TK_PTX_COMPILER picks); "" when the
+  /// cubin came from the cache.
+  const std::string &ptxCompiler() const { return ptxCompiler_; }
   /// After load(): registers, spills, shared memory, threads per program.
   const KernelResources &resources() const { return resources_; }
   /// Launches with `slots[i]` pointing at runtime argument i's value (the
   /// driver reads slotKinds()[i]'s size from it). False with `errors`.
   bool launch(const std::array<unsigned, 3> &grid, void **slots, CUstream stream,
               std::string &errors) const;
+  /// The same launch with the values packed in one buffer (the kernel's
+  /// parameter layout: paramOffsets()[i], paramBytes() in all), passed
+  /// through cuLaunchKernel's `extra` (CU_LAUNCH_PARAM_BUFFER_POINTER).
+  bool launchPacked(const std::array<unsigned, 3> &grid, void *params, CUstream stream,
+                    std::string &errors) const;
+  /// After load(): each runtime argument's offset in the packed buffer (its
+  /// natural alignment, as the PTX .param space lays them out) and the
+  /// buffer's size.
+  const std::vector<uint32_t> &paramOffsets() const { return paramOffsets_; }
+  uint32_t paramBytes() const { return paramBytes_; }
+  /// Whether launches should pack (launchPacked) or pass the pointer array
+  /// (launch): TK_LAUNCH_PARAMS=packed|array at the first call, or what
+  /// setPackedLaunches() set since (benchmarks compare both in one process);
+  /// see docs/python.md for the H200 measurement behind the default.
+  static bool packedLaunches() { return packedFlag(); }
+  static void setPackedLaunches(bool packed) { packedFlag() = packed; }
 
   /// Runs the kernel over `grid` in the interpreter (`maxSteps` operations
   /// at most, 0 for no limit). Returns false with the rendered error in
@@ -152,6 +172,7 @@ public:
 
 private:
   JitKernel() = default;
+  static bool &packedFlag();
   bool readPayload(const std::string &payload);
 
   // A kernel read from the cache keeps its request, to compile again for
@@ -174,6 +195,9 @@ private:
   GpuFailure failure_;
   CacheKey cacheKey_;
   bool ptxFromCache_ = false, cubinFromCache_ = false;
+  std::vector<uint32_t> paramOffsets_;
+  uint32_t paramBytes_ = 0;
+  std::string ptxCompiler_;
   // The IR's locations point into the source manager: it lives as long as
   // the module.
   std::unique_ptr<SourceManager> sm_;

@@ -175,6 +175,7 @@ PYBIND11_MODULE(_C, m) {
       .def_property_readonly("dynamic_shared", &JitKernel::dynamicShared)
       .def_property_readonly("ptx_from_cache", &JitKernel::ptxFromCache)
       .def_property_readonly("cubin_from_cache", &JitKernel::cubinFromCache)
+      .def_property_readonly("ptx_compiler", &JitKernel::ptxCompiler)
       .def_property_readonly("failure",
                              [](const JitKernel &k) -> py::object {
                                // (resource, needed, limit) after an
@@ -230,6 +231,16 @@ PYBIND11_MODULE(_C, m) {
       },
       "(True, device name) when a CUDA driver and device are usable, else (False, why).");
 
+  m.def(
+      "_set_launch_params",
+      [](const std::string &how) {
+        if (how != "packed" && how != "array")
+          throw py::value_error("launch params are 'packed' or 'array', not '" + how + "'");
+        JitKernel::setPackedLaunches(how == "packed");
+      },
+      "How GPU launches pass their arguments to cuLaunchKernel: 'array' (kernelParams) or "
+      "'packed' (one buffer through `extra`); TK_LAUNCH_PARAMS sets the initial choice.");
+  m.def("_launch_params", [] { return JitKernel::packedLaunches() ? "packed" : "array"; });
   m.def("compile", &compile, py::arg("sources"), py::arg("kernel"), py::arg("signature"),
         py::arg("constants"), py::arg("external_globals"), py::arg("module_aliases"),
         py::arg("do_not_specialize"), py::arg("gpu") = false, py::arg("num_warps") = 4,

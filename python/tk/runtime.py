@@ -25,6 +25,7 @@ options. A second launch with the same key does not compile; a changed helper
 or global does.
 """
 
+import abc
 import ctypes
 import numbers
 import os
@@ -635,15 +636,24 @@ class CompiledKernel:
         return f"<tk.CompiledKernel {self.name} [{self.signature}]>"
 
 
-class KernelInterface:
-    """`kernel[grid](*args, **kwargs)` for every kind of kernel object."""
+class KernelInterface(metaclass=abc.ABCMeta):
+    """`kernel[grid](*args, **kwargs)` for every kind of kernel object.
+
+    JITFunction is registered as a (virtual) subclass rather than deriving
+    from it: with this class among its bases, CPython would see two
+    `__getitem__` slots (mapping and sequence) and route `kernel[grid]`
+    through a Python-level dispatcher instead of the C subscript."""
 
     def __getitem__(self, grid):
         return lambda *args, **kwargs: self.run(*args, grid=grid, **kwargs)
 
 
-class JITFunction(KernelInterface):
-    """What @tk.jit returns; see the module docstring."""
+class JITFunction(_C.LaunchBase):
+    """What @tk.jit returns; see the module docstring.
+
+    `kernel[grid]` is the C subscript of _C.LaunchBase: no Python frame runs
+    on the launch path. isinstance(kernel, KernelInterface) holds (it is
+    registered below)."""
 
     def __init__(self, fn, do_not_specialize=(), debug=None, interpret=None, noinline=None):
         if not callable(fn) or not hasattr(fn, "__code__"):
@@ -693,10 +703,7 @@ class JITFunction(KernelInterface):
             [_MISSING if p.default is p.empty else p.default for p in self.params],
             _MISSING,
         )
-        self._binder = self._launcher.binder
-
-    def __getitem__(self, grid):
-        return self._binder[grid]
+        self._attach_launcher(self._launcher)
 
     @property
     def source(self):
@@ -889,6 +896,9 @@ class JITFunction(KernelInterface):
     def compile(self, *args, **kwargs):
         """Same as warmup()."""
         return self.warmup(*args, **kwargs)
+
+
+KernelInterface.register(JITFunction)
 
 
 def _num_warps(value, kernel_name):

@@ -8,6 +8,7 @@
  *   lib.fake_set_param_sizes((ctypes.c_int * 3)(8, 8, 4), 3)
  *   kernel[(4,)](...)
  *   lib.fake_launch_count(), lib.fake_last_grid(0), lib.fake_last_param(i)
+ *   lib.fake_replay_launches(n)  # ns per call of this stand-in's cuLaunchKernel
  *
  * Knobs (environment, read at each call): FAKE_CUDA_LOAD_ERROR makes module
  * loading fail with that text as the JIT error log; FAKE_CUDA_MAX_THREADS is
@@ -16,6 +17,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 typedef int CUresult;
 #define OK 0
@@ -156,10 +158,34 @@ CUresult cuFuncSetAttribute(void *f, int attr, int v) {
   (void)v;
   return OK;
 }
+/* The parameters arrive either as kernelParams (one pointer per parameter)
+ * or packed in one buffer through `extra` (CU_LAUNCH_PARAM_BUFFER_POINTER 1,
+ * CU_LAUNCH_PARAM_BUFFER_SIZE 2, CU_LAUNCH_PARAM_END 0), each parameter at
+ * its natural alignment, as the driver reads them. */
+static int lastUsedExtra;
+static void recordParams(void **params, void **extra) {
+  const char *buffer = 0;
+  lastUsedExtra = params == 0 && extra != 0;
+  for (int i = 0; lastUsedExtra && extra[i] != 0; i += 2)
+    if ((uintptr_t)extra[i] == 1)
+      buffer = (const char *)extra[i + 1];
+  size_t offset = 0;
+  for (int i = 0; i < numParamSizes; ++i) {
+    size_t size = (size_t)paramSizes[i];
+    lastParams[i] = 0;
+    if (buffer) {
+      offset = (offset + size - 1) / size * size;
+      memcpy(&lastParams[i], buffer + offset, size);
+      offset += size;
+    } else if (params) {
+      memcpy(&lastParams[i], params[i], size);
+    }
+  }
+}
+
 CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
                         unsigned bz, unsigned shared, void *stream, void **params, void **extra) {
   (void)f;
-  (void)extra;
   const char *fail = getenv("FAKE_CUDA_LAUNCH_ERROR");
   if (fail && fail[0] == '1')
     return 700; /* CUDA_ERROR_ILLEGAL_ADDRESS */
@@ -168,11 +194,25 @@ CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned
   lastBlock[0] = bx, lastBlock[1] = by, lastBlock[2] = bz;
   lastShared = shared;
   lastStream = (uint64_t)(uintptr_t)stream;
-  for (int i = 0; i < numParamSizes; ++i) {
-    lastParams[i] = 0;
-    memcpy(&lastParams[i], params[i], (size_t)paramSizes[i]);
-  }
+  recordParams(params, extra);
   return OK;
+}
+int fake_last_used_extra(void) { return lastUsedExtra; }
+
+/* What the stand-in itself costs per cuLaunchKernel (ns), for the host-time
+ * benchmark to subtract: `n` calls from C with the last launch's values. */
+double fake_replay_launches(long n) {
+  void *params[64];
+  for (int i = 0; i < numParamSizes; ++i)
+    params[i] = &lastParams[i];
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  for (long i = 0; i < n; ++i)
+    cuLaunchKernel((void *)0x30, lastGrid[0], lastGrid[1], lastGrid[2], lastBlock[0], lastBlock[1],
+                   lastBlock[2], lastShared, (void *)(uintptr_t)lastStream, params, 0);
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  launches -= (int)n;
+  return ((double)(t1.tv_sec - t0.tv_sec) * 1e9 + (double)(t1.tv_nsec - t0.tv_nsec)) / (double)n;
 }
 CUresult cuMemAlloc_v2(uint64_t *p, size_t n) {
   *p = (uint64_t)(uintptr_t)malloc(n);

@@ -406,6 +406,8 @@ def bound_launches_by_subscript_vectorcall_and_call():
     t = FakeTensor(X)
     grid = (5,)
     assert add_kernel[grid] is add_kernel[grid]
+    assert isinstance(add_kernel, tk.KernelInterface)  # registered, not a base (runtime.py)
+    assert type(add_kernel).__mro__[1] is tk._C.LaunchBase
     six = 6
     assert add_kernel[(six,)] is not add_kernel[(six,)]  # two tuple objects
     before = fake.fake_launch_count()
@@ -420,6 +422,78 @@ def bound_launches_by_subscript_vectorcall_and_call():
     assert params(4) == [X, X, X, 48], params(4)
     raises(TypeError, lambda: add_kernel[grid](t, t, t, 48, t, BLOCK=16), "multiple values",
            "BLOCK")
+
+
+@tk.jit
+def padded_kernel(x_ptr, flag, big, BLOCK: tk.constexpr):
+    offs = tk.arange(0, BLOCK)
+    if flag:
+        tk.store(x_ptr + offs, tk.load(x_ptr + offs) + big)
+
+
+@check
+def packed_parameters_equal_the_pointer_array():
+    # The same launches through kernelParams and through one packed buffer
+    # (`extra`): the driver must read the same values. i1 then i64 puts 7
+    # bytes of padding into the packed layout.
+    cases = [((8, 8, 8, 4), lambda: add_kernel[(2,)](FakeTensor(X), FakeTensor(Y),
+                                                     FakeTensor(OUT), 3000, BLOCK=1024)),
+             ((8, 4, 1), lambda: scalars_kernel[(1,)](FakeTensor(X), 2.5, True, BLOCK=16)),
+             ((8, 1, 8), lambda: padded_kernel[(1,)](FakeTensor(X), True, 2**40 + 3, BLOCK=16))]
+    initial = tk._C._launch_params()
+    try:
+        for sizes, launch in cases:
+            set_sizes(*sizes)
+            seen = {}
+            for how in ("array", "packed", "array", "packed"):
+                tk._C._set_launch_params(how)
+                launch()
+                assert fake.fake_last_used_extra() == (how == "packed"), how
+                seen.setdefault(how, params(len(sizes)))
+            assert seen["array"] == seen["packed"], seen
+        assert seen["array"][2] == 2**40 + 3 and seen["array"][1] == 1, seen
+        raises(ValueError, lambda: tk._C._set_launch_params("both"), "packed", "array")
+    finally:
+        tk._C._set_launch_params(initial)
+
+
+@check
+def tk_ptx_compiler_picks_the_assembler():
+    # TK_PTX_COMPILER=ptxas runs the program TK_PTXAS_PATH names (here a
+    # script that records its arguments and writes a stand-in cubin); one
+    # that fails hands over to the driver's JIT.
+    import tempfile
+
+    tmp = tempfile.mkdtemp()
+    log = os.path.join(tmp, "ptxas.log")
+    good, bad = os.path.join(tmp, "ptxas"), os.path.join(tmp, "ptxas-broken")
+    with open(good, "w") as f:
+        f.write(f'#!/bin/sh\necho "$@" >> {log}\nfor a; do out="$a"; done\n'
+                'printf FAKECUBIN > "$out"\n')
+    with open(bad, "w") as f:
+        f.write("#!/bin/sh\necho 'ptxas fatal: stand-in failure' >&2\nexit 3\n")
+    for path in (good, bad):
+        os.chmod(path, 0o755)
+    set_sizes(8, 8, 8, 4)
+    saved = {k: os.environ.get(k) for k in ("TK_PTX_COMPILER", "TK_PTXAS_PATH")}
+    try:
+        os.environ["TK_PTX_COMPILER"] = "ptxas"
+        os.environ["TK_PTXAS_PATH"] = good
+        k = add_kernel[(1,)](FakeTensor(X), FakeTensor(Y), FakeTensor(OUT), 3000, BLOCK=2048)
+        assert k._compiled.ptx_compiler == "ptxas", k._compiled.ptx_compiler
+        with open(log) as f:
+            args = f.read()
+        assert "-arch=sm_90" in args and "-o" in args, args
+        os.environ["TK_PTXAS_PATH"] = bad
+        k = add_kernel[(1,)](FakeTensor(X), FakeTensor(Y), FakeTensor(OUT), 3000, BLOCK=4096)
+        assert k._compiled.ptx_compiler == "driver", k._compiled.ptx_compiler
+        assert params(4) == [X, Y, OUT, 3000], params(4)
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
 
 
 @check
