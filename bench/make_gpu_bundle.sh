@@ -40,14 +40,10 @@ for n in 1024 4096 8192 16384; do
     # the fused kernel with the whole row in one block ...
     "$tkc" tutorials/03-layer-norm.tk --kernel layer_norm_fwd_fused --emit=ptx --num-warps="$w" \
       --signature "$ln_sig" -D BLOCK_SIZE="$n" -o "$out/layernorm_fused_${n}_w$w.ptx"
-    # ... the same over 2, 4 or 8 rows per program, the next row loaded early
-    # (at most 32 elements per thread: the second row's registers spill past it) ...
-    ((n <= 32 * 32 * w)) || continue
-    for r in 2 4 8; do
-      "$tkc" tutorials/03-layer-norm.tk --kernel layer_norm_fwd_rows --emit=ptx \
-        --num-warps="$w" --signature "$ln_sig" -D BLOCK_SIZE="$n" -D ROWS="$r" \
-        -o "$out/layernorm_rows${r}_${n}_w$w.ptx"
-    done
+    # ... the same with both statistics from one walk of the row (ONE_PASS) ...
+    "$tkc" tutorials/03-layer-norm.tk --kernel layer_norm_fwd_fused --emit=ptx --num-warps="$w" \
+      --signature "$ln_sig" -D BLOCK_SIZE="$n" -D ONE_PASS=True \
+      -o "$out/layernorm_fused1p_${n}_w$w.ptx"
   done
 done
 # ... and the chunked kernel walking wider rows with 1024- and 4096-wide blocks.
