@@ -232,6 +232,22 @@ def run_launch_bench(path, iters):
     return {k: v for k, v in data.items() if k.endswith("_us") and isinstance(v, float)}
 
 
+def make_tk_add():
+    """The 4-argument kernel every launcher here runs, as a tk kernel."""
+    import tk
+
+    globals()["tk"] = tk  # the kernel reads tk as a global of this module
+
+    @tk.jit
+    def tk_add(x_ptr, y_ptr, out_ptr, n, BLOCK: tk.constexpr):
+        offs = tk.program_id(0) * BLOCK + tk.arange(0, BLOCK)
+        mask = offs < n
+        tk.store(out_ptr + offs, tk.load(x_ptr + offs, mask=mask) + tk.load(y_ptr + offs,
+                                                                           mask=mask), mask=mask)
+
+    return tk_add
+
+
 def stand_in_host_cost(libcuda, n_launches, repeats):
     """tk's host work per launch with the stand-in driver, in ns."""
     import ctypes
@@ -241,8 +257,6 @@ def stand_in_host_cost(libcuda, n_launches, repeats):
     fake.fake_replay_launches.argtypes = [ctypes.c_long]
     os.environ.pop("TK_INTERPRET", None)
     import tk
-
-    globals()["tk"] = tk  # the kernel below reads tk as a global of this module
 
     class Float32:
         def __str__(self):
@@ -271,13 +285,7 @@ def stand_in_host_cost(libcuda, n_launches, repeats):
             "data": (ptr, False), "typestr": "<f4", "shape": (1024,), "version": 3}})
         return cls()
 
-    @tk.jit
-    def add(x_ptr, y_ptr, out_ptr, n, BLOCK: tk.constexpr):
-        offs = tk.program_id(0) * BLOCK + tk.arange(0, BLOCK)
-        mask = offs < n
-        tk.store(out_ptr + offs, tk.load(x_ptr + offs, mask=mask) + tk.load(y_ptr + offs,
-                                                                        mask=mask), mask=mask)
-
+    add = make_tk_add()
     grid = (1,)
 
     def timed(launch):
@@ -503,16 +511,10 @@ def markdown(r):
 if __name__ == "__main__" and "--stand-in" in sys.argv:
     main()
 elif __name__ == "__main__":
-    import tk
     import triton
     import triton.language as tl
 
-    @tk.jit
-    def tk_add(x_ptr, y_ptr, out_ptr, n, BLOCK: tk.constexpr):
-        offs = tk.program_id(0) * BLOCK + tk.arange(0, BLOCK)
-        mask = offs < n
-        tk.store(out_ptr + offs, tk.load(x_ptr + offs, mask=mask) + tk.load(y_ptr + offs,
-                                                                           mask=mask), mask=mask)
+    tk_add = make_tk_add()
 
     @triton.jit
     def triton_add(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):

@@ -344,29 +344,25 @@ bool JitKernel::load(std::string &errors) {
 
 bool JitKernel::launch(const std::array<unsigned, 3> &grid, void **slots, CUstream stream,
                        std::string &errors) const {
-  assert(function_ && "launch() after load()");
-  constexpr unsigned kWarpSize = 32;
-  unsigned threads = unsigned(numWarps_) * kWarpSize;
-  CUresult r = driver_->api().cuLaunchKernel(function_, grid[0], grid[1], grid[2], threads, 1, 1,
-                                             dynamicShared_, stream, slots, nullptr);
-  if (r == 0)
-    return true;
-  errors = fmt::format("launch of '{}' on grid ({}, {}, {}) with {} threads per program failed: {}",
-                       name_, grid[0], grid[1], grid[2], threads, driver_->errorText(r));
-  return false;
+  return launchWith(grid, slots, nullptr, stream, errors);
 }
 
 bool JitKernel::launchPacked(const std::array<unsigned, 3> &grid, void *params, CUstream stream,
                              std::string &errors) const {
-  assert(function_ && "launchPacked() after load()");
   // cuda.h's CU_LAUNCH_PARAM_BUFFER_POINTER (1), _SIZE (2) and _END (0).
   size_t bytes = paramBytes_;
   void *extra[] = {reinterpret_cast<void *>(uintptr_t(1)), params,
                    reinterpret_cast<void *>(uintptr_t(2)), &bytes, nullptr};
+  return launchWith(grid, nullptr, extra, stream, errors);
+}
+
+bool JitKernel::launchWith(const std::array<unsigned, 3> &grid, void **params, void **extra,
+                           CUstream stream, std::string &errors) const {
+  assert(function_ && "launch after load()");
   constexpr unsigned kWarpSize = 32;
   unsigned threads = unsigned(numWarps_) * kWarpSize;
   CUresult r = driver_->api().cuLaunchKernel(function_, grid[0], grid[1], grid[2], threads, 1, 1,
-                                             dynamicShared_, stream, nullptr, extra);
+                                             dynamicShared_, stream, params, extra);
   if (r == 0)
     return true;
   errors = fmt::format("launch of '{}' on grid ({}, {}, {}) with {} threads per program failed: {}",

@@ -173,6 +173,8 @@ public:
 private:
   JitKernel() = default;
   static bool &packedFlag();
+  bool launchWith(const std::array<unsigned, 3> &grid, void **params, void **extra, CUstream stream,
+                  std::string &errors) const;
   bool readPayload(const std::string &payload);
 
   // A kernel read from the cache keeps its request, to compile again for
