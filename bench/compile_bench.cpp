@@ -1,38 +1,52 @@
 // compile_bench: how long tk takes to compile a kernel, stage by stage, and
 // (--load, on a GPU machine) from source to a loaded module.
 //
-//   build/bin/compile_bench [--json FILE] [--repeat N]
-//   build/bin/compile_bench --load [--jit-level N] [--json FILE] [--repeat N]
+//   build/bin/compile_bench [--ptxas] [--json FILE] [--repeat N]
+//   build/bin/compile_bench --load [--compilers] [--jit-level N] [--baseline-ptx DIR]
+//                           [--json FILE] [--repeat N]
 //
-// For each tutorial kernel, in one warm process, times N compiles from the
-// source text: the front end (lex, parse, checks), AST -> IR with
-// specialisation, the IR pipeline (lowering/Pipeline.h), and, when tk is
-// built with LLVM, the GPU passes plus LLVM -> PTX. Reports the median and the
-// minimum of each stage in milliseconds. Issue 3's target: front end + IR
-// pipeline for the softmax tutorial at most 2 ms on the development machine;
-// issue 5's: source to loaded module at most 50 ms (--load).
+// Stages (both modes; medians and minima in milliseconds, N compiles in one
+// warm process): the front end (lex, parse, checks), AST -> IR with
+// specialisation, the IR pipeline (lowering/Pipeline.h), the GPU passes
+// (layouts, shared memory, barriers, the cp.async ring), and, when tk is
+// built with LLVM, LLVM lowering, LLVM's optimisation pipeline and NVPTX code
+// generation (PTXTimings). Kernels: the tutorials' vector add, softmax at
+// BLOCK 1024/4096/16384 (4/8/16 warps), layer norm, and the matmul at
+// 128x128x32 fp16, 4 warps, 4 stages (fewer repetitions: N / 5, at least
+// 5). --ptxas adds the toolkit's ptxas on each PTX (wall and CPU time of the
+// process), the local proxy for the driver's JIT. Issue 3's target: front end + IR
+// pipeline for softmax at most 2 ms; issue 5's: softmax source -> loaded
+// module at most 50 ms; issue 8's: one matmul config at most 100 ms.
 //
-// --load: the softmax tutorial at BLOCK 1024/4096/16384 through
-// GpuKernel::compile, source to loaded module. CUDA_CACHE_DISABLE=1 is set
-// before the driver loads (otherwise the driver's own JIT cache makes the JIT
-// look free). Each measurement runs in a forked child that never shares the
-// parent's state: "cold" = a warm process (driver initialised, one other
-// kernel compiled first) with tk's disk cache off, every repetition a new
-// cache key, once with the default PTX compiler and once with each forced
-// (TK_PTX_COMPILER=driver|nvjitlink|ptxas); "warm_disk" = a fresh process
-// per repetition whose $TK_CACHE_DIR already holds the entries (time of
-// GpuKernel::compile only; cuInit is not counted). It also compares the PTX
-// compilers on one PTX (the driver's JIT at its default level and level 1,
-// nvJitLink, ptxas): compile time (7 rounds, interleaved), registers,
-// spills, the kernel's time on 4096 rows (median of 20 launches, CUDA
-// events) and its output against the driver's. --jit-level N compiles the
-// cold and warm-disk runs at that level (default: the compiler's). Medians;
-// JSON with --json. Without a GPU it says so and exits 0.
+// --load: the softmax and matmul cases from source to a loaded module.
+// CUDA_CACHE_DISABLE=1 is set before the driver loads (otherwise the
+// driver's own JIT cache makes the JIT look free). Each case runs in a forked
+// child that shares nothing with the parent; it warms the process (driver
+// initialised, one other kernel compiled) with tk's disk cache off, then:
+//   "cold"   N x GpuKernel::compile, every repetition a new cache key:
+//            total, source -> PTX, JIT, load;
+//   "stages" N x the same work split by stage: the stages above, the
+//            driver's JIT (PTX -> cubin, --jit-level) and the module load;
+//   "kernel" the loaded kernel's time (median of 20 launches, CUDA events)
+//            on softmax 4096 x BLOCK fp32 or matmul 4096^3 fp16, and its error
+//            against a double-precision reference on the host;
+//   "baseline" with --baseline-ptx DIR holding <case>.ptx (another
+//            compiler's PTX of the same kernel): both PTX JITted 7 times,
+//            interleaved, and both kernels timed and compared, so a change to
+//            the emitted PTX is measured within one run.
+// Then "warm_disk": fresh processes whose $TK_CACHE_DIR holds the entries
+// (the time of GpuKernel::compile; cuInit not counted). --compilers adds the
+// PTX compiler comparison (the driver at its default level and level 1,
+// nvJitLink, ptxas: time, registers, kernel time, output) and the cold loop
+// with each compiler forced. JSON with --json. Without a GPU it says so and
+// exits 0.
 //
 // Not a test: nothing here runs under ctest.
 #include "driver/CompileCache.h"
+#include "driver/Float16.h"
 #include "driver/GpuKernel.h"
 #include "driver/NvJitLink.h"
+#include "driver/Ptxas.h"
 #include "ir/ASTToIR.h"
 #include "lowering/PassManager.h"
 #include "lowering/Pipeline.h"
@@ -53,6 +67,7 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <vector>
@@ -61,99 +76,161 @@ using namespace tk;
 
 namespace {
 
+enum class Workload { None, Softmax, Matmul };
+
 struct Case {
   const char *name;
   const char *file;
+  const char *kernel;
   const char *signature;
-  std::vector<std::pair<const char *, int64_t>> constants;
+  std::vector<std::pair<const char *, ConstValue>> constants;
   int numWarps;
+  int numStages; // 0: the compiler's default
+  Workload workload;
+  int block; // softmax: BLOCK_SIZE (the row length the kernel is timed on)
 };
 
-const Case kCases[] = {
-    {"vector-add",
-     "tutorials/01-vector-add.tk",
-     "*fp32:16, *fp32:16, *fp32:16, i32:16",
-     {{"BLOCK_SIZE", 1024}},
-     4},
-    {"softmax-1024",
-     "tutorials/02-fused-softmax.tk",
-     "*fp32:16, *fp32:16, i32:16, i32:16, i32, i32:16",
-     {{"BLOCK_SIZE", 1024}},
-     4},
-    {"softmax-4096",
-     "tutorials/02-fused-softmax.tk",
-     "*fp32:16, *fp32:16, i32:16, i32:16, i32, i32:16",
-     {{"BLOCK_SIZE", 4096}},
-     8},
-    {"layer-norm-1024",
-     "tutorials/03-layer-norm.tk",
-     "*fp16:16, *fp16:16, *fp16:16, *fp16:16, *fp32:16, *fp32:16, i32:16, i32:16, fp32",
-     {{"BLOCK_SIZE", 1024}},
-     4},
-};
+const char *kSoftmaxFile = "tutorials/02-fused-softmax.tk";
+const char *kSoftmaxSignature = "*fp32:16, *fp32:16, i32:16, i32:16, i32, i32:16";
+// As bench/make_matmul_bundle.sh: fp16, M/N/K and row strides divisible by
+// 16, unit column strides.
+const char *kMatmulSignature = "*fp16:16, *fp16:16, *fp16:16, i32:16, i32:16, i32:16, i32:16, "
+                               "i32:1, i32:16, i32:1, i32:16, i32:1";
 
-enum Stage { FrontEnd, ToIR, Pipeline, ToPTX, NumStages };
-const char *kStageNames[NumStages] = {"front_end", "ast_to_ir", "ir_pipeline", "gpu_and_ptx"};
+Case softmaxCase(const char *name, int block, int warps) {
+  return {name,
+          kSoftmaxFile,
+          "softmax_kernel",
+          kSoftmaxSignature,
+          {{"BLOCK_SIZE", ConstValue::ofInt(block)}},
+          warps,
+          0,
+          Workload::Softmax,
+          block};
+}
+
+const std::vector<Case> &allCases() {
+  static const std::vector<Case> cases = {
+      {"vector-add",
+       "tutorials/01-vector-add.tk",
+       "add_kernel",
+       "*fp32:16, *fp32:16, *fp32:16, i32:16",
+       {{"BLOCK_SIZE", ConstValue::ofInt(1024)}},
+       4,
+       0,
+       Workload::None,
+       0},
+      softmaxCase("softmax-1024", 1024, 4),
+      softmaxCase("softmax-4096", 4096, 8),
+      softmaxCase("softmax-16384", 16384, 16),
+      {"layer-norm-1024",
+       "tutorials/03-layer-norm.tk",
+       "layer_norm_fwd",
+       "*fp16:16, *fp16:16, *fp16:16, *fp16:16, *fp32:16, *fp32:16, i32:16, i32:16, fp32",
+       {{"BLOCK_SIZE", ConstValue::ofInt(1024)}},
+       4,
+       0,
+       Workload::None,
+       0},
+      {"matmul-128x128x32",
+       "tutorials/04-matmul.tk",
+       "matmul_kernel",
+       kMatmulSignature,
+       {{"BLOCK_SIZE_M", ConstValue::ofInt(128)},
+        {"BLOCK_SIZE_N", ConstValue::ofInt(128)},
+        {"BLOCK_SIZE_K", ConstValue::ofInt(32)},
+        {"GROUP_SIZE_M", ConstValue::ofInt(8)},
+        {"ACTIVATION", ConstValue::ofString("")}},
+       4,
+       4,
+       Workload::Matmul,
+       0},
+  };
+  return cases;
+}
+
+enum Stage { FrontEnd, ToIR, IRPipeline, GPUPasses, LLVMLower, LLVMOpt, Codegen, NumStages };
+const char *kStageNames[NumStages] = {"front_end",  "ast_to_ir", "ir_pipeline",  "gpu_passes",
+                                      "llvm_lower", "llvm_opt",  "nvptx_codegen"};
 
 using Clock = std::chrono::steady_clock;
 double msSince(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
 }
 
-// One compile of `c` from `source`; fills the per-stage times. Returns false
-// (with the diagnostics printed) if any stage fails.
-bool compileOnce(const Case &c, const std::string &source, double times[NumStages]) {
+// One compile of `c` from `source` to PTX, the way GpuKernel does it, with
+// the time of each stage. False with the rendered diagnostics in `error`.
+bool stagedCompile(const Case &c, const std::string &source, double times[NumStages],
+                   std::string &ptx, std::string &error) {
+  std::fill(times, times + NumStages, 0.0);
   SourceManager sm;
   DiagnosticEngine diag(sm);
   ast::Context actx;
   IRContext ctx(sm);
   Module module(ctx);
   KernelSpec spec;
+  spec.kernel = c.kernel;
   spec.signature = c.signature;
-  for (auto &[k, v] : c.constants)
-    spec.constants[k] = ConstValue::ofInt(v);
+  for (const auto &[k, v] : c.constants)
+    spec.constants[k] = v;
 
   auto t0 = Clock::now();
   ast::Module *m = parseAndCheck(sm, sm.addBuffer(c.file, source), actx, diag);
   times[FrontEnd] = msSince(t0);
   bool ok = !diag.hasErrors();
   if (ok) {
-    auto entries = kernelEntryPoints(*m);
-    spec.kernel = entries.empty() ? "" : entries.front()->name;
     t0 = Clock::now();
     ok = lowerKernel(*m, spec, ctx, module, diag) != nullptr;
     times[ToIR] = msSince(t0);
   }
   if (ok) {
+    for (auto &fn : module.functions()) {
+      fn->attrs().set("num_warps", int64_t(c.numWarps));
+      if (c.numStages > 0)
+        fn->attrs().set("num_stages", int64_t(c.numStages));
+    }
     t0 = Clock::now();
     PassManager pm(diag);
     buildPipeline(pm);
     ok = pm.run(module);
-    times[Pipeline] = msSince(t0);
+    times[IRPipeline] = msSince(t0);
   }
-  times[ToPTX] = 0;
-#ifdef TK_BENCH_WITH_LLVM
   if (ok) {
     t0 = Clock::now();
-    for (auto &fn : module.functions())
-      fn->attrs().set("num_warps", int64_t(c.numWarps));
     PassManager pm(diag);
     buildGPUPipeline(pm);
-    std::string ptx;
+    ok = pm.run(module);
+    times[GPUPasses] = msSince(t0);
+  }
+#ifdef TK_BENCH_WITH_LLVM
+  if (ok) {
     TargetOptions target;
     target.numWarps = c.numWarps;
-    ok = pm.run(module) && emitPTX(module, target, ptx, diag);
-    times[ToPTX] = msSince(t0);
+    PTXTimings pt;
+    ptx.clear();
+    ok = emitPTX(module, target, ptx, diag, &pt);
+    times[LLVMLower] = pt.lowerMs;
+    times[LLVMOpt] = pt.optMs;
+    times[Codegen] = pt.codegenMs;
   }
 #endif
   if (!ok)
-    std::fprintf(stderr, "%s", diag.renderAll().c_str());
+    error = diag.renderAll();
   return ok;
 }
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v.empty() ? 0 : v[v.size() / 2];
+}
+
+struct Stats {
+  double median = 0, min = 0;
+};
+Stats statsOf(const std::vector<double> &v) {
+  if (v.empty())
+    return {};
+  return {median(v), *std::min_element(v.begin(), v.end())};
 }
 
 // From the working directory when run from a checkout's root (the GPU
@@ -174,27 +251,52 @@ std::string utcNow() {
   return date;
 }
 
+std::string jsonString(const std::string &s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\')
+      out += '\\';
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    if (uint8_t(c) < 0x20)
+      continue;
+    out += c;
+  }
+  return out + "\"";
+}
+
+std::string errorJson(const std::string &what) { return "{\"error\": " + jsonString(what) + "}"; }
+
+// "name_ms": median, "min_name_ms": minimum.
+std::string statsJson(const char *name, const std::vector<double> &v) {
+  Stats st = statsOf(v);
+  return fmt::format("\"{}_ms\": {:.3f}, \"min_{}_ms\": {:.3f}", name, st.median, name, st.min);
+}
+
+// Pulls "key": number out of a flat JSON object written here (the first
+// occurrence).
+double field(const std::string &json, const std::string &key) {
+  size_t at = json.find("\"" + key + "\": ");
+  return at == std::string::npos ? -1 : std::atof(json.c_str() + at + key.size() + 4);
+}
+
 //===----------------------------------------------------------------------===//
 // --load
 //===----------------------------------------------------------------------===//
 
-struct LoadCase {
-  const char *name;
-  int block;
-  int warps;
-};
-const LoadCase kLoadCases[] = {
-    {"softmax-1024", 1024, 4}, {"softmax-4096", 4096, 8}, {"softmax-16384", 16384, 16}};
-const char *kSoftmaxFile = "tutorials/02-fused-softmax.tk";
-const char *kSoftmaxSignature = "*fp32:16, *fp32:16, i32:16, i32:16, i32, i32:16";
 int gJitLevel = -1; // --jit-level
 
-GpuCompileOptions softmaxOptions(const LoadCase &c, const std::string &salt) {
+GpuCompileOptions gpuOptions(const Case &c, const std::string &salt) {
   GpuCompileOptions o;
-  o.kernel = "softmax_kernel";
-  o.signature = kSoftmaxSignature;
-  o.constants["BLOCK_SIZE"] = ConstValue::ofInt(c.block);
-  o.numWarps = c.warps;
+  o.kernel = c.kernel;
+  o.signature = c.signature;
+  for (const auto &[k, v] : c.constants)
+    o.constants[k] = v;
+  o.numWarps = c.numWarps;
+  if (c.numStages > 0)
+    o.numStages = c.numStages;
   o.jitOptimizationLevel = gJitLevel;
   // A salt in the key: every repetition is a real compile, not a lookup.
   o.keyExtras.push_back(salt);
@@ -236,54 +338,148 @@ template <class Body> std::string inChild(Body body) {
   return out;
 }
 
-std::string jsonString(const std::string &s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\')
-      out += '\\';
-    if (c == '\n') {
-      out += "\\n";
-      continue;
+// The inputs of one timed launch: softmax on 4096 rows x BLOCK fp32 in
+// [-4, 4), or the matmul at 4096^3 fp16 in [-1, 1); the launch parameters
+// point into this object, so it stays where it is.
+struct Workbench {
+  static constexpr int kRows = 4096, kSize = 4096;
+  Workload kind = Workload::None;
+  int cols = 0;
+  std::vector<float> x;            // softmax input
+  std::vector<uint16_t> a, b;      // matmul inputs (fp16 bits)
+  DeviceBuffer in0, in1, out;      // softmax: in0, out; matmul: in0 = A, in1 = B, out = C
+  CUdeviceptr ptrs[3] = {0, 0, 0}; // in parameter order
+  int32_t ints[9] = {};
+  void *params[12] = {};
+  std::array<unsigned, 3> grid = {1, 1, 1};
+  double flops = 0, bytes = 0; // per launch, for the rate
+
+  bool prepare(const Case &c, std::string &error) {
+    kind = c.workload;
+    std::mt19937 rng(42);
+    if (kind == Workload::Softmax) {
+      cols = c.block;
+      x.resize(size_t(kRows) * size_t(cols));
+      std::uniform_real_distribution<float> dist(-4.0f, 4.0f);
+      for (float &v : x)
+        v = dist(rng);
+      size_t n = x.size() * sizeof(float);
+      if (!in0.allocate(n, error) || !out.allocate(n, error) || !in0.upload(x.data(), n, error))
+        return false;
+      ptrs[0] = out.ptr();
+      ptrs[1] = in0.ptr();
+      ints[0] = ints[1] = cols; // row strides
+      ints[2] = kRows;
+      ints[3] = cols;
+      void *p[] = {&ptrs[0], &ptrs[1], &ints[0], &ints[1], &ints[2], &ints[3]};
+      std::copy(std::begin(p), std::end(p), params);
+      grid = {unsigned(kRows), 1, 1};
+      bytes = 2.0 * double(n);
+      return true;
     }
-    if (uint8_t(c) < 0x20)
-      continue;
-    out += c;
+    const int n = kSize;
+    a.resize(size_t(n) * size_t(n));
+    b.resize(a.size());
+    std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+    for (uint16_t &v : a)
+      v = floatToHalf(dist(rng));
+    for (uint16_t &v : b)
+      v = floatToHalf(dist(rng));
+    size_t bytesAB = a.size() * 2;
+    if (!in0.allocate(bytesAB, error) || !in1.allocate(bytesAB, error) ||
+        !out.allocate(bytesAB, error) || !in0.upload(a.data(), bytesAB, error) ||
+        !in1.upload(b.data(), bytesAB, error))
+      return false;
+    ptrs[0] = in0.ptr();
+    ptrs[1] = in1.ptr();
+    ptrs[2] = out.ptr();
+    // M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn
+    int32_t v[] = {n, n, n, n, 1, n, 1, n, 1};
+    std::copy(std::begin(v), std::end(v), ints);
+    for (int i = 0; i < 3; ++i)
+      params[i] = &ptrs[i];
+    for (int i = 0; i < 9; ++i)
+      params[3 + i] = &ints[i];
+    int64_t bm = c.constants[0].second.intValue, bn = c.constants[1].second.intValue;
+    grid = {unsigned(((n + bm - 1) / bm) * ((n + bn - 1) / bn)), 1, 1};
+    flops = 2.0 * n * double(n) * n;
+    return true;
   }
-  return out + "\"";
-}
 
-std::string errorJson(const std::string &what) { return "{\"error\": " + jsonString(what) + "}"; }
+  // The output as floats.
+  bool result(std::vector<float> &values, std::string &error) const {
+    if (kind == Workload::Softmax) {
+      values.resize(x.size());
+      return out.download(values.data(), values.size() * sizeof(float), error);
+    }
+    std::vector<uint16_t> c(a.size());
+    if (!out.download(c.data(), c.size() * 2, error))
+      return false;
+    values.resize(c.size());
+    for (size_t i = 0; i < c.size(); ++i)
+      values[i] = halfToFloat(c[i]);
+    return true;
+  }
 
-struct Stats {
-  double median = 0, min = 0;
+  // The largest relative error against a double-precision reference: every
+  // 64th row of the softmax (all of its columns), or 256 random entries of
+  // the matmul (relative to 1 + |reference|, fp16 output).
+  double maxRelativeError(const std::vector<float> &got) const {
+    double worst = 0;
+    if (kind == Workload::Softmax) {
+      for (int r = 0; r < kRows; r += 64) {
+        const float *row = &x[size_t(r) * size_t(cols)];
+        double mx = *std::max_element(row, row + cols), sum = 0;
+        for (int j = 0; j < cols; ++j)
+          sum += std::exp(double(row[j]) - mx);
+        for (int j = 0; j < cols; ++j) {
+          double want = std::exp(double(row[j]) - mx) / sum;
+          double have = got[size_t(r) * size_t(cols) + size_t(j)];
+          worst = std::max(worst, std::abs(have - want) / want);
+        }
+      }
+      return worst;
+    }
+    const int n = kSize;
+    std::mt19937 rng(7);
+    std::uniform_int_distribution<int> pick(0, n - 1);
+    for (int t = 0; t < 256; ++t) {
+      int i = pick(rng), j = pick(rng);
+      double want = 0;
+      for (int k = 0; k < n; ++k)
+        want += double(halfToFloat(a[size_t(i) * n + size_t(k)])) *
+                double(halfToFloat(b[size_t(k) * n + size_t(j)]));
+      double have = got[size_t(i) * n + size_t(j)];
+      worst = std::max(worst, std::abs(have - want) / (1.0 + std::abs(want)));
+    }
+    return worst;
+  }
 };
-Stats statsOf(std::vector<double> v) {
-  if (v.empty())
-    return {};
-  return {median(v), *std::min_element(v.begin(), v.end())};
-}
 
-// Softmax of `rows` x `cols` fp32 through `fn`; returns the median kernel
-// time in microseconds over 20 launches, and the output in `out`.
-bool timeSoftmax(CudaDriver &cuda, CUfunction fn, int warps, int rows, int cols,
-                 const DeviceBuffer &in, DeviceBuffer &outBuf, double &us, std::vector<float> &out,
-                 std::string &error) {
+struct KernelTime {
+  double us = 0;
+  double rate = 0; // GB/s (softmax: one read and one write) or TFLOP/s (matmul)
+  std::vector<float> output;
+};
+
+// Median of 20 launches (after one warm-up) of `fn` on `w`, CUDA events.
+bool timeKernel(CudaDriver &cuda, CUfunction fn, int warps, int dynamicShared, Workbench &w,
+                KernelTime &out, std::string &error) {
   const CudaFunctions &api = cuda.api();
-  CUdeviceptr o = outBuf.ptr(), i = in.ptr();
-  int32_t stride = cols, n = rows, ncols = cols;
-  void *params[] = {&o, &i, &stride, &stride, &n, &ncols};
+  if (dynamicShared > 48 * 1024 && !cuda.setMaxDynamicShared(fn, dynamicShared, error))
+    return false;
   CUevent start = nullptr, stop = nullptr;
   api.cuEventCreate(&start, 0);
   api.cuEventCreate(&stop, 0);
   std::vector<double> times;
-  for (int r = 0; r < 21; ++r) {
+  bool ok = true;
+  for (int r = 0; r < 21 && ok; ++r) {
     api.cuEventRecord(start, nullptr);
-    CUresult res = api.cuLaunchKernel(fn, unsigned(rows), 1, 1, unsigned(warps) * 32, 1, 1, 0,
-                                      nullptr, params, nullptr);
+    CUresult res = api.cuLaunchKernel(fn, w.grid[0], w.grid[1], w.grid[2], unsigned(warps) * 32, 1,
+                                      1, unsigned(dynamicShared), nullptr, w.params, nullptr);
     api.cuEventRecord(stop, nullptr);
-    if (!cuda.check(res, "cuLaunchKernel", error) ||
-        !cuda.check(api.cuEventSynchronize(stop), "cuEventSynchronize", error))
-      return false;
+    ok = cuda.check(res, "cuLaunchKernel", error) &&
+         cuda.check(api.cuEventSynchronize(stop), "cuEventSynchronize", error);
     float ms = 0;
     api.cuEventElapsedTime(&ms, start, stop);
     if (r > 0) // the first launch warms caches and clocks
@@ -291,166 +487,263 @@ bool timeSoftmax(CudaDriver &cuda, CUfunction fn, int warps, int rows, int cols,
   }
   api.cuEventDestroy(start);
   api.cuEventDestroy(stop);
-  us = median(times);
-  out.resize(size_t(rows) * size_t(cols));
-  return outBuf.download(out.data(), out.size() * sizeof(float), error);
+  if (!ok)
+    return false;
+  out.us = median(times);
+  out.rate = w.kind == Workload::Matmul ? w.flops / (out.us * 1e6) : w.bytes / (out.us * 1e3);
+  return w.result(out.output, error);
 }
 
-// The warm-process measurements of one case (run in a child), with
-// `compiler` forced through TK_PTX_COMPILER ("" = the default order). With
-// `compare`, also each PTX compiler on the same PTX: compile time (7 rounds,
+std::string kernelJson(const KernelTime &t, const Workbench &w, const KernelResources &res) {
+  return fmt::format("{{\"us\": {:.2f}, \"{}\": {:.1f}, \"max_rel_err\": {:.3g}, "
+                     "\"registers\": {}, \"spill_bytes\": {}}}",
+                     t.us, w.kind == Workload::Matmul ? "tflop_s" : "gb_s", t.rate,
+                     w.maxRelativeError(t.output), res.registers, res.localBytes);
+}
+
+double maxDifference(const std::vector<float> &x, const std::vector<float> &y) {
+  double d = 0;
+  for (size_t i = 0; i < std::min(x.size(), y.size()); ++i)
+    d = std::max(d, double(std::abs(x[i] - y[i])));
+  return d;
+}
+
+// Loads `cubin`, times its kernel on `w`; fills `res` and `t`. The module
+// is unloaded before returning.
+bool loadAndTime(CudaDriver &cuda, const std::string &cubin, const Case &c, int dynamicShared,
+                 Workbench &w, KernelResources &res, KernelTime &t, std::string &error) {
+  CUmodule m = nullptr;
+  CUfunction fn = nullptr;
+  bool ok = cuda.loadModule(cubin, m, error) && cuda.getFunction(m, c.kernel, fn, error) &&
+            cuda.queryResources(fn, res, error) &&
+            timeKernel(cuda, fn, c.numWarps, dynamicShared, w, t, error);
+  if (m)
+    cuda.api().cuModuleUnload(m);
+  return ok;
+}
+
+// The PTX compilers on one PTX (--compilers): compile time (7 rounds,
 // interleaved so that drift in clocks or load hits each alike), registers,
-// spills, the kernel's time on 4096 rows and its output against the
-// driver's.
-std::string coldRun(const LoadCase &c, int repeat, const std::string &compiler, bool compare) {
-  setenv("TK_CACHE_DIR", "", 1); // tk's disk cache off
-  if (compiler.empty())
-    unsetenv("TK_PTX_COMPILER");
-  else
-    setenv("TK_PTX_COMPILER", compiler.c_str(), 1);
-  std::string error;
+// spills, the kernel's time and its output against the driver's.
+std::string compareCompilers(CudaDriver &cuda, const Case &c, const std::string &ptx,
+                             int dynamicShared, Workbench &w) {
+  struct Variant {
+    const char *compiler;
+    int level;
+  };
+  const Variant kVariants[] = {{"driver", -1}, {"driver", 1}, {"nvjitlink", -1}, {"ptxas", -1}};
+  constexpr int kNum = 4;
+  std::vector<double> times[kNum];
+  std::string cubins[kNum], failures[kNum];
+  for (int r = 0; r < 7; ++r)
+    for (int v = 0; v < kNum; ++v) {
+      if (!failures[v].empty())
+        continue;
+      JitOptions opts;
+      opts.optimizationLevel = kVariants[v].level;
+      auto t0 = Clock::now();
+      if (ptxToCubinWith(kVariants[v].compiler, cuda, ptx, opts, cubins[v], failures[v]))
+        times[v].push_back(msSince(t0));
+    }
+  std::vector<float> reference;
+  std::string out;
+  for (int v = 0; v < kNum; ++v) {
+    std::string entry = fmt::format("{{\"compiler\": \"{}\", \"level\": {}", kVariants[v].compiler,
+                                    kVariants[v].level);
+    KernelResources res;
+    KernelTime t;
+    std::string why = failures[v];
+    if (why.empty() && loadAndTime(cuda, cubins[v], c, dynamicShared, w, res, t, why)) {
+      if (reference.empty())
+        reference = t.output;
+      entry +=
+          fmt::format(", {}, \"cubin_bytes\": {}, \"kernel\": {}, \"max_diff_vs_driver\": {:.3g}}}",
+                      statsJson("jit", times[v]), cubins[v].size(), kernelJson(t, w, res),
+                      maxDifference(t.output, reference));
+    } else {
+      entry += ", \"error\": " + jsonString(why) + "}";
+    }
+    out += (out.empty() ? "" : ", ") + entry;
+  }
+  return "[" + out + "]";
+}
+
+// The baseline PTX (--baseline-ptx) against this build's: both JITted 7
+// times, interleaved, then both kernels timed on the same inputs.
+std::string compareBaseline(CudaDriver &cuda, const Case &c, const std::string &ptx,
+                            const std::string &baseline, int dynamicShared, Workbench &w) {
+  const std::string *sources[2] = {&baseline, &ptx};
+  std::vector<double> times[2];
+  std::string cubins[2], error;
+  JitOptions opts;
+  opts.optimizationLevel = gJitLevel;
+  for (int r = 0; r < 7; ++r)
+    for (int v = 0; v < 2; ++v) {
+      auto t0 = Clock::now();
+      if (!ptxToCubinWith("driver", cuda, *sources[v], opts, cubins[v], error))
+        return errorJson(error);
+      times[v].push_back(msSince(t0));
+    }
+  std::string out = "{";
+  std::vector<float> outputs[2];
+  const char *names[2] = {"baseline", "this"};
+  for (int v = 0; v < 2; ++v) {
+    KernelResources res;
+    KernelTime t;
+    if (!loadAndTime(cuda, cubins[v], c, dynamicShared, w, res, t, error))
+      return errorJson(error);
+    out += fmt::format("\"{}\": {{\"ptx_bytes\": {}, {}, \"kernel\": {}}}, ", names[v],
+                       sources[v]->size(), statsJson("jit", times[v]), kernelJson(t, w, res));
+    outputs[v] = std::move(t.output);
+  }
+  return out + fmt::format("\"max_diff\": {:.3g}}}", maxDifference(outputs[0], outputs[1]));
+}
+
+// Opens the driver and compiles the tutorial's vector add: the one-time
+// set-up of the driver and of LLVM, outside the timed loops.
+CudaDriver *warmProcess(std::string &error) {
   CudaDriver *cuda = CudaDriver::get(error);
   if (!cuda)
-    return errorJson(error);
-  // The one-time cost of opening libnvJitLink (part of a process's first
-  // compile when nvJitLink is used).
-  auto t0 = Clock::now();
-  std::string nvError;
-  bool haveNvJitLink = nvJitLinkAvailable(nvError);
-  double nvOpenMs = msSince(t0);
-  std::string source = readSource(kSoftmaxFile);
-  // Warm the process: LLVM's and the driver's one-time set-up.
-  {
-    GpuCompileOptions warm;
-    warm.kernel = "add_kernel";
-    warm.signature = "*fp32:16, *fp32:16, *fp32:16, i32:16";
-    warm.constants["BLOCK_SIZE"] = ConstValue::ofInt(1024);
-    if (!GpuKernel::compile(readSource("tutorials/01-vector-add.tk"), "01-vector-add.tk", warm,
-                            error))
-      return errorJson(error);
-  }
+    return nullptr;
+  GpuCompileOptions warm;
+  warm.kernel = "add_kernel";
+  warm.signature = "*fp32:16, *fp32:16, *fp32:16, i32:16";
+  warm.constants["BLOCK_SIZE"] = ConstValue::ofInt(1024);
+  if (!GpuKernel::compile(readSource("tutorials/01-vector-add.tk"), "01-vector-add.tk", warm,
+                          error))
+    return nullptr;
+  return cuda;
+}
+
+// The cold loop (N compiles through GpuKernel::compile, tk's disk cache
+// off), with `compiler` forced through TK_PTX_COMPILER ("" = the default).
+// Returns the JSON fields and the last kernel.
+std::string coldLoop(const Case &c, int repeat, const std::string &source, GpuKernel *&k,
+                     std::string &error) {
   std::vector<double> total, compile, jit, load;
-  GpuKernel *k = nullptr;
   for (int r = 0; r < repeat; ++r) {
-    auto t1 = Clock::now();
-    k = GpuKernel::compile(source, kSoftmaxFile, softmaxOptions(c, fmt::format("cold {}", r)),
-                           error);
-    double ms = msSince(t1);
+    auto t0 = Clock::now();
+    k = GpuKernel::compile(source, c.file, gpuOptions(c, fmt::format("cold {}", r)), error);
+    double ms = msSince(t0);
     if (!k)
-      return errorJson(error);
+      return "";
     total.push_back(ms);
     compile.push_back(k->info().compileMs);
     jit.push_back(k->info().jitMs);
     load.push_back(k->info().loadMs);
   }
-  const std::string &ptx = k->ptx();
-  Stats t = statsOf(total);
-  std::string head =
-      fmt::format("{{\"ptx_compiler\": \"{}\", \"fallback\": {}, \"total_ms\": {:.3f}, "
-                  "\"min_total_ms\": {:.3f}, \"compile_ms\": {:.3f}, \"jit_ms\": {:.3f}, "
-                  "\"load_ms\": {:.3f}, \"ptx_bytes\": {}, \"cubin_bytes\": {}, \"registers\": {}, "
-                  "\"nvjitlink_open_ms\": {:.3f}, \"nvjitlink\": {}",
-                  k->info().ptxCompiler, jsonString(k->info().ptxCompilerFallback), t.median, t.min,
-                  median(compile), median(jit), median(load), ptx.size(), k->cubin().size(),
-                  k->info().registers, nvOpenMs, haveNvJitLink ? "true" : jsonString(nvError));
-  if (!compare)
-    return head + "}";
+  return fmt::format("{{\"ptx_compiler\": \"{}\", \"fallback\": {}, {}, {}, {}, {}, "
+                     "\"ptx_bytes\": {}, \"cubin_bytes\": {}, \"registers\": {}}}",
+                     k->info().ptxCompiler, jsonString(k->info().ptxCompilerFallback),
+                     statsJson("total", total), statsJson("compile", compile),
+                     statsJson("jit", jit), statsJson("load", load), k->ptx().size(),
+                     k->cubin().size(), k->info().registers);
+}
 
-  const int rows = 4096, cols = c.block;
-  std::vector<float> host(size_t(rows) * cols);
-  std::mt19937 rng(42);
-  std::uniform_real_distribution<float> dist(-4.0f, 4.0f);
-  for (float &x : host)
-    x = dist(rng);
-  DeviceBuffer in, out;
-  if (!in.allocate(host.size() * 4, error) || !out.allocate(host.size() * 4, error) ||
-      !in.upload(host.data(), host.size() * 4, error))
+// One case in a warm process (a child): the cold loop, the staged loop, the
+// kernel, and the baseline and compiler comparisons when asked for.
+std::string loadRun(const Case &c, int repeat, const std::string &baseline, bool compilers) {
+  setenv("TK_CACHE_DIR", "", 1); // tk's disk cache off
+  unsetenv("TK_PTX_COMPILER");
+  std::string error;
+  CudaDriver *cuda = warmProcess(error);
+  if (!cuda)
     return errorJson(error);
-  struct Variant {
-    const char *compiler;
-    int level;
-  };
-  // The driver first: the reference output. Level 1 is the driver's
-  // fastest JIT level that keeps the kernel's speed (the 2026-11-30 run).
-  const Variant kVariants[] = {{"driver", -1}, {"driver", 1}, {"nvjitlink", -1}, {"ptxas", -1}};
-  constexpr int kNumVariants = 4;
-  std::vector<double> times[kNumVariants];
-  std::string cubins[kNumVariants], failures[kNumVariants];
-  for (int r = 0; r < 7; ++r)
-    for (int v = 0; v < kNumVariants; ++v) {
-      if (!failures[v].empty())
-        continue;
-      JitOptions opts;
-      opts.optimizationLevel = kVariants[v].level;
-      auto t1 = Clock::now();
-      if (!ptxToCubinWith(kVariants[v].compiler, *cuda, ptx, opts, cubins[v], failures[v]))
-        continue;
-      times[v].push_back(msSince(t1));
-    }
-  std::vector<float> reference;
-  std::string variants;
-  for (int v = 0; v < kNumVariants; ++v) {
-    std::string entry = fmt::format("{{\"compiler\": \"{}\", \"level\": {}", kVariants[v].compiler,
-                                    kVariants[v].level);
+  std::string source = readSource(c.file);
+  GpuKernel *k = nullptr;
+  std::string cold = coldLoop(c, repeat, source, k, error);
+  if (!k)
+    return errorJson(error);
+
+  std::vector<double> stage[NumStages], jit, load, total;
+  JitOptions jitOptions;
+  jitOptions.optimizationLevel = gJitLevel;
+  for (int r = 0; r < repeat; ++r) {
+    double t[NumStages];
+    std::string ptx, cubin;
+    auto t0 = Clock::now();
+    if (!stagedCompile(c, source, t, ptx, error))
+      return errorJson(error);
+    auto t1 = Clock::now();
+    if (!ptxToCubinWith("driver", *cuda, ptx, jitOptions, cubin, error))
+      return errorJson(error);
+    jit.push_back(msSince(t1));
+    t1 = Clock::now();
     CUmodule m = nullptr;
     CUfunction fn = nullptr;
-    KernelResources res;
-    double us = 0;
-    std::vector<float> result;
-    std::string why = failures[v];
-    // On failure `why` holds the first error; the chain stops there.
-    if (why.empty() && cuda->loadModule(cubins[v], m, why) &&
-        cuda->getFunction(m, "softmax_kernel", fn, why) && cuda->queryResources(fn, res, why))
-      timeSoftmax(*cuda, fn, c.warps, rows, cols, in, out, us, result, why);
-    if (!why.empty()) {
-      entry += ", \"error\": " + jsonString(why) + "}";
-    } else {
-      if (reference.empty())
-        reference = result;
-      double maxDiff = 0;
-      for (size_t i = 0; i < result.size(); ++i)
-        maxDiff = std::max(maxDiff, double(std::abs(result[i] - reference[i])));
-      double gbs = 2.0 * rows * cols * 4 / (us * 1e3);
-      entry += fmt::format(", \"ms\": {:.3f}, \"min_ms\": {:.3f}, \"registers\": {}, "
-                           "\"spill_bytes\": {}, \"cubin_bytes\": {}, \"kernel_us\": {:.2f}, "
-                           "\"gb_s\": {:.1f}, \"max_diff_vs_driver\": {:.3g}}}",
-                           median(times[v]), statsOf(times[v]).min, res.registers, res.localBytes,
-                           cubins[v].size(), us, gbs, maxDiff);
-    }
+    bool ok = cuda->loadModule(cubin, m, error) && cuda->getFunction(m, c.kernel, fn, error);
+    load.push_back(msSince(t1));
+    total.push_back(msSince(t0));
     if (m)
       cuda->api().cuModuleUnload(m);
-    variants += (variants.empty() ? "" : ", ") + entry;
+    if (!ok)
+      return errorJson(error);
+    for (int s = 0; s < NumStages; ++s)
+      stage[s].push_back(t[s]);
   }
-  return head + ", \"compilers\": [" + variants + "]}";
+  std::string stages;
+  for (int s = 0; s < NumStages; ++s)
+    stages += statsJson(kStageNames[s], stage[s]) + ", ";
+  stages +=
+      statsJson("jit", jit) + ", " + statsJson("load", load) + ", " + statsJson("total", total);
+
+  Workbench w;
+  KernelTime kt;
+  int dynamicShared = k->info().dynamicSharedBytes;
+  if (!w.prepare(c, error) ||
+      !timeKernel(*cuda, k->function(), c.numWarps, dynamicShared, w, kt, error))
+    return errorJson(error);
+  std::string out = fmt::format("{{\"cold\": {},\n     \"stages\": {{{}}},\n     \"kernel\": {}",
+                                cold, stages, kernelJson(kt, w, k->resources()));
+  if (!baseline.empty())
+    out +=
+        ",\n     \"baseline\": " + compareBaseline(*cuda, c, k->ptx(), baseline, dynamicShared, w);
+  if (compilers)
+    out += ",\n     \"compilers\": " + compareCompilers(*cuda, c, k->ptx(), dynamicShared, w);
+  return out + "}";
+}
+
+// The cold loop alone with `compiler` forced (--compilers).
+std::string forcedRun(const Case &c, int repeat, const std::string &compiler) {
+  setenv("TK_CACHE_DIR", "", 1);
+  setenv("TK_PTX_COMPILER", compiler.c_str(), 1);
+  std::string error;
+  if (!warmProcess(error))
+    return errorJson(error);
+  GpuKernel *k = nullptr;
+  std::string cold = coldLoop(c, repeat, readSource(c.file), k, error);
+  return k ? cold : errorJson(error);
 }
 
 // One fresh process with a warm disk cache: the time of compile() alone.
-std::string warmDiskRun(const LoadCase &c, const std::string &dir) {
+std::string warmDiskRun(const Case &c, const std::string &dir) {
   setenv("TK_CACHE_DIR", dir.c_str(), 1);
   std::string error;
   CudaDriver *cuda = CudaDriver::get(error);
   if (!cuda)
     return errorJson(error);
-  std::string source = readSource(kSoftmaxFile);
+  std::string source = readSource(c.file);
   auto t0 = Clock::now();
-  GpuKernel *k = GpuKernel::compile(source, kSoftmaxFile, softmaxOptions(c, "disk"), error);
+  GpuKernel *k = GpuKernel::compile(source, c.file, gpuOptions(c, "disk"), error);
   double ms = msSince(t0);
   if (!k)
     return errorJson(error);
-  return fmt::format("{{\"ms\": {:.3f}, \"from_cache\": {}, \"from_cubin\": {}, "
-                     "\"ptx_compiler\": \"{}\", \"compile_ms\": {:.3f}, \"jit_ms\": {:.3f}}}",
-                     ms, k->info().origin == GpuKernelOrigin::Cache ? "true" : "false",
-                     k->info().fromCubin ? "true" : "false", k->info().ptxCompiler,
-                     k->info().compileMs, k->info().jitMs);
+  return fmt::format("{{\"ms\": {:.3f}, \"from_cache\": {}, \"from_cubin\": {}}}", ms,
+                     k->info().origin == GpuKernelOrigin::Cache ? "true" : "false",
+                     k->info().fromCubin ? "true" : "false");
 }
 
-// Pulls "key": number out of a flat JSON object written above.
-double field(const std::string &json, const std::string &key) {
-  size_t at = json.find("\"" + key + "\": ");
-  return at == std::string::npos ? -1 : std::atof(json.c_str() + at + key.size() + 4);
+std::string readFile(const std::string &path) {
+  std::ifstream in(path);
+  if (!in)
+    return "";
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
 }
 
-int loadBench(const std::string &jsonPath, int repeat) {
+int loadBench(const std::string &jsonPath, int repeat, const std::string &baselineDir,
+              bool compilers) {
   // Before anything loads the driver: its own JIT cache off.
   setenv("CUDA_CACHE_DISABLE", "1", 1);
   std::string probe = inChild([] {
@@ -467,47 +760,68 @@ int loadBench(const std::string &jsonPath, int repeat) {
   }
   char tmpl[] = "/tmp/tk-compile-bench-XXXXXX";
   std::string dir = mkdtemp(tmpl) ? tmpl : "";
-  std::printf("%s  CUDA_CACHE_DISABLE=1, tk disk cache in %s\n", probe.c_str(), dir.c_str());
-  const char *kForced[] = {"driver", "nvjitlink", "ptxas"};
-  std::printf("%-14s %-9s %9s %9s %9s %9s %10s %10s %10s %10s\n", "kernel", "default", "cold ms",
-              "compile", "jit", "load", "warm disk", "driver", "nvjitlink", "ptxas");
+  std::printf("%s  CUDA_CACHE_DISABLE=1, tk disk cache in %s, %d repetitions\n", probe.c_str(),
+              dir.c_str(), repeat);
+  std::printf("%-18s %8s %8s %8s | %6s %6s %6s %6s %6s %6s %6s %7s %6s %7s | %8s %8s %9s | %8s\n",
+              "kernel", "cold", "->PTX", "JIT", "front", "toIR", "irpipe", "gpu", "lower", "opt",
+              "ptxgen", "JIT", "load", "sum", "kern us", "rate", "rel err", "warmdisk");
   std::string rows;
-  for (const LoadCase &c : kLoadCases) {
-    std::string cold = inChild([&] { return coldRun(c, repeat, "", true); });
-    // The same cold loop with each compiler forced.
+  for (const Case &c : allCases()) {
+    if (c.workload == Workload::None)
+      continue;
+    std::string baseline = baselineDir.empty() ? "" : readFile(baselineDir + "/" + c.name + ".ptx");
+    std::string run = inChild([&] { return loadRun(c, repeat, baseline, compilers); });
     std::string forced;
-    double forcedMs[3];
-    for (int i = 0; i < 3; ++i) {
-      std::string f = inChild([&] { return coldRun(c, repeat, kForced[i], false); });
-      forcedMs[i] = field(f, "total_ms");
-      forced += fmt::format("{}\"{}\": {}", forced.empty() ? "" : ", ", kForced[i], f);
-    }
+    if (compilers)
+      for (const char *compiler : {"driver", "nvjitlink", "ptxas"}) {
+        std::string f = inChild([&] { return forcedRun(c, repeat, compiler); });
+        forced += fmt::format("{}\"{}\": {}", forced.empty() ? "" : ", ", compiler, f);
+      }
     // Populate the disk cache, then time fresh processes that find it.
     std::string populate = inChild([&] { return warmDiskRun(c, dir); });
     std::vector<double> warm;
     std::string warmRuns;
-    for (int r = 0; r < std::min(repeat, 7); ++r) {
-      std::string w = inChild([&] { return warmDiskRun(c, dir); });
-      warm.push_back(field(w, "ms"));
-      warmRuns += (warmRuns.empty() ? "" : ", ") + w;
+    for (int r = 0; r < std::min(repeat, 5); ++r) {
+      std::string wr = inChild([&] { return warmDiskRun(c, dir); });
+      warm.push_back(field(wr, "ms"));
+      warmRuns += (warmRuns.empty() ? "" : ", ") + wr;
     }
     Stats ws = statsOf(warm);
-    size_t at = cold.find("\"ptx_compiler\": \"");
-    std::string chosen =
-        at == std::string::npos ? "?" : cold.substr(at + 17, cold.find('"', at + 17) - at - 17);
-    std::printf("%-14s %-9s %9.2f %9.2f %9.2f %9.2f %10.2f %10.2f %10.2f %10.2f\n", c.name,
-                chosen.c_str(), field(cold, "total_ms"), field(cold, "compile_ms"),
-                field(cold, "jit_ms"), field(cold, "load_ms"), ws.median, forcedMs[0], forcedMs[1],
-                forcedMs[2]);
-    rows += fmt::format("{}    {{\"kernel\": \"{}\", \"block\": {}, \"num_warps\": {},\n"
-                        "     \"cold\": {},\n     \"cold_forced\": {{{}}},\n"
-                        "     \"populate\": {},\n"
+    auto stage = [&](const char *name) {
+      size_t at = run.find("\"stages\"");
+      return at == std::string::npos ? -1.0 : field(run.substr(at), std::string(name) + "_ms");
+    };
+    size_t kat = run.find("\"kernel\"");
+    std::string kernel = kat == std::string::npos ? "" : run.substr(kat);
+    double rate = kernel.empty()                   ? -1
+                  : c.workload == Workload::Matmul ? field(kernel, "tflop_s")
+                                                   : field(kernel, "gb_s");
+    std::printf("%-18s %8.2f %8.2f %8.2f | %6.2f %6.2f %6.2f %6.2f %6.2f %6.2f %6.2f %7.2f %6.2f "
+                "%7.2f | %8.2f %8.1f %9.2g | %8.2f\n",
+                c.name, field(run, "total_ms"), field(run, "compile_ms"), field(run, "jit_ms"),
+                stage("front_end"), stage("ast_to_ir"), stage("ir_pipeline"), stage("gpu_passes"),
+                stage("llvm_lower"), stage("llvm_opt"), stage("nvptx_codegen"), stage("jit"),
+                stage("load"), stage("total"), kernel.empty() ? -1 : field(kernel, "us"), rate,
+                kernel.empty() ? -1 : field(kernel, "max_rel_err"), ws.median);
+    size_t bat = run.find("\"baseline\"");
+    if (bat != std::string::npos) {
+      std::string b = run.substr(bat);
+      size_t tat = b.find("\"this\"");
+      std::string t = tat == std::string::npos ? "" : b.substr(tat);
+      std::printf("  baseline PTX: JIT %.2f ms, kernel %.2f us; this: JIT %.2f ms, kernel %.2f "
+                  "us; max diff %.3g\n",
+                  field(b, "jit_ms"), field(b, "us"), field(t, "jit_ms"), field(t, "us"),
+                  field(b, "max_diff"));
+    }
+    if (run.find("\"error\"") != std::string::npos)
+      std::printf("  %s\n", run.c_str());
+    rows += fmt::format("{}    {{\"kernel\": \"{}\", \"num_warps\": {}, \"num_stages\": {},\n"
+                        "     \"run\": {},\n"
+                        "     \"cold_forced\": {{{}}},\n     \"populate\": {},\n"
                         "     \"warm_disk_ms\": {:.3f}, \"min_warm_disk_ms\": {:.3f},\n"
                         "     \"warm_disk_runs\": [{}]}}",
-                        rows.empty() ? "" : ",\n", c.name, c.block, c.warps, cold, forced, populate,
-                        ws.median, ws.min, warmRuns);
-    if (cold.find("\"error\"") != std::string::npos)
-      std::printf("  %s\n", cold.c_str());
+                        rows.empty() ? "" : ",\n", c.name, c.numWarps, c.numStages, run, forced,
+                        populate, ws.median, ws.min, warmRuns);
   }
   // Leave no cache behind.
   std::string cleanup = "rm -rf " + dir;
@@ -515,77 +829,85 @@ int loadBench(const std::string &jsonPath, int repeat) {
     std::printf("could not remove %s\n", dir.c_str());
   if (!jsonPath.empty()) {
     std::ofstream out(jsonPath);
-    out << fmt::format(
-        "{{\n  \"date\": \"{}\",\n  \"probe\": {},\n  \"repeat\": {},\n"
-        "  \"cuda_cache_disable\": true,\n  \"jit_level\": {},\n  \"target_ms\": 50,\n"
-        "  \"rows\": [\n{}\n  ]\n}}\n",
-        utcNow(), probe, repeat, gJitLevel, rows);
+    out << fmt::format("{{\n  \"date\": \"{}\",\n  \"probe\": {},\n  \"repeat\": {},\n"
+                       "  \"cuda_cache_disable\": true,\n  \"jit_level\": {},\n"
+                       "  \"baseline_ptx\": {},\n  \"targets_ms\": {{\"softmax\": 50, "
+                       "\"matmul\": 100}},\n  \"rows\": [\n{}\n  ]\n}}\n",
+                       utcNow(), probe, repeat, gJitLevel, jsonString(baselineDir), rows);
   }
   return 0;
 }
 
-} // namespace
+// The CPU time (user + system) of this process's finished children, ms.
+double childCpuMs() {
+  rusage u;
+  getrusage(RUSAGE_CHILDREN, &u);
+  return (double(u.ru_utime.tv_sec) + double(u.ru_stime.tv_sec)) * 1e3 +
+         (double(u.ru_utime.tv_usec) + double(u.ru_stime.tv_usec)) * 1e-3;
+}
 
-int main(int argc, char **argv) {
-  std::string jsonPath;
-  int repeat = 200;
-  bool load = false;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    if (a == "--json" && i + 1 < argc)
-      jsonPath = argv[++i];
-    else if (a == "--repeat" && i + 1 < argc)
-      repeat = std::max(1, std::atoi(argv[++i]));
-    else if (a == "--load")
-      load = true;
-    else if (a == "--jit-level" && i + 1 < argc)
-      gJitLevel = std::atoi(argv[++i]);
-    else {
-      std::fprintf(stderr,
-                   "usage: compile_bench [--load [--jit-level N]] [--json FILE] [--repeat N]\n");
-      return 2;
-    }
-  }
-  if (load)
-    return loadBench(jsonPath, repeat == 200 ? 9 : repeat);
+// Stage times without a GPU, every case; with `ptxas`, also the toolkit's
+// ptxas on each PTX (a process: wall and CPU time), the proxy for the
+// driver's JIT when iterating on the PTX without a GPU.
+int stageBench(const std::string &jsonPath, int repeat, bool ptxas) {
   std::string rows;
-  std::printf("%-16s %12s %12s %12s %12s %12s   (median ms over %d compiles)\n", "kernel",
-              "front end", "AST->IR", "IR pipeline", "GPU+PTX", "total", repeat);
-  for (const Case &c : kCases) {
+  std::printf("%-18s", "kernel");
+  for (const char *name : kStageNames)
+    std::printf(" %13s", name);
+  std::printf(" %9s%s  (median ms; %d compiles, matmul %d)\n", "total",
+              ptxas ? "     ptxas  ptxas-cpu" : "", repeat, std::max(5, repeat / 5));
+  for (const Case &c : allCases()) {
     std::string source = readSource(c.file);
-    std::vector<double> stage[NumStages], total;
-    for (int r = 0; r < repeat; ++r) {
-      double t[NumStages] = {};
-      if (!compileOnce(c, source, t))
+    int n = c.workload == Workload::Matmul ? std::max(5, repeat / 5) : repeat;
+    std::vector<double> stage[NumStages], total, upToPipeline, ptxasWall, ptxasCpu;
+    for (int r = 0; r < n; ++r) {
+      double t[NumStages];
+      std::string ptx, error;
+      if (!stagedCompile(c, source, t, ptx, error)) {
+        std::fprintf(stderr, "%s: %s", c.name, error.c_str());
         return 1;
+      }
+      if (ptxas) {
+        std::string cubin;
+        double cpu0 = childCpuMs();
+        auto t0 = Clock::now();
+        if (!assembleWithPtxas(ptx, "sm_90", cubin, error)) {
+          std::fprintf(stderr, "%s: %s\n", c.name, error.c_str());
+          return 1;
+        }
+        ptxasWall.push_back(msSince(t0));
+        ptxasCpu.push_back(childCpuMs() - cpu0);
+      }
       double sum = 0;
       for (int s = 0; s < NumStages; ++s) {
         stage[s].push_back(t[s]);
         sum += t[s];
       }
       total.push_back(sum);
+      upToPipeline.push_back(t[FrontEnd] + t[ToIR] + t[IRPipeline]);
     }
-    std::printf("%-16s", c.name);
+    std::printf("%-18s", c.name);
     std::string fields;
     for (int s = 0; s < NumStages; ++s) {
-      std::printf(" %12.3f", median(stage[s]));
-      fields += fmt::format("\"{}_ms\": {:.4f}, ", kStageNames[s], median(stage[s]));
+      std::printf(" %13.3f", median(stage[s]));
+      fields += statsJson(kStageNames[s], stage[s]) + ", ";
     }
-    std::vector<double> upToPipeline;
-    for (int r = 0; r < repeat; ++r)
-      upToPipeline.push_back(stage[FrontEnd][r] + stage[ToIR][r] + stage[Pipeline][r]);
-    std::printf(" %12.3f\n", median(total));
-    rows += fmt::format("{}    {{\"kernel\": \"{}\", {}\"source_to_ir_opt_ms\": {:.4f}, "
-                        "\"total_ms\": {:.4f}, \"min_total_ms\": {:.4f}}}",
-                        rows.empty() ? "" : ",\n", c.name, fields, median(upToPipeline),
-                        median(total), *std::min_element(total.begin(), total.end()));
+    std::printf(" %9.3f", median(total));
+    if (ptxas) {
+      std::printf(" %9.2f %10.2f", median(ptxasWall), median(ptxasCpu));
+      fields += statsJson("ptxas", ptxasWall) + ", " + statsJson("ptxas_cpu", ptxasCpu) + ", ";
+    }
+    std::printf("\n");
+    rows += fmt::format("{}    {{\"kernel\": \"{}\", \"compiles\": {}, {}\"source_to_ir_opt_ms\": "
+                        "{:.4f}, {}}}",
+                        rows.empty() ? "" : ",\n", c.name, n, fields, median(upToPipeline),
+                        statsJson("total", total));
   }
   if (!jsonPath.empty()) {
-    std::string date = utcNow();
     std::ofstream out(jsonPath);
     out << fmt::format("{{\n  \"date\": \"{}\",\n  \"repeat\": {},\n  \"with_llvm\": {},\n"
                        "  \"rows\": [\n{}\n  ]\n}}\n",
-                       date, repeat,
+                       utcNow(), repeat,
 #ifdef TK_BENCH_WITH_LLVM
                        "true",
 #else
@@ -594,4 +916,37 @@ int main(int argc, char **argv) {
                        rows);
   }
   return 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  std::string jsonPath, baselineDir;
+  int repeat = 0;
+  bool load = false, compilers = false, ptxas = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--json" && i + 1 < argc)
+      jsonPath = argv[++i];
+    else if (a == "--repeat" && i + 1 < argc)
+      repeat = std::max(1, std::atoi(argv[++i]));
+    else if (a == "--load")
+      load = true;
+    else if (a == "--compilers")
+      compilers = true;
+    else if (a == "--ptxas")
+      ptxas = true;
+    else if (a == "--jit-level" && i + 1 < argc)
+      gJitLevel = std::atoi(argv[++i]);
+    else if (a == "--baseline-ptx" && i + 1 < argc)
+      baselineDir = argv[++i];
+    else {
+      std::fprintf(stderr, "usage: compile_bench [--ptxas | --load [--compilers] [--jit-level N] "
+                           "[--baseline-ptx DIR]] [--json FILE] [--repeat N]\n");
+      return 2;
+    }
+  }
+  if (load)
+    return loadBench(jsonPath, repeat ? repeat : 9, baselineDir, compilers);
+  return stageBench(jsonPath, repeat ? repeat : 50, ptxas);
 }

@@ -413,6 +413,66 @@ TEST_F(GpuTest, CastChainFp32Fp16Fp32) {
   }
 }
 
+// `/` by a divisor that is one value per program (here a scalar load; in
+// softmax the row sum) is a scaled reciprocal and multiplies on the GPU
+// (docs/codegen.md, Math): within div.full's 2 ulp of the interpreter's IEEE
+// quotient over the whole range, with the IEEE results for zeros,
+// infinities and NaN. One row per divisor, from the smallest subnormal to
+// past 2^126; dividends from 2^-140 to 2^120 of both signs, so quotients
+// overflow and go subnormal too.
+const char *kUniformDivide = R"(import tk
+
+
+@tk.jit
+def divide_rows(x_ptr, d_ptr, out_ptr, BLOCK: tk.constexpr):
+    row = tk.program_id(0)
+    offs = row * BLOCK + tk.arange(0, BLOCK)
+    d = tk.load(d_ptr + row)
+    tk.store(out_ptr + offs, tk.load(x_ptr + offs) / d)
+)";
+
+TEST_F(GpuTest, DivisionByAUniformDivisorOverTheWholeRange) {
+  const double inf = INFINITY;
+  const std::vector<double> divisors = {
+      0x1p-149,  1e-40, 0x1.fffffcp-127, 0x1p-126, 3.0,  -7.25, 0.1,  1e20, 0x1p126,
+      0x1.8p126, 3e38,  -3.4e38,         inf,      -inf, 0.0,   -0.0, NAN};
+  const int64_t rows = int64_t(divisors.size()), block = 256, n = rows * block;
+  size_t x = input("x", DType::F32, n);
+  std::uniform_int_distribution<int> exponent(-140, 120);
+  std::uniform_real_distribution<double> mantissa(1.0, 2.0);
+  for (int64_t i = 0; i < n; ++i)
+    buffers[x].set(i, (i % 2 ? -1 : 1) * std::ldexp(mantissa(rng), exponent(rng)));
+  size_t d = input("d", DType::F32, rows);
+  for (int64_t r = 0; r < rows; ++r)
+    buffers[d].set(r, divisors[size_t(r)]);
+  size_t out = output("out", DType::F32, n);
+  GpuCompileOptions opts;
+  opts.kernel = "divide_rows";
+  opts.signature = "*fp32:16, *fp32:16, *fp32:16";
+  opts.constants["BLOCK"] = ConstValue::ofInt(block);
+  runBoth("divide_rows.tk", kUniformDivide, opts, {unsigned(rows), 1, 1},
+          {TestArg::buf(x), TestArg::buf(d), TestArg::buf(out)});
+  const HostBuffer &ref = buffers[out];
+  const double maxFloat = 0x1.fffffep127;
+  int64_t bad = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    double r = ref.get(i), g = gpuResults[0].get(i);
+    bool ok;
+    if (std::isnan(r) || std::isnan(g))
+      ok = std::isnan(r) && std::isnan(g);
+    else if (std::isinf(r) || std::isinf(g)) // equal, or both at the top of the range
+      ok = r == g || (std::signbit(r) == std::signbit(g) &&
+                      std::min(std::fabs(r), std::fabs(g)) >= maxFloat * (1 - 0x1p-22));
+    else // 2 ulp: relative for normal quotients, 2^-148 for subnormal ones
+      ok = std::fabs(g - r) <= 0x1p-148 + 0x1p-22 * std::fabs(r) &&
+           (r != 0 || std::signbit(r) == std::signbit(g));
+    if (!ok && bad++ < 5)
+      ADD_FAILURE() << "x[" << i << "] = " << buffers[x].get(i) << " / "
+                    << divisors[size_t(i / block)] << ": gpu " << g << ", interpreter " << r;
+  }
+  EXPECT_EQ(bad, 0) << bad << " of " << n << " quotients are off by more than 2 ulp";
+}
+
 //===----------------------------------------------------------------------===//
 // The launch API itself
 //===----------------------------------------------------------------------===//
