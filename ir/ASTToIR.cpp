@@ -194,6 +194,7 @@ Function *Lowerer::run() {
   }
 
   ReturnState rs;
+  rs.exitBlock = &kernel->body;
   env = &kernelEnv;
   ret = &rs;
   unsigned errorsBefore = diag_.numErrors();
@@ -231,11 +232,40 @@ Function *Lowerer::run() {
 // Statements
 //===----------------------------------------------------------------------===//
 
+namespace {
+
+bool endsInBareReturn(const ast::Block &block) {
+  if (block.empty())
+    return false;
+  auto *r = dyn_cast<Return>(block.back());
+  return r && !r->value;
+}
+
+} // namespace
+
 bool Lowerer::lowerBlock(const ast::Block &block) {
-  for (const Stmt *s : block) {
+  for (size_t i = 0; i < block.size(); ++i) {
     if (ret->returned)
       break; // the rest of the block is unreachable
-    if (!lowerStmt(s))
+    // An early exit, `if pid >= n: return`, in the function's own body: what
+    // follows runs only when the condition is false, so it becomes the else
+    // branch (and the bare returns go). The IR has no early return; inside a
+    // loop or a dynamic branch a return stays an error.
+    auto *f = dyn_cast<If>(block[i]);
+    if (f && &block == ret->exitBlock && endsInBareReturn(f->then)) {
+      If exit(f->loc, f->cond);
+      exit.then.assign(f->then.begin(), f->then.end() - 1);
+      exit.orelse = f->orelse;
+      if (endsInBareReturn(f->orelse))
+        exit.orelse.pop_back();
+      else
+        exit.orelse.insert(exit.orelse.end(), block.begin() + i + 1, block.end());
+      if (endsInBareReturn(exit.orelse))
+        exit.orelse.pop_back();
+      ret->exitBlock = &exit.orelse;
+      return lowerIf(&exit);
+    }
+    if (!lowerStmt(block[i]))
       return false;
   }
   return true;
@@ -732,6 +762,7 @@ Val Lowerer::inlineCall(const FunctionDef *fn, std::vector<Val> args,
   Env *savedEnv = env;
   ReturnState *savedRet = ret;
   ReturnState rs;
+  rs.exitBlock = &fn->body;
   env = &callee;
   ret = &rs;
   ++inlineDepth;

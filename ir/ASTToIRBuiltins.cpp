@@ -590,6 +590,90 @@ Val lowerBuiltin(Lowerer &L, const BuiltinInfo &info, Args &args, SourceLoc loc)
     // agrees for the non-negative sizes cdiv is meant for.
     return L.binary(BinaryOp::FloorDiv, minus, d, loc);
   }
+  case BuiltinId::Softmax: {
+    // Triton's: exp(x - max) / sum along dim (0 when None). The max and the
+    // sum keep their dimension whatever keep_dims says, so a row softmax of
+    // a 2-D tile (dim=1) broadcasts back along the right axis.
+    Value *x = B.tensor("x");
+    if (!x)
+      return Val::error();
+    if (!x->type()->isTensor() || !x->type()->isFloatLike())
+      return L.fail(loc, fmt::format("tk.softmax needs a float tensor, got {}", typeStr(x)));
+    Val d = args.get("dim");
+    std::optional<int64_t> a =
+        constInt(L, d.kind == Val::Kind::None ? Val::ofInt(0) : d, args.loc("dim"), "dim");
+    std::optional<int> axis = a ? axisFor(L, *a, x->type()->rank(), loc, x->type()) : std::nullopt;
+    if (!axis)
+      return Val::error();
+    auto keep = [&](Value *r) { return r->type()->isTensor() ? b.expandDims(loc, r, *axis) : r; };
+    Val z =
+        L.binary(BinaryOp::Sub, Val::dyn(x), Val::dyn(keep(b.reduce(loc, x, *axis, "max"))), loc);
+    if (!z.isDyn())
+      return Val::error();
+    Value *num = b.unary(Opcode::Exp, loc, z.v);
+    Val q = L.binary(BinaryOp::Div, Val::dyn(num), Val::dyn(keep(b.reduce(loc, num, *axis, "sum"))),
+                     loc);
+    Val ieee = args.get("ieee_rounding");
+    if (ieee.kind == Val::Kind::Bool && ieee.i && q.isDyn() && q.v->definingOp() &&
+        q.v->definingOp()->is(Opcode::Div))
+      q.v->definingOp()->setAttr("rounding", "rn");
+    return q;
+  }
+  case BuiltinId::Umulhi: {
+    // The high half of the 64-bit product of two 32-bit integers, widened
+    // with their signedness.
+    Value *x, *y;
+    if (!L.unify(args.get("x"), args.get("y"), loc, x, y, "tk.umulhi"))
+      return Val::error();
+    Type *elem = x->type()->elementType();
+    if (!x->type()->isIntLike() || dtypeBits(x->type()->dtype()) != 32)
+      return L.fail(loc,
+                    fmt::format("tk.umulhi needs 32-bit integer operands, got {}", typeStr(x)));
+    Type *wide = ctx_.scalar(isSigned(x->type()->dtype()) ? DType::I64 : DType::U64);
+    Val p = L.binary(BinaryOp::Mul, Val::dyn(L.castTo(x, wide, loc)),
+                     Val::dyn(L.castTo(y, wide, loc)), loc);
+    Val hi = p.ok() ? L.binary(BinaryOp::RShift, p, Val::ofInt(32), loc) : p;
+    if (!hi.isDyn())
+      return Val::error();
+    return Val::dyn(L.castTo(hi.v, elem, loc));
+  }
+  case BuiltinId::Join:
+  case BuiltinId::Cat: {
+    // join(a, b): a new minor dimension of 2, [..., 0] = a and [..., 1] = b,
+    // built as a select over a broadcast; cat(a, b) along dimension 0 is
+    // join's result with that dimension moved to the front and merged.
+    bool isCat = info.id == BuiltinId::Cat;
+    Value *x, *y;
+    if (!L.unify(args.get(isCat ? "input" : "a"), args.get(isCat ? "other" : "b"), loc, x, y,
+                 isCat ? "tk.cat" : "tk.join"))
+      return Val::error();
+    if (isCat && (!x->type()->isTensor() || x->type()->rank() == 0))
+      return L.fail(loc, fmt::format("tk.cat needs tensors, got {}", typeStr(x)));
+    std::vector<int64_t> shape = x->type()->shape();
+    std::vector<int64_t> joined = shape;
+    joined.push_back(2);
+    auto minor = [&](Value *v) {
+      return L.broadcastTo(v->type()->isTensor() ? b.expandDims(loc, v, int(shape.size()))
+                                                 : b.splat(loc, v, {1}),
+                           joined, loc);
+    };
+    std::vector<int64_t> pickShape(joined.size(), 1);
+    pickShape.back() = 2;
+    Value *lane = b.reshape(loc, b.makeRange(loc, 0, 2), pickShape);
+    Val first = L.binary(BinaryOp::Sub, Val::ofInt(1), Val::dyn(lane), loc);
+    if (!first.isDyn())
+      return Val::error();
+    Value *pick = L.broadcastTo(L.castTo(first.v, ctx_.i1(), loc), joined, loc);
+    Value *j = b.select(loc, pick, minor(x), minor(y));
+    if (!isCat)
+      return Val::dyn(j);
+    std::vector<int64_t> order = {int64_t(shape.size())};
+    for (size_t i = 0; i < shape.size(); ++i)
+      order.push_back(int64_t(i));
+    std::vector<int64_t> out = shape;
+    out[0] *= 2;
+    return Val::dyn(b.reshape(loc, b.trans(loc, j, order), out));
+  }
   case BuiltinId::DivRn:
   case BuiltinId::Fdiv: {
     // `/` on floats may be approximate on the GPU (docs/codegen.md, Math);

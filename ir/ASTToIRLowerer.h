@@ -182,6 +182,9 @@ public:
     bool returned = false;
     Val value = Val::none();
     unsigned dynamicDepth = 0; // inside a dynamic if/for/while of this function
+    /// The block whose `if c: ...; return` may end the function early: the
+    /// function's body, then the else branch lowerBlock builds for it.
+    const ast::Block *exitBlock = nullptr;
   };
   ReturnState *ret = nullptr;
   unsigned inlineDepth = 0;
