@@ -5,6 +5,7 @@
 # tk._C compiled here for CPython 3.12 (the GPU machine's Python) against the
 # headers in /work/shared/device/py312-include.tar.xz. Nothing is built there.
 #
+#   ninja -C build-py tk_python launch_bench
 #   bash python/make_gpu_bundle.sh [build-dir]      # default build-py
 #   # on the GPU machine: PYTHONPATH=gpu-bundle-py python3 -c "import tk"
 set -euo pipefail
@@ -22,7 +23,14 @@ strip -o "$out/tk/libtk.so" "$build/libtk.so"
 # The extension: the same sources and flags as python/CMakeLists.txt's
 # tk_python, for cp312. libtk.so sits beside it ($ORIGIN).
 g++ -std=c++20 -O2 -DNDEBUG -DFMT_HEADER_ONLY=1 -fPIC -fvisibility=hidden -shared \
-  -Ipython/src -I. -I"$build" -isystem "$inc/python3.12" -isystem "$inc" -isystem "$pybind" \
+  -Ipython/src -I. -Iinclude -I"$build" -isystem "$inc/python3.12" -isystem "$inc" -isystem "$pybind" \
   python/src/*.cpp \
   -o "$out/tk/_C.cpython-312-x86_64-linux-gnu.so" -L"$out/tk" -ltk -Wl,-rpath,'$ORIGIN' -s
+# bench/launch_bench.cpp's binary when built (python_launch_bench.py
+# --launch-bench gpu-bundle-py/launch_bench runs it between its rounds; it
+# finds libtk.so in tk/ through LD_LIBRARY_PATH, which the bench sets).
+rm -f "$out/launch_bench"
+if [ -x "$build/bin/launch_bench" ]; then
+  strip -o "$out/launch_bench" "$build/bin/launch_bench"
+fi
 du -sh "$out"
