@@ -462,9 +462,13 @@ def plot(result, path):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    fig, axes = plt.subplots(1, 2, figsize=(13, 4.8))
-    for ax, workload, title in ((axes[0], "softmax_fp32", "fused softmax, fp32"),
-                                (axes[1], "layernorm_fwd_fp16", "LayerNorm forward, fp16")):
+    panels = [(w, t) for w, t in (("softmax_fp32", "fused softmax, fp32"),
+                                  ("layernorm_fwd_fp16", "LayerNorm forward, fp16"))
+              if any(r["workload"] == w for r in result["rows"])]
+    if not panels:
+        return
+    fig, axes = plt.subplots(1, len(panels), figsize=(6.5 * len(panels), 4.8), squeeze=False)
+    for ax, (workload, title) in zip(axes[0], panels):
         rows = [r for r in result["rows"] if r["workload"] == workload]
         xs = np.arange(len(rows))
         for i, (key, name) in enumerate((("tk_gbps", "tk"), ("triton_gbps", "Triton 3.6"),
