@@ -145,21 +145,22 @@ def load_kernel(ptx_dir, name, entry):
     return cp.RawModule(path=os.path.join(ptx_dir, name)).get_function(entry)
 
 
-def copy_bandwidth():
-    src = torch.empty(1 << 28, device="cuda").uniform_(-1.0, 1.0)  # 1 GiB of fp32
-    dst = torch.empty_like(src)
-    ms = bench(lambda: dst.copy_(src))
-    assert torch.equal(dst, src)
-    return gbps(2 * src.numel() * 4, ms)
-
-
-def copy_same_bytes(m, n, dtype):
-    """GB/s of a torch copy of one m x n tensor of dtype (read + write)."""
-    src = torch.empty(m, n, device="cuda", dtype=dtype).uniform_(-1.0, 1.0)
+def copy_gbps(shape, dtype):
+    """GB/s of a torch device-to-device copy of one tensor (read + write)."""
+    src = torch.empty(shape, device="cuda", dtype=dtype).uniform_(-1.0, 1.0)
     dst = torch.empty_like(src)
     ms = bench(lambda: dst.copy_(src))
     assert torch.equal(dst, src)
     return gbps(2 * src.numel() * src.element_size(), ms)
+
+
+def copy_bandwidth():
+    return copy_gbps((1 << 28,), torch.float32)  # 1 GiB of fp32
+
+
+def copy_same_bytes(m, n, dtype):
+    """The copy of exactly one m x n matrix of dtype: a workload's own bytes."""
+    return copy_gbps((m, n), dtype)
 
 
 def best_of(variants):

@@ -5,7 +5,9 @@
 The kernel is tutorials/03-layer-norm.tk's: one program per row of an (M, N)
 fp16 matrix, walking the row in BLOCK_SIZE chunks three times (mean,
 variance, normalise), statistics in fp32, and writing each row's mean and
-1/std for the backward pass.
+1/std for the backward pass. (The .tk file also has layer_norm_fwd_fused,
+the whole row in registers, with ONE_PASS statistics as an option: the
+kernels bench/gpu_bench.py times against Triton on the H200.)
 
     python3 tutorials/03-layer-norm.py [--small] [--bench [--out DIR]]
 
