@@ -23,27 +23,10 @@ import cupy as cp
 import numpy as np
 import torch
 import triton
-import triton.language as tl
 
-
-@triton.jit
-def triton_row_softmax(out_ptr, in_ptr, in_stride, out_stride, n_cols, BLOCK: tl.constexpr):
-    row = tl.program_id(0)
-    cols = tl.arange(0, BLOCK)
-    valid = cols < n_cols
-    x = tl.load(in_ptr + row * in_stride + cols, mask=valid, other=-float("inf"))
-    shifted = x - tl.max(x, axis=0)
-    e = tl.exp(shifted)
-    tl.store(out_ptr + row * out_stride + cols, e / tl.sum(e, axis=0), mask=valid)
-
-
-def load_kernel(ptx_dir, name, entry):
-    module = cp.RawModule(path=os.path.join(ptx_dir, name))
-    return module.get_function(entry)
-
-
-def bench(fn):
-    return triton.testing.do_bench(fn, warmup=25, rep=100, return_mode="median")
+# The Triton reference, CuPy's PTX loading and the timing are gpu_bench.py's
+# (this script's directory is on sys.path when it runs).
+from gpu_bench import bench, load_kernel, triton_row_softmax
 
 
 def vector_add(ptx_dir, n=1 << 26):

@@ -596,61 +596,28 @@ bool GpuKernel::reportMismatch(std::span<const GpuArg> args, std::string &error)
 // DeviceBuffer
 //===----------------------------------------------------------------------===//
 
-DeviceBuffer::~DeviceBuffer() { release(); }
-
-DeviceBuffer::DeviceBuffer(DeviceBuffer &&other) noexcept : ptr_(other.ptr_), bytes_(other.bytes_) {
-  other.ptr_ = 0;
-  other.bytes_ = 0;
-}
-
-DeviceBuffer &DeviceBuffer::operator=(DeviceBuffer &&other) noexcept {
-  if (this != &other) {
-    release();
-    ptr_ = other.ptr_;
-    bytes_ = other.bytes_;
-    other.ptr_ = 0;
-    other.bytes_ = 0;
+// DeviceMemory throws tk::Error; the buffer hands its message back.
+template <class F> static bool catchError(F &&f, std::string &error) {
+  try {
+    f();
+    return true;
+  } catch (const std::exception &e) {
+    error = e.what();
+    return false;
   }
-  return *this;
-}
-
-void DeviceBuffer::release() {
-  if (!ptr_)
-    return;
-  // A failure to free (a context torn down first) has nowhere to go from a
-  // destructor; the memory is lost either way.
-  std::string ignored;
-  if (CudaDriver *driver = CudaDriver::get(ignored))
-    driver->free(ptr_, ignored);
-  ptr_ = 0;
-  bytes_ = 0;
 }
 
 bool DeviceBuffer::allocate(size_t bytes, std::string &error) {
-  release();
-  CudaDriver *driver = CudaDriver::get(error);
-  if (!driver || !driver->allocate(bytes, ptr_, error))
-    return false;
-  bytes_ = bytes;
-  return true;
+  memory_ = DeviceMemory(); // the old allocation goes first
+  return catchError([&] { memory_ = DeviceMemory(bytes); }, error);
 }
 
 bool DeviceBuffer::upload(const void *src, size_t bytes, std::string &error) {
-  if (bytes > bytes_) {
-    error = fmt::format("upload of {} bytes into a device buffer of {}", bytes, bytes_);
-    return false;
-  }
-  CudaDriver *driver = CudaDriver::get(error);
-  return driver && driver->copyToDevice(ptr_, src, bytes, error);
+  return catchError([&] { memory_.upload(src, bytes); }, error);
 }
 
 bool DeviceBuffer::download(void *dst, size_t bytes, std::string &error) const {
-  if (bytes > bytes_) {
-    error = fmt::format("download of {} bytes from a device buffer of {}", bytes, bytes_);
-    return false;
-  }
-  CudaDriver *driver = CudaDriver::get(error);
-  return driver && driver->copyToHost(dst, ptr_, bytes, error);
+  return catchError([&] { memory_.download(dst, bytes); }, error);
 }
 
 } // namespace tk

@@ -41,6 +41,7 @@
 #include "driver/CompileCache.h"
 #include "driver/CudaDriver.h"
 #include "ir/Specialize.h"
+#include "tk/Device.h"
 
 #include <array>
 #include <cstdint>
@@ -304,28 +305,21 @@ bool loadThroughCubinCache(CudaDriver &driver, CompileCache &cache, const CacheK
 std::string serializeCompiledPTX(const CompiledPTX &c);
 bool parseCompiledPTX(std::string_view payload, CompiledPTX &c);
 
-/// A device allocation that frees itself; for tests, examples and benches.
+/// A device allocation that frees itself; for tests, examples and benches:
+/// the public tk::DeviceMemory (include/tk/Device.h), which owns the memory,
+/// with errors as strings instead of exceptions.
 class DeviceBuffer {
 public:
-  DeviceBuffer() = default;
-  ~DeviceBuffer();
-  DeviceBuffer(DeviceBuffer &&other) noexcept;
-  DeviceBuffer &operator=(DeviceBuffer &&other) noexcept;
-  DeviceBuffer(const DeviceBuffer &) = delete;
-  DeviceBuffer &operator=(const DeviceBuffer &) = delete;
-
   bool allocate(size_t bytes, std::string &error);
   bool upload(const void *src, size_t bytes, std::string &error);
   bool download(void *dst, size_t bytes, std::string &error) const;
 
-  CUdeviceptr ptr() const { return ptr_; }
-  size_t bytes() const { return bytes_; }
-  GpuArg arg() const { return GpuArg::ptr(ptr_); }
+  CUdeviceptr ptr() const { return memory_.address(); }
+  size_t bytes() const { return memory_.bytes(); }
+  GpuArg arg() const { return GpuArg::ptr(ptr()); }
 
 private:
-  void release();
-  CUdeviceptr ptr_ = 0;
-  size_t bytes_ = 0;
+  DeviceMemory memory_;
 };
 
 } // namespace tk

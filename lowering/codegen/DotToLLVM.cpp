@@ -566,14 +566,6 @@ private:
 
 } // namespace
 
-int64_t dotScratchBytes(Operation &op) {
-  int64_t elements = 0;
-  for (unsigned i = 0; i < 2; ++i)
-    if (!isRingView(op.operand(i)))
-      elements += op.operand(i)->type()->numElements();
-  return elements * dtypeBytes(op.operand(0)->type()->dtype());
-}
-
 // convert_layout of a 16-bit tile from an mma layout to a blocked one whose
 // threads hold runs along the columns (the matmul epilogue that
 // --accelerate-dot leaves for a store, so the store gets 16-byte vectors):

@@ -25,9 +25,6 @@ namespace tk {
 
 class AxisInfoAnalysis;
 
-/// Bytes of shared scratch a dot stages its operands in (DotToLLVM.cpp).
-int64_t dotScratchBytes(Operation &op);
-
 using Regs = std::vector<llvm::Value *>;
 
 /// The LLVM type of one element of `t` (a scalar or pointer, or a tensor's
