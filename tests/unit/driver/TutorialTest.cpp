@@ -136,20 +136,34 @@ TEST_F(TutorialTest, FusedSoftmax) {
 }
 
 // Both kernels of the tutorial: chunked (three walks over 128-wide blocks)
-// and fused (the whole 300-wide row in one 512-wide block).
+// and fused (the whole 300-wide row in one 512-wide block), the fused one
+// also with ONE_PASS statistics (shifted sum and sum of squares in one
+// tk.reduce); rows with |mean| >> std as well, where an unshifted one-pass
+// variance would cancel.
+struct LayerNormCase {
+  const char *kernel;
+  int block;
+  bool onePass;
+  double offset; // added to every x
+};
+
 class LayerNormTutorial : public TutorialTest,
-                          public ::testing::WithParamInterface<std::pair<const char *, int>> {};
+                          public ::testing::WithParamInterface<LayerNormCase> {};
 
 TEST_P(LayerNormTutorial, MatchesDoubleReference) {
   KernelSpec spec;
-  spec.kernel = GetParam().first;
+  const LayerNormCase &tc = GetParam();
+  spec.kernel = tc.kernel;
   spec.signature = "*fp16, *fp16, *fp16, *fp16, *fp32, *fp32, i32, i32, fp32";
-  spec.constants["BLOCK_SIZE"] = ConstValue::ofInt(GetParam().second);
+  spec.constants["BLOCK_SIZE"] = ConstValue::ofInt(tc.block);
+  if (tc.onePass)
+    spec.constants["ONE_PASS"] = ConstValue::ofBool(true);
   Function *fn = compile("03-layer-norm.tk", readTutorial("03-layer-norm.tk"), spec);
   ASSERT_TRUE(fn);
   const int64_t M = 12, N = 300;
   const double eps = 1e-5;
-  HostBuffer X = random("X", DType::F16, M * N, -3, 3), W = random("W", DType::F16, N, 0.5, 1.5);
+  HostBuffer X = random("X", DType::F16, M * N, tc.offset - 3, tc.offset + 3),
+             W = random("W", DType::F16, N, 0.5, 1.5);
   HostBuffer B = random("B", DType::F16, N, -1, 1);
   HostBuffer Y = HostBuffer::allocate("Y", DType::F16, M * N);
   HostBuffer Mean = HostBuffer::allocate("Mean", DType::F32, M);
@@ -171,7 +185,8 @@ TEST_P(LayerNormTutorial, MatchesDoubleReference) {
       var += (X.get(r * N + c) - mean) * (X.get(r * N + c) - mean);
     var /= N;
     double rstd = 1 / std::sqrt(var + eps);
-    EXPECT_NEAR(Mean.get(r), mean, 1e-5);
+    // fp32 carries ~7 digits: at |mean| = 300 the last one is ~1e-5.
+    EXPECT_NEAR(Mean.get(r), mean, 1e-5 + 1e-6 * std::abs(mean));
     EXPECT_NEAR(Rstd.get(r), rstd, 1e-5 * rstd);
     for (int64_t c = 0; c < N; ++c) {
       double want = (X.get(r * N + c) - mean) * rstd * W.get(c) + B.get(c);
@@ -181,8 +196,11 @@ TEST_P(LayerNormTutorial, MatchesDoubleReference) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Kernels, LayerNormTutorial,
-                         ::testing::Values(std::make_pair("layer_norm_fwd", 128),
-                                           std::make_pair("layer_norm_fwd_fused", 512)));
+                         ::testing::Values(LayerNormCase{"layer_norm_fwd", 128, false, 0},
+                                           LayerNormCase{"layer_norm_fwd_fused", 512, false, 0},
+                                           LayerNormCase{"layer_norm_fwd_fused", 512, true, 0},
+                                           LayerNormCase{"layer_norm_fwd_fused", 512, false, 300},
+                                           LayerNormCase{"layer_norm_fwd_fused", 512, true, 300}));
 
 TEST_F(TutorialTest, MatmulWithAndWithoutActivation) {
   for (std::string activation : {"", "leaky_relu"}) {
