@@ -14,10 +14,12 @@ bench/make_gpu_bundle.sh (one file per kernel, BLOCK_SIZE and num_warps) and
 launched here through CuPy. Every variant is timed and the fastest is
 reported, as Triton's best of the same num_warps is (softmax also tries
 persistent grids of 2, 4 and 8 programs per SM, since the tutorial's programs
-stride over rows). Hand-edited PTX in the bundle named
-softmax_N_wW.exp-NAME.ptx or layernorm_fused_N_wW.exp-NAME.ptx (a
-code-generation change tried before the compiler makes it) is timed and
-checked too, and reported apart, never as tk's figure. Each output is
+stride over rows). Hand-made PTX in the bundle named
+softmax_N_wW.exp-NAME.ptx, layernorm_fused_N_wW.exp-NAME.ptx or
+layernorm_rowsR_N_wW.exp-NAME.ptx (a code-generation change tried before the
+compiler makes it, e.g. bench/exp_ln_cache_hints.py, or a kernel of
+bench/exp_layernorm.tk) is timed and checked too, and reported apart, never as
+tk's figure. Each output is
 poisoned with NaN before the first launch and checked against torch in
 higher precision, so an unwritten element or a wrong index fails. Registers per
 thread are recorded for both: tk's from ptxas -v (the bundle's
