@@ -127,10 +127,8 @@ private:
   // the cast to fp16) and the stores are re-created in the mma layout, with
   // their other operands re-computed in it (offsets from make_range, splat,
   // expand_dims, broadcast, arithmetic; a bias load): the tile is stored
-  // straight from the accumulator registers — or, for a 16-bit tile whose
-  // store has wider runs per thread (fp16 C), converted once after the cast
-  // (convertForStore). Users that cannot follow keep the conversion; DCE
-  // erases what is left unused.
+  // straight from the accumulator registers. Users that cannot follow keep
+  // the conversion; DCE erases what is left unused.
   void epilogue(Operation *conv) {
     remat_.clear();
     const LayoutAttr *l = layoutOf(conv->operand(0));
@@ -142,8 +140,6 @@ private:
       if (!uses)
         continue;
       if (op->is(Opcode::Store) && op->operand(0)->type()->isTensor()) {
-        if (convertForStore(op, l))
-          continue;
         std::vector<Value *> ops;
         for (Value *v : op->operands())
           ops.push_back(inLayout(v, l, 0));
@@ -163,27 +159,6 @@ private:
           op->result()->type()->isTensor())
         inLayout(op->result(), l, 0);
     }
-  }
-
-  // A 16-bit tile stored with runs of 4 or more elements per thread (the
-  // fp16 C of a matmul in a coalesced layout): its value is computed in the
-  // mma layout `l` (the cast rounds the accumulator there) and converted once
-  // to the store's layout, so the store keeps its 8- or 16-byte vectors
-  // instead of the mma layout's 4-byte column pairs; pointers and mask stay.
-  bool convertForStore(Operation *store, const LayoutAttr *l) {
-    Value *v = store->operand(1);
-    const LayoutAttr *from = layoutOf(v);
-    auto *to = from ? dyn_cast<BlockedLayout>(from) : nullptr;
-    if (!to || v->type()->rank() != 2 || dtypeBytes(v->type()->dtype()) != 2 ||
-        to->order()[0] != 1 || to->sizePerThread()[1] < 4)
-      return false;
-    Value *m = inLayout(v, l, 0);
-    if (!m)
-      return false;
-    Builder b(ctx_);
-    b.setInsertionPoint(store);
-    store->setOperand(1, b.create(Opcode::ConvertLayout, store->loc(), {m}, {v->type()})->result());
-    return true;
   }
 
   // `v` computed in layout `l` (a distributed layout of v's rank),

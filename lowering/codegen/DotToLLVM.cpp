@@ -566,43 +566,6 @@ private:
 
 } // namespace
 
-// convert_layout of a 16-bit tile from an mma layout to a blocked one whose
-// threads hold runs along the columns (the matmul epilogue that
-// --accelerate-dot leaves for a store, so the store gets 16-byte vectors):
-// each thread writes its column pairs as 4-byte words into the scratch laid
-// out like a staged operand (rows of the tile, 16-byte chunks swizzled by
-// row: the 8 rows of one mma piece fall in 8 different bank groups), a
-// barrier, then each thread reads its runs of up to 8 elements as one
-// vector (a run stays inside one chunk, so the swizzle keeps it contiguous).
-// False, with nothing emitted, for other conversions.
-bool FunctionLowering::lowerMmaConvert(Operation &op) {
-  Value *in = op.operand(0), *res = op.result();
-  auto *to = dyn_cast<BlockedLayout>(layoutOf(res));
-  if (!isa<MmaLayout>(layoutOf(in)) || !to || in->type()->rank() != 2 ||
-      dtypeBytes(in->type()->dtype()) != 2 || to->order()[0] != 1)
-    return false;
-  SmemTile tile{smem_, in->type()->shape()[0], in->type()->shape()[1], 2};
-  tile.swizzle();
-  stageOperand(*this, in, tile, 0, false, kChunkBytes);
-  target_.barrier(b_);
-  ThreadMap map = threadMap(res);
-  int64_t run = std::min({map.dim(1).size, tile.vec(), map.dim(1).extent});
-  llvm::Type *elemTy = elementType(res->type());
-  llvm::Type *vecTy = llvm::FixedVectorType::get(elemTy, static_cast<unsigned>(run));
-  std::vector<std::vector<llvm::Value *>> coords = coordinates(res);
-  Regs out(static_cast<size_t>(map.numRegisters()));
-  for (int64_t r = 0; r < map.numRegisters(); ++r) {
-    if (map.registerIndex(r)[1] % run)
-      continue;
-    llvm::Value *v = b_.CreateAlignedLoad(vecTy, tile.address(b_, coords[r][0], coords[r][1]),
-                                          llvm::Align(run * 2));
-    for (int64_t i = 0; i < run; ++i)
-      out[r + i] = b_.CreateExtractElement(v, i);
-  }
-  set(res, std::move(out));
-  return true;
-}
-
 // async_copy ring, index, ptr [, mask] (see the header).
 static bool lowerAsyncCopy(FunctionLowering &fl, Operation &op) {
   llvm::IRBuilder<> &b = fl.builder();

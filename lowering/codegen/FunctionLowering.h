@@ -90,9 +90,8 @@ public:
   bool lowerReshapeTrans(Operation &op); // ShapeToLLVM.cpp
   bool lowerScan(Operation &op);         // ScanToLLVM.cpp
   bool lowerParallelScan(Operation &op);
-  bool lowerDebug(Operation &op);      // DebugToLLVM.cpp
-  bool lowerDot(Operation &op);        // DotToLLVM.cpp
-  bool lowerMmaConvert(Operation &op); // DotToLLVM.cpp: mma -> blocked, 16-bit; false if not
+  bool lowerDebug(Operation &op); // DebugToLLVM.cpp
+  bool lowerDot(Operation &op);   // DotToLLVM.cpp
 
   // --- helpers of the families above (ShapeToLLVM.cpp)
   /// Per register of tensor `v`, an i1 that is true on the one thread (and

@@ -305,8 +305,6 @@ bool FunctionLowering::lowerConvertLayout(Operation &op) {
     set(res, get(in));
     return true;
   }
-  if (lowerMmaConvert(op))
-    return true;
   llvm::Type *storage = elementType(in->type());
   bool isBool = storage->isIntegerTy(1);
   if (isBool)
