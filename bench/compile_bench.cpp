@@ -2,8 +2,8 @@
 // (--load, on a GPU machine) from source to a loaded module.
 //
 //   build/bin/compile_bench [--ptxas] [--json FILE] [--repeat N]
-//   build/bin/compile_bench --load [--compilers] [--jit-level N] [--baseline-ptx DIR]
-//                           [--json FILE] [--repeat N]
+//   build/bin/compile_bench --load [--compilers] [--forced] [--jit-level N]
+//                           [--baseline-ptx DIR] [--json FILE] [--repeat N]
 //
 // Stages (both modes; medians and minima in milliseconds, N compiles in one
 // warm process): the front end (lex, parse, checks), AST -> IR with
@@ -36,10 +36,11 @@
 //            the emitted PTX is measured within one run.
 // Then "warm_disk": fresh processes whose $TK_CACHE_DIR holds the entries
 // (the time of GpuKernel::compile; cuInit not counted). --compilers adds the
-// PTX compiler comparison (the driver at its default level and level 1,
-// nvJitLink, ptxas: time, registers, kernel time, output) and the cold loop
-// with each compiler forced. JSON with --json. Without a GPU it says so and
-// exits 0.
+// PTX compiler comparison on this build's PTX (the driver at tk's default
+// level 2, marked *, and at 4, 3, 1, nvJitLink, ptxas; 7 interleaved rounds:
+// time, registers, spills, kernel time, output against the driver's);
+// --forced the cold loop with each compiler forced (TK_PTX_COMPILER). JSON
+// with --json. Without a GPU it says so and exits 0.
 //
 // Not a test: nothing here runs under ctest.
 #include "driver/CompileCache.h"
@@ -531,8 +532,10 @@ std::string compareCompilers(CudaDriver &cuda, const Case &c, const std::string 
     const char *compiler;
     int level;
   };
-  const Variant kVariants[] = {{"driver", -1}, {"driver", 1}, {"nvjitlink", -1}, {"ptxas", -1}};
-  constexpr int kNum = 4;
+  // -1: tk's default level (kDefaultJitLevel); 4 is the driver's own default.
+  const Variant kVariants[] = {{"driver", -1}, {"driver", 4},     {"driver", 3},
+                               {"driver", 1},  {"nvjitlink", -1}, {"ptxas", -1}};
+  constexpr int kNum = 6;
   std::vector<double> times[kNum];
   std::string cubins[kNum], failures[kNum];
   for (int r = 0; r < 7; ++r)
@@ -548,8 +551,11 @@ std::string compareCompilers(CudaDriver &cuda, const Case &c, const std::string 
   std::vector<float> reference;
   std::string out;
   for (int v = 0; v < kNum; ++v) {
-    std::string entry = fmt::format("{{\"compiler\": \"{}\", \"level\": {}", kVariants[v].compiler,
-                                    kVariants[v].level);
+    JitOptions asked;
+    asked.optimizationLevel = kVariants[v].level;
+    std::string entry =
+        fmt::format("{{\"compiler\": \"{}\", \"level\": {}, \"effective_level\": {}",
+                    kVariants[v].compiler, kVariants[v].level, jitLevel(asked));
     KernelResources res;
     KernelTime t;
     std::string why = failures[v];
@@ -703,7 +709,7 @@ std::string loadRun(const Case &c, int repeat, const std::string &baseline, bool
   return out + "}";
 }
 
-// The cold loop alone with `compiler` forced (--compilers).
+// The cold loop alone with `compiler` forced (--forced).
 std::string forcedRun(const Case &c, int repeat, const std::string &compiler) {
   setenv("TK_CACHE_DIR", "", 1);
   setenv("TK_PTX_COMPILER", compiler.c_str(), 1);
@@ -743,7 +749,7 @@ std::string readFile(const std::string &path) {
 }
 
 int loadBench(const std::string &jsonPath, int repeat, const std::string &baselineDir,
-              bool compilers) {
+              bool compilers, bool forcedLoops) {
   // Before anything loads the driver: its own JIT cache off.
   setenv("CUDA_CACHE_DISABLE", "1", 1);
   std::string probe = inChild([] {
@@ -772,7 +778,7 @@ int loadBench(const std::string &jsonPath, int repeat, const std::string &baseli
     std::string baseline = baselineDir.empty() ? "" : readFile(baselineDir + "/" + c.name + ".ptx");
     std::string run = inChild([&] { return loadRun(c, repeat, baseline, compilers); });
     std::string forced;
-    if (compilers)
+    if (forcedLoops)
       for (const char *compiler : {"driver", "nvjitlink", "ptxas"}) {
         std::string f = inChild([&] { return forcedRun(c, repeat, compiler); });
         forced += fmt::format("{}\"{}\": {}", forced.empty() ? "" : ", ", compiler, f);
@@ -812,6 +818,17 @@ int loadBench(const std::string &jsonPath, int repeat, const std::string &baseli
                   "us; max diff %.3g\n",
                   field(b, "jit_ms"), field(b, "us"), field(t, "jit_ms"), field(t, "us"),
                   field(b, "max_diff"));
+    }
+    for (size_t at = run.find("{\"compiler\": "); at != std::string::npos;
+         at = run.find("{\"compiler\": ", at + 1)) {
+      std::string v = run.substr(at, run.find("{\"compiler\": ", at + 1) - at);
+      size_t name = v.find(": \"") + 3;
+      std::printf("  %-9s level %d%s: JIT %7.2f ms, kernel %8.2f us, %3d registers, %3d spill "
+                  "bytes, max diff %.3g\n",
+                  v.substr(name, v.find('"', name) - name).c_str(),
+                  int(field(v, "effective_level")), field(v, "level") < 0 ? "*" : " ",
+                  field(v, "jit_ms"), field(v, "us"), int(field(v, "registers")),
+                  int(field(v, "spill_bytes")), field(v, "max_diff_vs_driver"));
     }
     if (run.find("\"error\"") != std::string::npos)
       std::printf("  %s\n", run.c_str());
@@ -923,7 +940,7 @@ int stageBench(const std::string &jsonPath, int repeat, bool ptxas) {
 int main(int argc, char **argv) {
   std::string jsonPath, baselineDir;
   int repeat = 0;
-  bool load = false, compilers = false, ptxas = false;
+  bool load = false, compilers = false, forcedLoops = false, ptxas = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--json" && i + 1 < argc)
@@ -934,6 +951,8 @@ int main(int argc, char **argv) {
       load = true;
     else if (a == "--compilers")
       compilers = true;
+    else if (a == "--forced")
+      forcedLoops = true;
     else if (a == "--ptxas")
       ptxas = true;
     else if (a == "--jit-level" && i + 1 < argc)
@@ -941,12 +960,13 @@ int main(int argc, char **argv) {
     else if (a == "--baseline-ptx" && i + 1 < argc)
       baselineDir = argv[++i];
     else {
-      std::fprintf(stderr, "usage: compile_bench [--ptxas | --load [--compilers] [--jit-level N] "
-                           "[--baseline-ptx DIR]] [--json FILE] [--repeat N]\n");
+      std::fprintf(
+          stderr, "usage: compile_bench [--ptxas | --load [--compilers] [--forced] [--jit-level N] "
+                  "[--baseline-ptx DIR]] [--json FILE] [--repeat N]\n");
       return 2;
     }
   }
   if (load)
-    return loadBench(jsonPath, repeat ? repeat : 9, baselineDir, compilers);
+    return loadBench(jsonPath, repeat ? repeat : 9, baselineDir, compilers, forcedLoops);
   return stageBench(jsonPath, repeat ? repeat : 50, ptxas);
 }

@@ -39,9 +39,9 @@ echo "== $(nproc) CPU cores; bundle $(cat "$B/COMMIT"); $(nvidia-smi --query-gpu
 cd "$B"
 base=()
 ls ptx-before/softmax-*.ptx >/dev/null 2>&1 && base=(--baseline-ptx ptx-before)
-timeout 240 ./compile_bench --load --repeat 9 "${base[@]}" --json "$OUT/compile-load.json"
+timeout 110 ./compile_bench --load --compilers --repeat 9 "${base[@]}" --json "$OUT/compile-load.json"
 echo "== gpu_tests"
-timeout 120 ./gpu_tests --tutorials tutorials 2>&1 | tail -25
+timeout 40 ./gpu_tests --tutorials tutorials 2>&1 | tail -25
 RUN
 chmod +x "$B/run.sh"
 ls -la "$B"

@@ -86,9 +86,9 @@ std::vector<Symbol> symbolTable(CudaFunctions &f) {
 constexpr size_t kJitLogBytes = 16384;
 
 // The JIT options every load and link passes: both log buffers (a failure is
-// useless to the user without the error log) and, when asked for, an
-// optimisation level. The arrays point into this object, which must outlive
-// the driver call.
+// useless to the user without the error log) and the optimisation level
+// (jitLevel: tk's default 2 unless asked otherwise). The arrays point into this object, which must
+// outlive the driver call.
 struct JitLogs {
   std::vector<char> info = std::vector<char>(kJitLogBytes, '\0');
   std::vector<char> error = std::vector<char>(kJitLogBytes, '\0');
@@ -105,11 +105,9 @@ struct JitLogs {
     values[2] = error.data();
     options[3] = kJitErrorLogBufferSize;
     values[3] = reinterpret_cast<void *>(kJitLogBytes - 1);
-    if (jit.optimizationLevel >= 0) {
-      options[4] = kJitOptimizationLevel;
-      values[4] = reinterpret_cast<void *>(uintptr_t(jit.optimizationLevel));
-      count = 5;
-    }
+    options[4] = kJitOptimizationLevel;
+    values[4] = reinterpret_cast<void *>(uintptr_t(jitLevel(jit)));
+    count = 5;
   }
   // "<what> failed: <error>", then the logs that have something in them.
   std::string describe(const std::string &failure) const {

@@ -338,9 +338,9 @@ bool ptxToCubinWith(const std::string &compiler, CudaDriver &driver, const std::
     return driver.linkToCubin(ptx, cubin, error, jit);
   std::string arch = cubinArch(ptx, driver.computeCapability());
   if (compiler == "nvjitlink")
-    return linkWithNvJitLink(ptx, arch, jit.optimizationLevel, cubin, error);
+    return linkWithNvJitLink(ptx, arch, jitLevel(jit), cubin, error);
   if (compiler == "ptxas")
-    return assembleWithPtxas(ptx, arch, cubin, error, jit.optimizationLevel);
+    return assembleWithPtxas(ptx, arch, cubin, error, jitLevel(jit));
   error = fmt::format("unknown PTX compiler '{}'", compiler);
   return false;
 }
