@@ -590,6 +590,27 @@ Val lowerBuiltin(Lowerer &L, const BuiltinInfo &info, Args &args, SourceLoc loc)
     // agrees for the non-negative sizes cdiv is meant for.
     return L.binary(BinaryOp::FloorDiv, minus, d, loc);
   }
+  case BuiltinId::PointerType: {
+    // A dtype: `tk.load(table + g).to(tk.pointer_type(tk.float16))` turns an
+    // address loaded as an integer into a pointer (IntToPtr), as Triton's
+    // grouped GEMM tutorial does with its tables of tensors.
+    Val e = args.get("element_ty");
+    if (e.kind != Val::Kind::DType || e.type->isPointer())
+      return L.fail(args.loc("element_ty"),
+                    fmt::format("tk.pointer_type needs a scalar dtype, got {}", describe(e)));
+    if (args.has("address_space")) {
+      std::optional<int64_t> as =
+          constInt(L, args.get("address_space"), args.loc("address_space"), "address_space");
+      if (!as)
+        return Val::error();
+      if (*as != 1)
+        return L.fail(args.loc("address_space"),
+                      fmt::format("tk.pointer_type: only global pointers (address_space=1), "
+                                  "got {}",
+                                  *as));
+    }
+    return Val::ofType(ctx_.pointer(e.type));
+  }
   case BuiltinId::Softmax: {
     // Triton's: exp(x - max) / sum along dim (0 when None). The max and the
     // sum keep their dimension whatever keep_dims says, so a row softmax of
@@ -636,6 +657,64 @@ Val lowerBuiltin(Lowerer &L, const BuiltinInfo &info, Args &args, SourceLoc loc)
     if (!hi.isDyn())
       return Val::error();
     return Val::dyn(L.castTo(hi.v, elem, loc));
+  }
+  case BuiltinId::Flip: {
+    // Reversing an axis of 2^s elements reverses the s bits of the index: the
+    // axis is split into s axes of 2 and each is swapped, picking each half
+    // by a sum over the axis with the other half zeroed. The sums run on the
+    // integer bits (floats through a same-width bitcast), so they are exact.
+    Value *x = B.tensor("x");
+    if (!x)
+      return Val::error();
+    if (!x->type()->isTensor() || x->type()->isPointerLike())
+      return L.fail(loc, fmt::format("tk.flip needs a numeric tensor, got {}", typeStr(x)));
+    unsigned rank = x->type()->rank();
+    Val d = args.get("dim");
+    std::optional<int64_t> a = constInt(
+        L, d.kind == Val::Kind::None ? Val::ofInt(int64_t(rank) - 1) : d, args.loc("dim"), "dim");
+    std::optional<int> axis = a ? axisFor(L, *a, rank, loc, x->type()) : std::nullopt;
+    if (!axis)
+      return Val::error();
+    std::vector<int64_t> shape = x->type()->shape();
+    int bits = 0;
+    while ((int64_t(1) << bits) < shape[*axis])
+      ++bits;
+    if (bits == 0)
+      return Val::dyn(x);
+    Type *elem = x->type()->elementType();
+    DType dt = x->type()->dtype();
+    Type *word = dt == DType::I1 ? ctx_.scalar(DType::I8)
+                 : isFloat(dt)   ? ctx_.scalar(dtypeBits(dt) == 16   ? DType::I16
+                                               : dtypeBits(dt) == 32 ? DType::I32
+                                                                     : DType::I64)
+                                 : elem;
+    Value *y = L.castTo(x, word, loc, /*bitcast=*/isFloat(dt));
+    if (!y)
+      return Val::error();
+    std::vector<int64_t> split(shape.begin(), shape.begin() + *axis);
+    split.insert(split.end(), size_t(bits), 2);
+    split.insert(split.end(), shape.begin() + *axis + 1, shape.end());
+    y = b.reshape(loc, y, split);
+    Value *zero = L.broadcastTo(b.constantInt(loc, 0, word), split, loc);
+    for (int j = 0; j < bits; ++j) {
+      int at = *axis + j;
+      std::vector<int64_t> laneShape(split.size(), 1);
+      laneShape[at] = 2;
+      Value *lane = b.reshape(loc, b.makeRange(loc, 0, 2), laneShape);
+      Val low = L.binary(BinaryOp::Sub, Val::ofInt(1), Val::dyn(lane), loc);
+      if (!low.isDyn())
+        return Val::error();
+      Value *isLow = L.broadcastTo(L.castTo(low.v, ctx_.i1(), loc), split, loc);
+      auto half = [&](bool wantLow) {
+        Value *kept = wantLow ? b.select(loc, isLow, y, zero) : b.select(loc, isLow, zero, y);
+        Value *r = b.reduce(loc, kept, at, "sum");
+        r = r->type()->isTensor() ? b.expandDims(loc, r, at) : b.splat(loc, r, {1});
+        return L.broadcastTo(r, split, loc);
+      };
+      y = b.select(loc, isLow, half(false), half(true));
+    }
+    y = b.reshape(loc, y, shape);
+    return Val::dyn(dt == DType::I1 ? L.castTo(y, elem, loc) : L.castTo(y, elem, loc, isFloat(dt)));
   }
   case BuiltinId::Join:
   case BuiltinId::Cat: {

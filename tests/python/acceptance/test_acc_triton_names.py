@@ -4,6 +4,10 @@ tl.join, tl.cat, tl.debug_barrier, tl.assume, early exits
 (`if pid >= n: return`), and the errors that remain (a return inside a
 loop)."""
 
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -130,3 +134,47 @@ def test_return_inside_a_loop_is_still_a_clear_error():
     with pytest.raises(tk.CompilationError) as e:
         return_in_loop[(1,)](x, 4)
     assert "'return' inside a dynamic if, for or while" in str(e.value), str(e.value)
+
+
+@tl.jit
+def flip_kernel(x_ptr, i_ptr, out_ptr, iout_ptr, M: tl.constexpr, N: tl.constexpr):
+    r = tl.arange(0, M)[:, None]
+    c = tl.arange(0, N)[None, :]
+    x = tl.load(x_ptr + r * N + c)                        # fp16 [M, N]
+    tl.store(out_ptr + r * N + c, tl.flip(x))             # the last dimension
+    tl.store(out_ptr + M * N + r * N + c, tl.flip(x, 0))
+    v = tl.load(i_ptr + tl.arange(0, N))                  # i32 [N]
+    tl.store(iout_ptr + tl.arange(0, N), tl.flip(v, 0))
+    tl.store(iout_ptr + N + tl.arange(0, 2), tl.flip(tl.arange(0, 2)))
+
+
+def test_flip(backend):
+    if backend.gpu:
+        # in a process of its own (new on the GPU when written): a fault
+        # would poison this process's CUDA context for every later GPU test
+        run_in_child("flip_checks")
+    else:
+        flip_checks(backend)
+
+
+def run_in_child(name):
+    env = dict(os.environ)
+    env.pop("TK_INTERPRET", None)
+    code = f"import test_acc_triton_names as t, acc_common as c; t.{name}(c.Backend('gpu', 5))"
+    r = subprocess.run([sys.executable, "-c", code + "; print('ok')"],
+                       cwd=os.path.dirname(__file__), env=env, capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 0 and r.stdout.strip().endswith("ok"), (r.stdout[-2000:] +
+                                                                   r.stderr[-3000:])
+
+
+def flip_checks(backend):
+    M, N = 8, 64
+    x, x64 = backend.rand((M, N), "fp16")
+    v, v64 = backend.rand(N, "i32", -10**9, 10**9)
+    out, iout = backend.empty(2 * M * N, "fp16"), backend.empty(N + 2, "i32")
+    flip_kernel[(1,)](x, v, out, iout, M=M, N=N)
+    got = backend.get(out)
+    check(got[:M * N].reshape(M, N), x64[:, ::-1], what="flip last")
+    check(got[M * N:].reshape(M, N), x64[::-1, :], what="flip dim 0")
+    check(backend.get(iout), np.concatenate([v64[::-1], [1, 0]]), what="flip i32")

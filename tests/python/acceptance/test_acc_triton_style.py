@@ -7,6 +7,9 @@ interpreter (CI) and on the GPU (marked gpu) and is checked against numpy in
 float64 on the same inputs. Written for tk, not copied from Triton."""
 
 import math
+import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -637,3 +640,117 @@ def test_tl_math_name_tk_lacks_is_a_clear_error():
     with pytest.raises(tk.CompilationError) as e:
         math_missing_kernel[(1,)](x, BLOCK=16)
     assert "tk.math is not supported yet" in str(e.value), str(e.value)
+
+
+# ---------------------------------------------------------------------------
+# the grouped GEMM as Triton's tutorial writes it: a table of raw addresses
+# (int64) cast to pointers with tl.pointer_type. GPU only: the interpreter's
+# pointers are its own, so an address from the host is out of bounds there.
+
+
+@tl.jit
+def grouped_matmul_ptr_table(group_a_ptrs, group_b_ptrs, group_c_ptrs, group_gemm_sizes,
+                             g_lds, group_size, NUM_SM: tl.constexpr,
+                             BLOCK_SIZE_M: tl.constexpr, BLOCK_SIZE_N: tl.constexpr,
+                             BLOCK_SIZE_K: tl.constexpr):
+    tile_idx = tl.program_id(0)
+    last_problem_end = 0
+    for g in range(group_size):
+        gm = tl.load(group_gemm_sizes + g * 3)
+        gn = tl.load(group_gemm_sizes + g * 3 + 1)
+        gk = tl.load(group_gemm_sizes + g * 3 + 2)
+        num_m_tiles = tl.cdiv(gm, BLOCK_SIZE_M)
+        num_n_tiles = tl.cdiv(gn, BLOCK_SIZE_N)
+        num_tiles = num_m_tiles * num_n_tiles
+        while (tile_idx >= last_problem_end and tile_idx < last_problem_end + num_tiles):
+            k = gk
+            lda = tl.load(g_lds + g * 3)
+            ldb = tl.load(g_lds + g * 3 + 1)
+            ldc = tl.load(g_lds + g * 3 + 2)
+            a_ptr = tl.load(group_a_ptrs + g).to(tl.pointer_type(tl.float16))
+            b_ptr = tl.load(group_b_ptrs + g).to(tl.pointer_type(tl.float16))
+            c_ptr = tl.load(group_c_ptrs + g).to(tl.pointer_type(tl.float16))
+            tile_idx_in_gemm = tile_idx - last_problem_end
+            tile_m_idx = tile_idx_in_gemm // num_n_tiles
+            tile_n_idx = tile_idx_in_gemm % num_n_tiles
+            offs_am = tile_m_idx * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M)
+            offs_bn = tile_n_idx * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N)
+            offs_k = tl.arange(0, BLOCK_SIZE_K)
+            a_ptrs = a_ptr + offs_am[:, None] * lda + offs_k[None, :]
+            b_ptrs = b_ptr + offs_k[:, None] * ldb + offs_bn[None, :]
+            accumulator = tl.zeros((BLOCK_SIZE_M, BLOCK_SIZE_N), dtype=tl.float32)
+            for kk in range(0, tl.cdiv(k, BLOCK_SIZE_K)):
+                left = k - kk * BLOCK_SIZE_K
+                a = tl.load(a_ptrs, mask=(offs_am[:, None] < gm) & (offs_k[None, :] < left),
+                            other=0.0)
+                b = tl.load(b_ptrs, mask=(offs_k[:, None] < left) & (offs_bn[None, :] < gn),
+                            other=0.0)
+                accumulator += tl.dot(a, b)
+                a_ptrs += BLOCK_SIZE_K
+                b_ptrs += BLOCK_SIZE_K * ldb
+            c = accumulator.to(tl.float16)
+            offs_cm = tile_m_idx * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M)
+            offs_cn = tile_n_idx * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N)
+            c_ptrs = c_ptr + ldc * offs_cm[:, None] + offs_cn[None, :]
+            tl.store(c_ptrs, c, mask=(offs_cm[:, None] < gm) & (offs_cn[None, :] < gn))
+            tile_idx += NUM_SM
+        last_problem_end = last_problem_end + num_tiles
+
+
+@pytest.mark.gpu
+def test_grouped_gemm_pointer_table():
+    # In a process of its own (new on the GPU at the time of writing): a
+    # kernel that faults poisons its process's CUDA context, and with it
+    # every later GPU test of this run.
+    env = dict(os.environ)
+    env.pop("TK_INTERPRET", None)
+    code = ("import test_acc_triton_style as t; t.grouped_gemm_pointer_table_on_the_gpu(); "
+            "print('ok')")
+    r = subprocess.run([sys.executable, "-c", code], cwd=os.path.dirname(__file__), env=env,
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and r.stdout.strip().endswith("ok"), (r.stdout[-2000:] +
+                                                                   r.stderr[-3000:])
+
+
+def grouped_gemm_pointer_table_on_the_gpu():
+    import torch
+
+    torch.manual_seed(8)
+    problems = [(300, 200, 150), (64, 64, 64), (129, 77, 250), (1024, 512, 256)]
+    A = [torch.rand((m, k), device="cuda", dtype=torch.float16) - 0.5 for m, n, k in problems]
+    B = [torch.rand((k, n), device="cuda", dtype=torch.float16) - 0.5 for m, n, k in problems]
+    C = [torch.full((m, n), float("nan"), device="cuda", dtype=torch.float16)
+         for m, n, k in problems]
+    d_a = torch.tensor([a.data_ptr() for a in A], device="cuda")
+    d_b = torch.tensor([b.data_ptr() for b in B], device="cuda")
+    d_c = torch.tensor([c.data_ptr() for c in C], device="cuda")
+    sizes = torch.tensor([x for p in problems for x in (p[0], p[1], p[2])], dtype=torch.int32,
+                         device="cuda")
+    lds = torch.tensor([x for a, b, c in zip(A, B, C)
+                        for x in (a.stride(0), b.stride(0), c.stride(0))], dtype=torch.int32,
+                       device="cuda")
+    grouped_matmul_ptr_table[(132,)](d_a, d_b, d_c, sizes, lds, len(problems), NUM_SM=132,
+                                     BLOCK_SIZE_M=128, BLOCK_SIZE_N=128, BLOCK_SIZE_K=32)
+    for a, b, c in zip(A, B, C):
+        check_norm(c.double().cpu().numpy(), (a.double() @ b.double()).cpu().numpy(), 2e-3,
+                   what=f"pointer-table gemm {tuple(c.shape)}")
+
+
+@tl.jit
+def load_through_address(table_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    p = tl.load(table_ptr).to(tl.pointer_type(tl.float32))
+    tl.store(out_ptr + offs, tl.load(p + offs))
+
+
+def test_pointer_type_compiles_and_interpreter_rejects_foreign_addresses():
+    x = np.arange(16, dtype=np.float32)
+    table = np.array([x.ctypes.data], dtype=np.int64)
+    out = np.zeros(16, np.float32)
+    # the IR casts the loaded i64 to a pointer
+    k = load_through_address.warmup(table, out, BLOCK=16)
+    assert "inttoptr" in k.asm["ir"], k.asm["ir"]
+    # a host address is not memory the interpreter handed out: a clear
+    # error, not a crash
+    with pytest.raises(tk.InterpreterError):
+        load_through_address[(1,)](table, out, BLOCK=16)
