@@ -19,6 +19,8 @@ on the interpreter (on host copies) for GPU-vs-interpreter comparisons.
 """
 
 import os
+import subprocess
+import sys
 import zlib
 
 import numpy as np
@@ -160,3 +162,18 @@ def check_norm(got, want, rel, what=""):
     scale = np.abs(want).max()
     err = np.abs(got - want).max()
     assert err <= rel * scale, f"{what}: max error {err:.3g} > {rel} * max |want| {scale:.3g}"
+
+
+def run_in_child(module, function):
+    """Runs `module.function(Backend("gpu", 5))` in a process of its own and
+    fails with its output unless it prints "ok": for GPU cases not yet seen
+    on a GPU, since a kernel that faults poisons its process's CUDA context
+    and with it every later GPU test of the run."""
+    env = dict(os.environ)
+    env.pop("TK_INTERPRET", None)
+    code = (f"import {module} as m, acc_common as c; m.{function}(c.Backend('gpu', 5)); "
+            "print('ok')")
+    r = subprocess.run([sys.executable, "-c", code], cwd=os.path.dirname(__file__), env=env,
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and r.stdout.strip().endswith("ok"), (r.stdout[-2000:] +
+                                                                   r.stderr[-3000:])

@@ -4,16 +4,12 @@ tl.join, tl.cat, tl.debug_barrier, tl.assume, early exits
 (`if pid >= n: return`), and the errors that remain (a return inside a
 loop)."""
 
-import os
-import subprocess
-import sys
-
 import numpy as np
 import pytest
 
 import tk
 import tk as tl
-from acc_common import backend, check  # noqa: F401  (backend is a fixture)
+from acc_common import backend, check, run_in_child  # noqa: F401  (backend is a fixture)
 
 
 @tl.jit
@@ -152,20 +148,9 @@ def test_flip(backend):
     if backend.gpu:
         # in a process of its own (new on the GPU when written): a fault
         # would poison this process's CUDA context for every later GPU test
-        run_in_child("flip_checks")
+        run_in_child("test_acc_triton_names", "flip_checks")
     else:
         flip_checks(backend)
-
-
-def run_in_child(name):
-    env = dict(os.environ)
-    env.pop("TK_INTERPRET", None)
-    code = f"import test_acc_triton_names as t, acc_common as c; t.{name}(c.Backend('gpu', 5))"
-    r = subprocess.run([sys.executable, "-c", code + "; print('ok')"],
-                       cwd=os.path.dirname(__file__), env=env, capture_output=True, text=True,
-                       timeout=120)
-    assert r.returncode == 0 and r.stdout.strip().endswith("ok"), (r.stdout[-2000:] +
-                                                                   r.stderr[-3000:])
 
 
 def flip_checks(backend):

@@ -7,16 +7,13 @@ interpreter (CI) and on the GPU (marked gpu) and is checked against numpy in
 float64 on the same inputs. Written for tk, not copied from Triton."""
 
 import math
-import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 
 import tk
 import tk as tl
-from acc_common import backend, check, check_norm  # noqa: F401  (backend is a fixture)
+from acc_common import backend, check, check_norm, run_in_child  # noqa: F401
 
 # ---------------------------------------------------------------------------
 # vector add
@@ -699,20 +696,10 @@ def grouped_matmul_ptr_table(group_a_ptrs, group_b_ptrs, group_c_ptrs, group_gem
 
 @pytest.mark.gpu
 def test_grouped_gemm_pointer_table():
-    # In a process of its own (new on the GPU at the time of writing): a
-    # kernel that faults poisons its process's CUDA context, and with it
-    # every later GPU test of this run.
-    env = dict(os.environ)
-    env.pop("TK_INTERPRET", None)
-    code = ("import test_acc_triton_style as t; t.grouped_gemm_pointer_table_on_the_gpu(); "
-            "print('ok')")
-    r = subprocess.run([sys.executable, "-c", code], cwd=os.path.dirname(__file__), env=env,
-                       capture_output=True, text=True, timeout=120)
-    assert r.returncode == 0 and r.stdout.strip().endswith("ok"), (r.stdout[-2000:] +
-                                                                   r.stderr[-3000:])
+    run_in_child("test_acc_triton_style", "grouped_gemm_pointer_table_on_the_gpu")
 
 
-def grouped_gemm_pointer_table_on_the_gpu():
+def grouped_gemm_pointer_table_on_the_gpu(backend):
     import torch
 
     torch.manual_seed(8)
