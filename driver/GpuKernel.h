@@ -42,6 +42,7 @@
 #include "driver/CudaDriver.h"
 #include "ir/Specialize.h"
 #include "tk/Device.h"
+#include "tk/Kernel.h"
 
 #include <array>
 #include <cstdint>
@@ -55,21 +56,14 @@ namespace tk {
 
 /// One launch argument.
 struct GpuArg {
-  enum class Kind : uint8_t { Pointer, I1, I8, I16, I32, I64, F16, BF16, F32, F64 };
+  // The public API's kinds: Pointer, I1, I8, I16, I32, I64, F16, BF16,
+  // F32, F64.
+  using Kind = Arg::Kind;
   // The value comes first: launch() hands the driver its address, and the
   // driver copies as many bytes as the parameter has (1 for i1/i8, 2 for
-  // i16/fp16/bf16, ...) from the start of the union (little-endian).
-  union {
-    CUdeviceptr pointer;
-    uint8_t i1;
-    int8_t i8;
-    int16_t i16;
-    int32_t i32;
-    int64_t i64;
-    uint16_t bits16; // fp16 and bf16 patterns
-    float f32;
-    double f64;
-  } value;
+  // i16/fp16/bf16, ...) from the start of the union (little-endian). The
+  // public tk::Arg (include/tk/Kernel.h) has the same union.
+  Arg::Value value;
   Kind kind;
 
   static GpuArg ptr(CUdeviceptr p) {

@@ -19,11 +19,6 @@
 
 namespace tk::detail {
 
-static_assert(int(Arg::Kind::F64) == int(GpuArg::Kind::F64) &&
-                  int(Arg::Kind::I32) == int(GpuArg::Kind::I32) &&
-                  int(Arg::Kind::BF16) == int(GpuArg::Kind::BF16),
-              "tk::Arg::Kind mirrors GpuArg::Kind");
-
 bool frontEndBindings(const std::string &source, const std::string &fileName,
                       const GpuCompileOptions &opts, std::vector<ParamBinding> &out,
                       std::string &error) {

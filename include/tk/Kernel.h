@@ -101,8 +101,9 @@ struct Arg {
   /// The scalar kinds of tk's types; the same order as the driver's.
   enum class Kind : uint8_t { Pointer, I1, I8, I16, I32, I64, F16, BF16, F32, F64 };
   // The value comes first: a launch hands the driver its address, and the
-  // driver reads as many bytes as the parameter has (little-endian).
-  union {
+  // driver reads as many bytes as the parameter has (little-endian). The
+  // driver layer's GpuArg keeps its value in the same union.
+  union Value {
     uint64_t pointer;
     uint8_t i1;
     int8_t i8;
