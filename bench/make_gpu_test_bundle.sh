@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Gathers tk's GPU tests into one git-ignored folder for the GPU machine
 # (gpu-bundle*/ is in .gitignore; the device tool carries it): libtk.so,
-# gpu_tests (tutorials and hand-written kernels) and gpu_difftest (the
-# randomized GPU-vs-interpreter test of every op and dtype), stripped, plus
-# run.sh, which runs both there and leaves gtest JSON and logs in one folder,
-# and COMMIT (the commit and whether the tree had local changes).
+# gpu_tests (tutorials, hand-written kernels, the public C++ API's scalar
+# kinds and launch-time specialisation), gpu_difftest (the randomized
+# GPU-vs-interpreter test of every op and dtype), autotuner_tests and tutorial
+# 05 (autotuning and launching from host C++), stripped, plus run.sh, which
+# runs them there and leaves gtest JSON and logs in one folder, and COMMIT
+# (the commit and whether the tree had local changes).
 #
-#   ninja -C build libtk.so gpu_tests gpu_difftest       # Release, here
+#   ninja -C build libtk.so gpu_tests gpu_difftest autotuner_tests 05-host-autotune  # Release, here
 #   bash bench/make_gpu_test_bundle.sh [build-dir [out-dir]]   # defaults: build gpu-bundle-tests
 #   # on the GPU machine, from the repository root:
 #   bash gpu-bundle-tests/run.sh "$OUT"
@@ -17,9 +19,11 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 build="${1:-build}"
 bundle="${2:-gpu-bundle-tests}"
 mkdir -p "$bundle"
-for f in libtk.so tests/gpu/gpu_tests tests/gpu/gpu_difftest; do
+for f in libtk.so tests/gpu/gpu_tests tests/gpu/gpu_difftest tests/unit/driver/autotuner_tests \
+         tutorials/05-host-autotune; do
   if [ ! -f "$build/$f" ]; then
-    echo "missing $build/$f: build it first (ninja -C $build libtk.so gpu_tests gpu_difftest)" >&2
+    echo "missing $build/$f: build it first (ninja -C $build libtk.so gpu_tests gpu_difftest" \
+      "autotuner_tests 05-host-autotune)" >&2
     exit 1
   fi
   cp "$build/$f" "$bundle/"
@@ -61,8 +65,22 @@ seq 0 15 | xargs -P 4 -I{} bash -c 'shard {}' || status=1
 for i in $(seq 0 15); do
   cat "$out/gpu_difftest-shard$i.log" 2>/dev/null
 done >"$out/gpu_difftest.log"
+# The public C++ API: the autotuner's tests, then tutorial 05 twice on one
+# fresh cache (1: tunes every key; 2: a second process, from the disk cache).
+# The cache lives outside $out (only a few files come back).
+"$here/autotuner_tests" >"$out/autotuner_tests.log" 2>&1 || status=1
+cache=$(mktemp -d)
+for run in 1 2; do
+  echo "== tutorial 05, run $run"
+  TK_CACHE_DIR="$cache" TK_PRINT_AUTOTUNING=1 timeout 300 "$here/05-host-autotune" \
+    --tutorials "$here/../tutorials" 2>&1 || { echo "exit $?"; status=1; }
+done >"$out/05-host-autotune.log"
+rm -rf "$cache"
 tail -n 3 "$out/gpu_tests.log"
+grep -E '^\[  FAILED  \] [A-Za-z]' "$out/gpu_tests.log" | sort -u
 grep -h -E '^\[  (PASSED|FAILED|SKIPPED) +\] [0-9]+ test' "$out"/gpu_difftest-shard*.log | sort | uniq -c
+echo "autotuner_tests: $(grep -E '^\[  (PASSED|FAILED) +\] [0-9]+ test' "$out/autotuner_tests.log" | tr '\n' ' ')"
+grep -E '^== |^matmul|^softmax|launch overhead|all results match|MISMATCH|skipped|FAILED|error|exit' "$out/05-host-autotune.log"
 exit $status
 EOF
 chmod +x "$bundle/run.sh"
