@@ -7,11 +7,13 @@
 # gpu-bundle-compiletime/ptx-before/ (softmax-<BLOCK>.ptx, made by an older
 # tkc with bench/make_gpu_bundle.sh's flags) are kept and become
 # compile_bench's --baseline-ptx: the driver's JIT time and the kernel of
-# that PTX beside this build's, in the same run.
+# that PTX beside this build's, in the same run. run.sh also compares the
+# JIT levels and PTX compilers (--compilers) and runs gpu_tests; about 70 s
+# on the H200 (bench/results/compile-load-2026-11-30-3.md).
 #
-#   bash bench/make_compile_bundle.sh [BUILD_DIR]          # default build
+#   ninja -C build-drv compile_bench gpu_tests && bash bench/make_compile_bundle.sh build-drv
 #   run(command="bash gpu-bundle-compiletime/run.sh", carry=["gpu-bundle-compiletime"],
-#       timeout_s=300)
+#       timeout_s=200)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${1:-build}
