@@ -67,9 +67,16 @@ bool FunctionLowering::lowerFor(Operation &op) {
   llvm::PHINode *iv = b_.CreatePHI(lower->getType(), 2, "iv");
   iv->addIncoming(lower, pre);
   std::vector<llvm::PHINode *> phis = makePhis(b_, initRegs, pre);
-  // The loop runs while iv < upper, compared with the bounds' signedness.
+  // The loop runs while iv < upper, compared with the bounds' signedness;
+  // for a signed step that is not a constant, while iv > upper when the step
+  // is negative (Python's range, as the interpreter runs it). The front end
+  // makes negative constant steps count up, so a constant step is positive.
   bool sign = isSigned(op.operand(0)->type()->dtype());
-  b_.CreateCondBr(sign ? b_.CreateICmpSLT(iv, upper) : b_.CreateICmpULT(iv, upper), bodyBB, exit);
+  llvm::Value *more = sign ? b_.CreateICmpSLT(iv, upper) : b_.CreateICmpULT(iv, upper);
+  if (sign && !llvm::isa<llvm::ConstantInt>(step))
+    more = b_.CreateSelect(b_.CreateICmpSGT(step, llvm::ConstantInt::get(step->getType(), 0)), more,
+                           b_.CreateICmpSGT(iv, upper));
+  b_.CreateCondBr(more, bodyBB, exit);
 
   b_.SetInsertPoint(bodyBB);
   set(body.argument(0), {iv});
