@@ -559,8 +559,9 @@ class CompiledKernel:
     the block IR as lowered, `asm["ir-opt"]` after the optimisation pipeline
     (for a GPU compile: after the GPU pipeline too), `asm["ptx"]` and
     `asm["llvm"]` for GPU compiles. `n_regs`, `n_spills` (local memory per
-    thread / 4, as Triton counts) and `shared` (static shared memory per
-    program, bytes) load the kernel on the GPU when first read."""
+    thread / 4, as Triton counts) and `shared` (shared memory per program,
+    static and dynamic, bytes; also `metadata.shared`, as Triton's) load the
+    kernel on the GPU when first read."""
 
     def __init__(self, compiled, signature, constants, options):
         self._compiled = compiled
@@ -599,7 +600,9 @@ class CompiledKernel:
                     f"threads per program ({self.num_warps} warps at {r['registers']} registers "
                     "per thread)",
                 )
-            self.metadata.shared = r["static_shared_bytes"]
+            # Triton's metadata.shared: every byte of shared memory a
+            # program uses, the dynamic part (sized at launch) included
+            self.metadata.shared = r["static_shared_bytes"] + self._compiled.dynamic_shared
         return self._compiled.resources
 
     def _init_handles(self):
@@ -630,7 +633,7 @@ class CompiledKernel:
 
     @property
     def shared(self):
-        return self._load()["static_shared_bytes"]
+        return self._load()["static_shared_bytes"] + self._compiled.dynamic_shared
 
     def __repr__(self):
         return f"<tk.CompiledKernel {self.name} [{self.signature}]>"
