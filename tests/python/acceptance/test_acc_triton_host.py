@@ -85,8 +85,9 @@ def test_softmax_tutorial_host_code(n_rows, n_cols):
     n_regs = kernel.n_regs
     size_smem = kernel.metadata.shared
     occupancy = NUM_REGS // (n_regs * WARP_SIZE * num_warps)
-    # as the tutorial computes it: size_smem counts the dynamic shared memory
-    # of the cross-warp reductions (8 warps), so it is not 0
+    # as the tutorial computes it: the cross-warp reductions (8 warps) use
+    # shared memory, so size_smem is not 0 (static here; a kernel whose
+    # shared memory is dynamic, as the pipelined dot's ring, counts it too)
     assert size_smem > 0, size_smem
     occupancy = min(occupancy, SIZE_SMEM // size_smem)
     num_programs = min(NUM_SM * occupancy, n_rows)
