@@ -700,8 +700,13 @@ py::object GpuLauncher::launch(py::handle grid, PyObject *const *args, size_t nu
       Py_DECREF(dt);
     } else if (kind == TypeKind::CudaArrayInterface) {
       PyObject *cai = PyObject_GetAttr(v, strCai());
-      PyObject *data = cai && PyDict_Check(cai) ? PyDict_GetItemString(cai, "data") : nullptr;
-      PyObject *typestr = cai && PyDict_Check(cai) ? PyDict_GetItemString(cai, "typestr") : nullptr;
+      // Interned keys: PyDict_GetItemString would make and hash a new str
+      // per lookup (about 700 instructions each).
+      static PyObject *dataKey = PyUnicode_InternFromString("data");
+      static PyObject *typestrKey = PyUnicode_InternFromString("typestr");
+      const bool isDict = cai && PyDict_Check(cai);
+      PyObject *data = isDict ? PyDict_GetItemWithError(cai, dataKey) : nullptr;
+      PyObject *typestr = isDict ? PyDict_GetItemWithError(cai, typestrKey) : nullptr;
       bool ok = data && PyTuple_Check(data) && PyTuple_GET_SIZE(data) >= 1 && typestr &&
                 PyUnicode_Check(typestr);
       if (ok)
