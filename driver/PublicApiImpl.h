@@ -8,6 +8,8 @@
 #include "tk/Kernel.h"
 
 #include <array>
+#include <atomic>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <span>
@@ -69,14 +71,20 @@ private:
 };
 
 /// A kernel compiled from source whose launches specialise: the compiled
-/// variants by key, looked up on each launch (a short scan under a lock)
-/// and compiled on first use.
+/// variants by key, compiled on first use. A launch with the key of the
+/// previous one finds its variant without a lock (`last`); others scan the
+/// variants under the lock.
 struct SpecializedVariants {
+  struct Variant {
+    Specializer::Key key;
+    const GpuKernel *kernel;
+  };
   std::string source, fileName;
   GpuCompileOptions base;
   Specializer specializer;
   std::mutex mutex;
-  std::vector<std::pair<Specializer::Key, const GpuKernel *>> compiled;
+  std::deque<Variant> compiled; // addresses stay valid as variants are added
+  std::atomic<const Variant *> last{nullptr};
 
   /// The variant for `args`; null with `error` when its compile fails.
   const GpuKernel *kernelFor(std::span<const Arg> args, std::string &error);

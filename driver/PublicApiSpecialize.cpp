@@ -291,11 +291,20 @@ std::string Specializer::describe(const Key &key) const {
 
 const GpuKernel *SpecializedVariants::kernelFor(std::span<const Arg> args, std::string &error) {
   Specializer::Key key = specializer.keyOf(args);
+  if (const Variant *v = last.load(std::memory_order_acquire); v && v->key == key)
+    return v->kernel;
+  auto find = [&]() -> const Variant * {
+    for (const Variant &v : compiled)
+      if (v.key == key)
+        return &v;
+    return nullptr;
+  };
   {
     std::lock_guard<std::mutex> lock(mutex);
-    for (const auto &[k, kernel] : compiled)
-      if (k == key)
-        return kernel;
+    if (const Variant *v = find()) {
+      last.store(v, std::memory_order_release);
+      return v->kernel;
+    }
   }
   // Compiled outside the lock: GpuKernel::compile is thread-safe and caches,
   // so two threads racing for one key get the same kernel.
@@ -304,11 +313,11 @@ const GpuKernel *SpecializedVariants::kernelFor(std::span<const Arg> args, std::
   if (!kernel)
     return nullptr;
   std::lock_guard<std::mutex> lock(mutex);
-  for (const auto &[k, existing] : compiled)
-    if (k == key)
-      return existing;
-  compiled.emplace_back(key, kernel);
-  return kernel;
+  const Variant *v = find();
+  if (!v)
+    v = &compiled.emplace_back(Variant{key, kernel});
+  last.store(v, std::memory_order_release);
+  return v->kernel;
 }
 
 } // namespace tk::detail

@@ -271,9 +271,11 @@ std::vector<Kernel> &AutotunerData::kernelsFor(const Specializer::Key &key) {
 }
 
 Status AutotunerData::kernelFor(size_t index, const Specializer::Key &key, Kernel &out) {
-  // The key's vector exists (kernelsFor ran under the mutex); this thread
-  // owns slot `index`.
-  Kernel &slot = kernels.find(key)->second[index];
+  // While the compile threads run, the key's vector exists (choose() made
+  // it) and each thread owns its slot; on the launch path (under the mutex,
+  // no threads) a key seen for the first time gets its vector here.
+  auto it = kernels.find(key);
+  Kernel &slot = (it != kernels.end() ? it->second : kernelsFor(key))[index];
   if (slot.valid()) {
     out = slot;
     return {};
@@ -305,11 +307,12 @@ Status AutotunerData::choose(const GridFn &grid, std::span<const Arg> args, void
   if (Status s = keyBits(args, bits); !s)
     return s;
   specKey = specializes ? specializer.keyOf(args) : Specializer::Key{0, 0};
-  kernelsFor(specKey);
   if (auto it = chosen.find(bits); it != chosen.end()) {
     best = it->second;
     return {};
   }
+  // Before the compile threads start: they only look their key up.
+  kernelsFor(specKey);
   std::string key = keyText(args);
   CudaDriver &driver = driverOrThrow();
   std::string error;
