@@ -3,8 +3,11 @@
 1. Host time per launch of a 4-argument kernel (x, y, out, n; BLOCK a
    constexpr) from Python, measured as Triton measures it: a loop of N
    launches and one synchronize at the end, the time divided by N; best of
-   several repetitions. tk's kernel[grid](...) against Triton 3.6's and, for
-   reference, a CuPy RawKernel launch of the same work (CUDA C, nvrtc).
+   several repetitions. tk's kernel[grid](...) (both ways of passing the
+   parameters) against Triton 3.6's and, for reference, a CuPy RawKernel
+   launch of the same work (CUDA C, nvrtc), in --rounds rounds; each round
+   ends with bench/launch_bench.cpp's raw C++ loops on the same kernel (a
+   subprocess), so tk / raw is measured under the same conditions.
 2. First call of a new kernel in a fresh process, compile included: the
    softmax of tutorials/02 (a 1024-wide row) in a subprocess with
    CUDA_CACHE_DISABLE=1 and an empty TK_CACHE_DIR (Triton: an empty
@@ -12,8 +15,9 @@
    then a second process on the same (now warm) cache directory.
 3. The GPU-marked pytest (tests/python -m gpu), pass/fail counts.
 
+    ninja -C build-py tk_python launch_bench && bash python/make_gpu_bundle.sh  # here
     PYTHONPATH=gpu-bundle-py python3 -u bench/python_launch_bench.py --out-dir $OUT \
-        --commit abc1234
+        --commit abc1234                                                      # there
 
 writes python-launch.json and python-launch.md to --out-dir and prints them.
 
@@ -356,8 +360,12 @@ def main():
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--rounds", type=int, default=5,
                     help="launch timing rounds, each with every launcher and the C++ loops")
+    default_launch_bench = ROOT / "gpu-bundle-py" / "launch_bench"
     ap.add_argument("--launch-bench", metavar="PATH",
-                    help="bench/launch_bench.cpp's binary: its raw driver loops run in each round")
+                    default=str(default_launch_bench) if default_launch_bench.exists() else None,
+                    help="bench/launch_bench.cpp's binary: its raw driver loops run in each round "
+                    "(default: gpu-bundle-py/launch_bench when python/make_gpu_bundle.sh put it "
+                    "there)")
     ap.add_argument("--skip-pytest", action="store_true")
     ap.add_argument("--skip-first-call", action="store_true")
     ap.add_argument("--stand-in", metavar="LIBCUDA",
@@ -508,7 +516,7 @@ def markdown(r):
     return "\n".join(lines) + "\n"
 
 
-if __name__ == "__main__" and "--stand-in" in sys.argv:
+if __name__ == "__main__" and {"--stand-in", "-h", "--help"} & set(sys.argv):
     main()
 elif __name__ == "__main__":
     import triton
