@@ -260,7 +260,6 @@ def stand_in_host_cost(libcuda, n_launches, repeats):
     fake.fake_replay_launches.restype = ctypes.c_double
     fake.fake_replay_launches.argtypes = [ctypes.c_long]
     os.environ.pop("TK_INTERPRET", None)
-    import tk
 
     class Float32:
         def __str__(self):
