@@ -307,3 +307,39 @@ def test_ragged_tiles_strided(backend, shape, blocks):
     z = np.where(x64 > y64, x64 - y64, y64 * 0.5)
     check(backend.get(out), z, atol=2e-3, rtol=1e-3, what="tile")
     check(backend.get(colsum), z.sum(axis=0), atol=1e-4, rtol=1e-5, what="column sum")
+
+
+# ---------------------------------------------------------------------------
+# a row sum in the shape torch inductor generates (xindex/rindex blocks, a
+# masked accumulator carried through tl.where, `tl.sum(...)[:, None]`)
+
+
+@tl.jit
+def inductor_row_sum(in_ptr0, out_ptr0, xnumel, rnumel, XBLOCK: tl.constexpr,
+                     RBLOCK: tl.constexpr):
+    xoffset = tl.program_id(0) * XBLOCK
+    xindex = xoffset + tl.arange(0, XBLOCK)[:, None]
+    xmask = xindex < xnumel
+    rbase = tl.arange(0, RBLOCK)[None, :]
+    x0 = xindex
+    _tmp2 = tl.full([XBLOCK, RBLOCK], 0, tl.float32)
+    for roffset in range(0, rnumel, RBLOCK):
+        rindex = roffset + rbase
+        rmask = rindex < rnumel
+        r1 = rindex
+        tmp0 = tl.load(in_ptr0 + (r1 + (rnumel * x0)), rmask & xmask,
+                       eviction_policy='evict_first', other=0.0).to(tl.float32)
+        tmp1 = tl.broadcast_to(tmp0, [XBLOCK, RBLOCK])
+        tmp3 = _tmp2 + tmp1
+        _tmp2 = tl.where(rmask & xmask, tmp3, _tmp2)
+    tmp2 = tl.sum(_tmp2, 1)[:, None]
+    tl.store(out_ptr0 + (x0), tmp2, xmask)
+
+
+@pytest.mark.parametrize("dtype", ["fp32", "fp16"])
+def test_inductor_style_row_sum(backend, dtype):
+    X, R = (1001, 777) if backend.gpu else (37, 77)
+    x, x64 = backend.rand((X, R), dtype)
+    out = backend.empty(X, "fp32")
+    inductor_row_sum[(tl.cdiv(X, 8),)](x, out, X, R, XBLOCK=8, RBLOCK=128)
+    check(backend.get(out), x64.sum(axis=1), atol=1e-3, rtol=1e-5, what="row sum")
