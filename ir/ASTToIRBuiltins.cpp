@@ -213,10 +213,10 @@ public:
     ptr = tensor("pointer");
     if (!ptr)
       return false;
-    if (!ptr->type()->isPointerLike())
-      return !fail(fmt::format("{} needs a pointer or a tensor of pointers, got {}", name,
-                               typeStr(ptr)))
-                  .ok();
+    if (!ptr->type()->isPointerLike()) {
+      fail(fmt::format("{} needs a pointer or a tensor of pointers, got {}", name, typeStr(ptr)));
+      return false;
+    }
     std::vector<int64_t> shape = ptr->type()->shape();
     mask = nullptr;
     value = nullptr;
@@ -231,10 +231,11 @@ public:
       mask = tensor("mask");
       if (!mask)
         return false;
-      if (mask->type()->elementType() != ctx.i1())
-        return !L.fail(args.loc("mask"),
-                       fmt::format("mask must be a boolean (i1) tensor, got {}", typeStr(mask)))
-                    .ok();
+      if (mask->type()->elementType() != ctx.i1()) {
+        L.fail(args.loc("mask"),
+               fmt::format("mask must be a boolean (i1) tensor, got {}", typeStr(mask)));
+        return false;
+      }
       if (!widen(mask, args.loc("mask")))
         return false;
     }
@@ -243,10 +244,11 @@ public:
       value = L.materialize(args.get(valueParam), args.loc(valueParam), pointee);
       if (!value)
         return false;
-      if (value->type()->isPointerLike() != pointee->isPointer())
-        return !L.fail(args.loc(valueParam),
-                       fmt::format("cannot store {} through {}", typeStr(value), typeStr(ptr)))
-                    .ok();
+      if (value->type()->isPointerLike() != pointee->isPointer()) {
+        L.fail(args.loc(valueParam),
+               fmt::format("cannot store {} through {}", typeStr(value), typeStr(ptr)));
+        return false;
+      }
       value = L.castTo(value, pointee, args.loc(valueParam));
       if (!value || !widen(value, args.loc(valueParam)))
         return false;
@@ -465,36 +467,9 @@ Val lowerBuiltin(Lowerer &L, const BuiltinInfo &info, Args &args, SourceLoc loc)
     Value *a = B.tensor("input"), *c = a ? B.tensor("other") : nullptr;
     if (!c)
       return Val::error();
-    if (a->type()->rank() != 2 || c->type()->rank() != 2)
-      return L.fail(loc,
-                    fmt::format("tk.dot needs 2-D tensors, got {} and {}", typeStr(a), typeStr(c)));
-    int64_t m = a->type()->shape()[0], k = a->type()->shape()[1];
-    int64_t k2 = c->type()->shape()[0], n = c->type()->shape()[1];
-    if (k != k2)
-      return L.fail(loc, fmt::format("tk.dot: the inner dimensions differ: {} x {}",
-                                     shapeStr(a->type()->shape()), shapeStr(c->type()->shape())));
-    if (m < 16 || n < 16 || k < 16)
-      return L.fail(loc, fmt::format("tk.dot needs every dimension >= 16, got [{}, {}] x [{}, {}]",
-                                     m, k, k2, n));
-    if (a->type()->elementType() != c->type()->elementType())
-      return L.fail(loc, fmt::format("tk.dot operands must have one element type, got {} and {}",
-                                     typeStr(a), typeStr(c)));
-    Type *outElem = a->type()->isFloatLike() ? ctx_.f32() : ctx_.i32();
-    if (Val od = args.get("out_dtype"); od.kind == Val::Kind::DType)
-      outElem = od.type;
-    Value *acc;
-    if (args.has("acc")) {
-      acc = B.tensor("acc");
-      if (!acc)
-        return Val::error();
-      if (acc->type()->shape() != std::vector<int64_t>{m, n})
-        return L.fail(args.loc("acc"), fmt::format("tk.dot: the accumulator is {} but the product "
-                                                   "is [{}, {}]",
-                                                   typeStr(acc), m, n));
-    } else {
-      Value *zero = L.materialize(Val::ofInt(0), loc, outElem);
-      acc = L.broadcastTo(L.castTo(zero, outElem, loc), {m, n}, loc);
-    }
+    Value *acc3 = nullptr;
+    if (args.has("acc") && !(acc3 = B.tensor("acc")))
+      return Val::error();
     std::string precision = a->type()->isFloatLike() ? "tf32" : "ieee";
     if (Val p = args.get("input_precision"); p.kind == Val::Kind::Str)
       precision = p.s;
@@ -505,7 +480,84 @@ Val lowerBuiltin(Lowerer &L, const BuiltinInfo &info, Args &args, SourceLoc loc)
                     fmt::format("input_precision must be \"ieee\", \"tf32\" or \"tf32x3\", got "
                                 "\"{}\"",
                                 precision));
-    return Val::dyn(b.dot(loc, a, c, acc, precision));
+    // One 2-D product, acc (null: zeros) added.
+    auto dot2 = [&](Value *x, Value *y, Value *acc) -> Value * {
+      int64_t m = x->type()->shape()[0], k = x->type()->shape()[1];
+      int64_t k2 = y->type()->shape()[0], n = y->type()->shape()[1];
+      if (k != k2) {
+        L.fail(loc, fmt::format("tk.dot: the inner dimensions differ: {} x {}",
+                                shapeStr(x->type()->shape()), shapeStr(y->type()->shape())));
+        return nullptr;
+      }
+      if (m < 16 || n < 16 || k < 16) {
+        L.fail(loc, fmt::format("tk.dot needs every dimension >= 16, got [{}, {}] x [{}, {}]", m, k,
+                                k2, n));
+        return nullptr;
+      }
+      if (x->type()->elementType() != y->type()->elementType()) {
+        L.fail(loc, fmt::format("tk.dot operands must have one element type, got {} and {}",
+                                typeStr(x), typeStr(y)));
+        return nullptr;
+      }
+      Type *outElem = x->type()->isFloatLike() ? ctx_.f32() : ctx_.i32();
+      if (Val od = args.get("out_dtype"); od.kind == Val::Kind::DType)
+        outElem = od.type;
+      if (acc) {
+        if (acc->type()->shape() != std::vector<int64_t>{m, n}) {
+          L.fail(args.loc("acc"), fmt::format("tk.dot: the accumulator is {} but the product "
+                                              "is [{}, {}]",
+                                              typeStr(acc), m, n));
+          return nullptr;
+        }
+      } else {
+        Value *zero = L.materialize(Val::ofInt(0), loc, outElem);
+        acc = L.broadcastTo(L.castTo(zero, outElem, loc), {m, n}, loc);
+      }
+      return b.dot(loc, x, y, acc, precision);
+    };
+    unsigned ra = a->type()->rank(), rc = c->type()->rank();
+    if (ra == 2 && rc == 2) {
+      Value *r = dot2(a, c, acc3);
+      return r ? Val::dyn(r) : Val::error();
+    }
+    if (ra != 3 || rc != 3 || a->type()->shape()[0] != c->type()->shape()[0] ||
+        (acc3 && (acc3->type()->rank() != 3 || acc3->type()->shape()[0] != a->type()->shape()[0])))
+      return L.fail(loc, fmt::format("tk.dot needs 2-D tensors, or 3-D ones with one batch "
+                                     "size, got {} and {}",
+                                     typeStr(a), typeStr(c)));
+    // Batched (Triton's 3-D dot): one 2-D product per batch index. Slice i
+    // of an operand is a sum over the batch axis with the other slices
+    // zeroed (exact: the other terms are 0), and the products go back into
+    // their slice by a select.
+    int64_t batch = a->type()->shape()[0];
+    auto isSlice = [&](const std::vector<int64_t> &shape, int64_t i) {
+      std::vector<int64_t> laneShape(shape.size(), 1);
+      laneShape[0] = batch;
+      Value *lane = b.reshape(loc, b.makeRange(loc, 0, int32_t(batch)), laneShape);
+      Value *idx =
+          L.broadcastTo(b.constantInt(loc, i, lane->type()->elementType()), laneShape, loc);
+      return L.broadcastTo(b.cmpi(loc, "eq", lane, idx), shape, loc);
+    };
+    auto slice = [&](Value *x, int64_t i) -> Value * {
+      if (!x)
+        return nullptr;
+      std::vector<int64_t> shape = x->type()->shape();
+      Value *zero =
+          L.broadcastTo(L.castTo(L.materialize(Val::ofInt(0), loc, x->type()->elementType()),
+                                 x->type()->elementType(), loc),
+                        shape, loc);
+      return b.reduce(loc, b.select(loc, isSlice(shape, i), x, zero), 0, "sum");
+    };
+    Value *out = nullptr;
+    for (int64_t i = 0; i < batch; ++i) {
+      Value *d = dot2(slice(a, i), slice(c, i), acc3 ? slice(acc3, i) : nullptr);
+      if (!d)
+        return Val::error();
+      std::vector<int64_t> shape = {batch, d->type()->shape()[0], d->type()->shape()[1]};
+      Value *wide = L.broadcastTo(b.expandDims(loc, d, 0), shape, loc);
+      out = out ? b.select(loc, isSlice(shape, i), wide, out) : wide;
+    }
+    return Val::dyn(out);
   }
   case BuiltinId::Where: {
     Val cond = args.get("condition");

@@ -10,7 +10,7 @@ import pytest
 
 import tk
 import tk as tl
-from acc_common import backend, check, check_norm  # noqa: F401  (backend is a fixture)
+from acc_common import backend, check, check_norm, run_in_child  # noqa: F401
 
 
 @tl.jit
@@ -173,3 +173,38 @@ def test_tile_shapes(backend, blocks, warps):
     c = backend.empty((M, N), "fp32")
     run_matmul(backend, a, b, c, blocks=blocks, num_warps=warps)
     check_norm(backend.get(c), a64 @ b64, 1e-5, what=f"tiles {blocks}")
+
+
+# ---------------------------------------------------------------------------
+# batched (3-D) tl.dot, as in Triton: [B, M, K] x [B, K, N] (+ [B, M, N])
+
+
+@tl.jit
+def batched_dot_kernel(a_ptr, b_ptr, c_ptr, B: tl.constexpr, M: tl.constexpr, N: tl.constexpr,
+                       K: tl.constexpr):
+    bb = tl.arange(0, B)[:, None, None]
+    m = tl.arange(0, M)[None, :, None]
+    k = tl.arange(0, K)[None, None, :]
+    kk = tl.arange(0, K)[None, :, None]
+    n = tl.arange(0, N)[None, None, :]
+    a = tl.load(a_ptr + bb * M * K + m * K + k)
+    b = tl.load(b_ptr + bb * K * N + kk * N + n)
+    acc = tl.full((B, M, N), 0.5, tl.float32)
+    c = tl.dot(a, b, acc)
+    tl.store(c_ptr + bb * M * N + m * N + n, c)
+
+
+def batched_dot_checks(backend):
+    B, M, N, K = 4, 32, 64, 32
+    a, a64 = backend.rand((B, M, K), "fp16")
+    b, b64 = backend.rand((B, K, N), "fp16")
+    c = backend.empty((B, M, N), "fp32")
+    batched_dot_kernel[(1,)](a, b, c, B=B, M=M, N=N, K=K)
+    check_norm(backend.get(c), a64 @ b64 + 0.5, 1e-5, what="batched dot")
+
+
+def test_batched_dot(backend):
+    if backend.gpu:
+        run_in_child("test_acc_matmul", "batched_dot_checks")  # new on the GPU when written
+    else:
+        batched_dot_checks(backend)
