@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <set>
 
 namespace tk::detail {
 
@@ -197,9 +198,14 @@ unsigned factOf(const Specializer::Key &key, size_t i) {
 bool Specializer::init(const std::string &source, const std::string &fileName,
                        const GpuCompileOptions &base, const std::vector<std::string> &noSpecialize,
                        std::string &error) {
-  std::vector<ParamBinding> bindings;
-  if (!frontEndBindings(source, fileName, base, bindings, error))
+  KernelFrontEnd fe;
+  if (!fe.run(source, fileName, {base.kernel, base.signature, base.constants, {}}, error))
     return false;
+  const std::vector<ParamBinding> &bindings = fe.bindings;
+  // The kernel's own @tk.jit(do_not_specialize=[...]) drops the facts in the
+  // compiler; keying on them would only compile the same kernel again.
+  std::set<std::string> generic = decoratorDoNotSpecialize(*fe.def);
+  generic.insert(noSpecialize.begin(), noSpecialize.end());
   params_.clear();
   runtime_.clear();
   active_ = false;
@@ -212,8 +218,7 @@ bool Specializer::init(const std::string &source, const std::string &fileName,
       p.entry = (b.isPointer ? "*" : "") + std::string(dtypeName(b.dtype));
       p.baseDivisibility = b.divisibility;
       p.baseEqualsOne = b.isConstant;
-      bool named =
-          std::find(noSpecialize.begin(), noSpecialize.end(), b.name) != noSpecialize.end();
+      bool named = generic.count(b.name) != 0;
       // Python specialises what a Python int becomes (i32, i64, u64) and
       // every pointer; narrower integers, bools and floats keep one compile.
       bool wideInt = !b.isPointer && (b.dtype == DType::I32 || b.dtype == DType::I64 ||

@@ -149,6 +149,8 @@ bool isConstexprAnnotation(const ast::Expr *e) {
   return false;
 }
 
+} // namespace
+
 // The names listed in `@tk.jit(do_not_specialize=[...])`, by name or by
 // parameter index, as Triton accepts both.
 std::set<std::string> decoratorDoNotSpecialize(const ast::FunctionDef &fn) {
@@ -175,8 +177,6 @@ std::set<std::string> decoratorDoNotSpecialize(const ast::FunctionDef &fn) {
   }
   return names;
 }
-
-} // namespace
 
 ConstValue parseConstValue(std::string_view text) {
   std::string_view s = trim(text);

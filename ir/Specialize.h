@@ -35,6 +35,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -107,6 +108,10 @@ struct SignatureEntry {
 /// `loc` and returns nullopt.
 std::optional<std::vector<SignatureEntry>> parseSignature(std::string_view text, SourceLoc loc,
                                                           DiagnosticEngine &diag);
+
+/// The parameters `@tk.jit(do_not_specialize=[...])` on `fn` names (by name
+/// or index).
+std::set<std::string> decoratorDoNotSpecialize(const ast::FunctionDef &fn);
 
 /// Decides every parameter of `fn` for `spec`. Reports (at the parameter)
 /// a parameter with no type and no value, a signature of the wrong length,

@@ -10,6 +10,7 @@
 // with a message otherwise, launch-time specialisation (integers equal to 1
 // or divisible by 16, pointers aligned to 16) compiles one variant per set
 // of facts, and AOT images launch the same way.
+#include "driver/PublicApiImpl.h"
 #include "tk/tk.h"
 
 #include <gtest/gtest.h>
@@ -203,7 +204,6 @@ TEST(PublicApiFake, LaunchesSpecialiseOnUnitStridesDivisibilityAndAlignment) {
   EXPECT_TRUE(hasVectorLoad(fast.ptx())) << fast.ptx();
   // The same facts with other values: the same variant.
   std::vector<tk::Arg> same{reinterpret_cast<float *>(uintptr_t(0x30000)), y, 512, 1};
-  EXPECT_EQ(k.specialized(same).function(), fast.function());
   EXPECT_EQ(k.specialized(same).ptx(), fast.ptx());
   // A misaligned pointer, n = 4095 and stride 2 each lose a fact.
   std::vector<tk::Arg> misaligned{reinterpret_cast<float *>(uintptr_t(0x10004)), y, 4096, 1};
@@ -237,6 +237,39 @@ TEST(PublicApiFake, LaunchesSpecialiseOnUnitStridesDivisibilityAndAlignment) {
   tk::Kernel given = tk::Kernel::fromSource(kCopy, stated, "copy.tk");
   EXPECT_TRUE(hasVectorLoad(given.ptx()));
   EXPECT_EQ(given.specialized(facts).ptx(), given.ptx());
+}
+
+// The rule itself (no driver needed): which facts a launch's arguments give.
+TEST(PublicApiFake, TheFactsOfALaunchFollowPythonsRule) {
+  tk::GpuCompileOptions base;
+  base.kernel = "copy";
+  base.signature = "*fp32, *fp32, i32, i32";
+  base.constants["BLOCK"] = tk::ConstValue::ofInt(256);
+  auto facts = [&](const std::string &source, std::vector<std::string> generic,
+                   std::vector<tk::Arg> args) {
+    tk::detail::Specializer s;
+    std::string error;
+    EXPECT_TRUE(s.init(source, "copy.tk", base, generic, error)) << error;
+    return s.describe(s.keyOf(args));
+  };
+  float *x = reinterpret_cast<float *>(uintptr_t(0x10000));
+  float *odd = reinterpret_cast<float *>(uintptr_t(0x10008));
+  EXPECT_EQ(facts(kCopy, {}, {x, odd, 4096, 1}), "x_ptr:16, n:16, stride:1");
+  EXPECT_EQ(facts(kCopy, {}, {x, x, -32, 0}), "x_ptr:16, y_ptr:16, n:16, stride:16");
+  EXPECT_EQ(facts(kCopy, {}, {odd, odd, 1, int64_t(17)}), "n:1");
+  EXPECT_EQ(facts(kCopy, {"stride"}, {x, x, 4096, 1}), "x_ptr:16, y_ptr:16, n:16");
+  // The kernel's own decorator keeps a parameter generic too.
+  std::string decorated = kCopy;
+  decorated.replace(decorated.find("@tk.jit"), 7, "@tk.jit(do_not_specialize=['stride', 2])");
+  EXPECT_EQ(facts(decorated, {}, {x, x, 4096, 1}), "x_ptr:16, y_ptr:16");
+  // The options of a key: the facts in the signature, the constants kept.
+  tk::detail::Specializer s;
+  std::string error;
+  ASSERT_TRUE(s.init(kCopy, "copy.tk", base, {}, error)) << error;
+  std::vector<tk::Arg> args{x, odd, 4096, 1};
+  tk::GpuCompileOptions o = s.optionsFor(base, s.keyOf(args));
+  EXPECT_EQ(o.signature, "*fp32:16, *fp32, i32:16, i32:1, 0");
+  EXPECT_EQ(o.constants.at("BLOCK").intValue, 256);
 }
 
 TEST(PublicApiFake, TheAutotunerSpecialisesToo) {
