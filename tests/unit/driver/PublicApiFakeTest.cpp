@@ -40,6 +40,10 @@ Fake &fake() {
                               ("tk-public-api-fake-" + std::to_string(getpid())))
                                  .string();
     setenv("TK_CACHE_DIR", dir.c_str(), 1);
+    std::atexit([] {
+      std::error_code ec;
+      std::filesystem::remove_all(dir, ec);
+    });
     void *lib = dlopen(TK_FAKE_CUDA, RTLD_NOW | RTLD_GLOBAL);
     if (!lib)
       return out;
