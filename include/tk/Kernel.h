@@ -38,6 +38,7 @@
 #include "tk/Device.h"
 #include "tk/Error.h"
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -125,6 +126,8 @@ struct Arg {
   template <class T> Arg(T *devicePointer) : kind(Kind::Pointer) {
     value.pointer = reinterpret_cast<uint64_t>(devicePointer);
   }
+  /// A null pointer (not the bool it would otherwise convert to).
+  Arg(std::nullptr_t) : kind(Kind::Pointer) { value.pointer = 0; }
   Arg(bool v) : kind(Kind::I1) { set(&value.i1, uint8_t(v ? 1 : 0)); }
   Arg(signed char v) : kind(Kind::I8) { set(&value.i8, int8_t(v)); }
   Arg(unsigned char v) : kind(Kind::I8) { set(&value.i8, int8_t(v)); }

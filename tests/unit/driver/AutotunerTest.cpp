@@ -590,6 +590,10 @@ TEST(PublicApi, ConfigsAndConstants) {
   EXPECT_EQ(tk::Arg::fp16(1.0).value.bits16, 0x3C00u);
   EXPECT_EQ(tk::Arg::bf16(1.0).value.bits16, 0x3F80u);
   EXPECT_STREQ(tk::argKindName(tk::Arg::Kind::BF16), "bf16");
+  tk::Arg null(nullptr), ch('c');
+  EXPECT_EQ(null.kind, tk::Arg::Kind::Pointer);
+  EXPECT_EQ(null.value.pointer, 0u);
+  EXPECT_EQ(ch.kind, tk::Arg::Kind::I32); // a char promotes to int
   float *device = reinterpret_cast<float *>(uintptr_t(0x1000));
   EXPECT_EQ(tk::Arg(device).value.pointer, 0x1000u);
   EXPECT_EQ(tk::Arg::pointer(0x2000, 64).bytes, 64u);
