@@ -6,7 +6,9 @@
 //  - a local_alloc buffer, live from the alloc to its last use. A use inside
 //    a loop that the alloc is outside of keeps the buffer live to the end of
 //    that loop (the next iteration uses it again); a buffer passed to control
-//    flow (yielded, carried) stays live to the end of the function.
+//    flow (yielded, carried) stays live to the end of the function. A
+//    cp.async ring lives to the `async_wait {pending = 0}` after its loop
+//    (ringEnd), so an epilogue's scratch after the loop reuses its bytes.
 // Ops are numbered in program order (a region op before, and spanning, its
 // regions), so a live range is an interval of numbers. In program order each
 // item takes the lowest 16-byte aligned offset where it overlaps no placed
@@ -145,6 +147,31 @@ bool escapes(const Operation *user) {
          user->is(Opcode::If) || user->is(Opcode::Call);
 }
 
+// A cp.async ring (--pipeline): a buffer that async_copy writes.
+bool isRing(const Operation &alloc) {
+  const std::vector<Operation *> &users = alloc.result()->users();
+  return std::any_of(users.begin(), users.end(),
+                     [](const Operation *u) { return u->is(Opcode::AsyncCopy); });
+}
+
+// A ring's bytes are free once no copy into them is in flight and every
+// thread has read them: at the `async_wait {pending = 0}` (wait_group 0,
+// then bar.sync) that --pipeline puts after the loop, in the ring's own block
+// (so it runs whenever the loop did). That wait is also the barrier between
+// the ring's last reads and the first writes of scratch placed over it.
+// Without one, copies (even masked-off ones, which write zeros) may still
+// land later: the ring then stays live to the end of the function.
+int64_t ringEnd(const Operation &alloc, int64_t lastUse, const std::vector<Operation *> &order,
+                const std::map<const Operation *, int64_t> &first) {
+  for (size_t i = static_cast<size_t>(lastUse) + 1; i < order.size(); ++i) {
+    const Operation *op = order[i];
+    if (op->is(Opcode::AsyncWait) && op->parentBlock() == alloc.parentBlock() &&
+        op->attrs().getInt("pending").value_or(-1) == 0)
+      return first.at(op);
+  }
+  return std::numeric_limits<int64_t>::max();
+}
+
 } // namespace
 
 int64_t allocateShared(Function &fn) {
@@ -184,6 +211,8 @@ int64_t allocateShared(Function &fn) {
             useEnd = std::max(useEnd, last[p]);
         end = std::max(end, useEnd);
       }
+      if (end != std::numeric_limits<int64_t>::max() && isRing(*op))
+        end = ringEnd(*op, end, order, first);
       items.push_back({op, bufferBytes(*op), first[op], end});
       continue;
     }

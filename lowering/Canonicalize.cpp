@@ -141,7 +141,7 @@ private:
       for (unsigned i = 0; i < 2; ++i)
         if (isIntConstant(operand(i), 0) || isFloatConstant(operand(i), -0.0, true))
           return replace(op, {operand(1 - i)});
-      return false;
+      return accumulateIntoDot(op);
     case Opcode::Sub:
       if (isIntConstant(operand(1), 0) || isFloatConstant(operand(1), 0.0, true))
         return replace(op, {operand(0)});
@@ -217,6 +217,30 @@ private:
     default:
       return false;
     }
+  }
+
+  // add(dot(a, b, 0), x) -> dot(a, b, x), the dot's only use being the add
+  // and both in one block (`acc += tk.dot(a, b)` in a loop): the accumulator
+  // is then loop-carried through the dot, so --accelerate-dot keeps it in the
+  // mma layout and converts once after the loop instead of every iteration
+  // (a 128x256 fp32 tile's conversion is 128 KiB of shared memory that the
+  // cp.async ring could otherwise not share). The dot moves to the add, where
+  // x is defined; a and b were defined before it. For floats this only
+  // reassociates the sum, whose order a dot does not define anyway.
+  bool accumulateIntoDot(Operation *add) {
+    for (unsigned i = 0; i < 2; ++i) {
+      Operation *dot = add->operand(i)->definingOp();
+      if (!dot || !dot->is(Opcode::Dot) || dot->parentBlock() != add->parentBlock() ||
+          dot->result()->users().size() != 1 || dot->result()->type() != add->result()->type())
+        continue;
+      Value *acc = dot->operand(2);
+      if (!isIntConstant(acc, 0) && !isFloatConstant(acc, 0.0))
+        continue;
+      dot->setOperand(2, add->operand(1 - i));
+      dot->moveBefore(add);
+      return replace(add, {dot->result()});
+    }
+    return false;
   }
 
   // broadcast/expand_dims/reshape/trans of a splat is a splat of the result shape.

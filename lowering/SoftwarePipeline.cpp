@@ -54,7 +54,9 @@
 // of their operands, values from outside the loop stay. The extra condition
 // (k + step < ub) keeps the last iteration's prefetch from touching memory
 // (masked lanes do not access it); the ring's copies past the end are masked
-// off the same way (they write zeros into a slot nobody reads again).
+// off the same way (they write zeros into a slot nobody reads again). With a
+// step only known at run time, "< ub" becomes "step > 0 ? < ub : > ub"
+// (inRange), as the loop's own condition does for a negative step.
 //
 // A load qualifies when it sits directly in the loop body, feeds a dot
 // (possibly through casts) and nothing else, and every value its operands
@@ -102,7 +104,6 @@ public:
   void run(const std::vector<Operation *> &loads) {
     Builder b(ctx_);
     Value *lb = loop_.operand(0), *ub = loop_.operand(1), *step = loop_.operand(2);
-    bool isUnsigned = lb->type()->isIntLike() && !isSigned(lb->type()->dtype());
     // Iteration 0's tiles, before the loop: iv = lb, carried values = inits.
     std::vector<Value *> firsts;
     for (Operation *load : loads) {
@@ -111,7 +112,7 @@ public:
       for (unsigned j = 1; j < body_->numArguments(); ++j)
         subst[body_->argument(j)] = loop_.operand(2 + j);
       b.setInsertionPoint(&loop_);
-      Value *guard = b.cmpi(load->loc(), isUnsigned ? "ult" : "slt", lb, ub);
+      Value *guard = inRange(b, load->loc(), lb);
       firsts.push_back(cloneLoad(b, *load, subst, guard));
     }
     // The new loop: old carried values, then the tiles.
@@ -148,7 +149,7 @@ public:
       subst[iv] = nextIv;
       for (unsigned j = 1; j < base; ++j)
         subst[body2.argument(j)] = current(b, yield2->operand(j - 1), load);
-      Value *guard = b.cmpi(load->loc(), isUnsigned ? "ult" : "slt", nextIv, ub);
+      Value *guard = inRange(b, load->loc(), nextIv);
       Value *next = cloneLoad(b, *load, subst, guard);
       yield2->addOperand(next);
     }
@@ -180,10 +181,9 @@ public:
   void runRing(const std::vector<Operation *> &loads, int64_t stages) {
     Builder b(ctx_);
     SourceLoc loc = loop_.loc();
-    Value *lb = loop_.operand(0), *ub = loop_.operand(1), *step = loop_.operand(2);
+    Value *lb = loop_.operand(0), *step = loop_.operand(2);
     Value *iv = body_->argument(0);
     Type *ivType = lb->type();
-    std::string lt = lb->type()->isIntLike() && !isSigned(lb->type()->dtype()) ? "ult" : "slt";
     auto ivPlus = [&](Value *base, int64_t k) {
       return k == 0 ? base : b.add(loc, base, b.mul(loc, b.constantInt(loc, k, ivType), step));
     };
@@ -214,7 +214,7 @@ public:
       if (!s)
         for (unsigned j = 1; j < body_->numArguments(); ++j)
           lv.memo[body_->argument(j)] = loop_.operand(2 + j);
-      Value *guard = b.cmpi(loc, lt, ivS, ub);
+      Value *guard = inRange(b, loc, ivS);
       Value *idx = b.constantInt(loc, s, ivType);
       for (size_t i = 0; i < loads.size(); ++i)
         copyInto(b, *loads[i], rings[i], idx, lv, guard, nullptr);
@@ -244,7 +244,7 @@ public:
       ahead.back()->memo[iv] = ivPlus(iv, k);
     }
     Level &last = *ahead.back();
-    Value *guard = b.cmpi(loc, lt, last.memo[iv], ub);
+    Value *guard = inRange(b, loc, last.memo[iv]);
     Value *nextIdx = b.add(loc, idx, b.constantInt(loc, stages - 1, ivType));
     for (size_t i = 0; i < loads.size(); ++i)
       copyInto(b, *loads[i], rings[i], nextIdx, last, guard, first);
@@ -319,6 +319,23 @@ private:
           b.create(Opcode::And, load.loc(), {valueAt(b, load.operand(1), lv, at), mask}, {maskType})
               ->result();
     b.create(Opcode::AsyncCopy, load.loc(), {ring, idx, ptr, mask}, {});
+  }
+
+  // Whether the iteration with induction value x runs: x < ub, or, for a
+  // signed step that is not a constant, x > ub when the step is negative at
+  // run time (the loop condition ControlFlowToLLVM.cpp emits; the front end
+  // turns constant negative steps into count-up loops). A prefetch guarded
+  // with x < ub alone would skip every tile of a count-down loop.
+  Value *inRange(Builder &b, SourceLoc loc, Value *x) const {
+    Value *ub = loop_.operand(1), *step = loop_.operand(2);
+    if (ub->type()->isIntLike() && !isSigned(ub->type()->dtype()))
+      return b.cmpi(loc, "ult", x, ub);
+    Value *below = b.cmpi(loc, "slt", x, ub);
+    Operation *def = step->definingOp();
+    if (def && def->is(Opcode::Constant))
+      return below;
+    Value *up = b.cmpi(loc, "sgt", step, b.constantInt(loc, 0, step->type()));
+    return b.select(loc, up, below, b.cmpi(loc, "sgt", x, ub));
   }
 
   static bool isZero(Value *v) {
