@@ -11,6 +11,7 @@
 // exact too. One fp32 row-sum case uses arbitrary reals with a tolerance.
 #include "DiffGen.h"
 
+#include <cassert>
 #include <limits>
 
 namespace tk::difftest {
@@ -539,6 +540,29 @@ CaseRun buildDot(Rng &rng, DType in, DType acc, const std::string &precision, Do
   return run;
 }
 
+/// buildDot's K loop with its step a run-time argument: range(0, K, BK), or
+/// count-down range((ceil(K / BK) - 1) * BK, -1, -BK) over the same tiles.
+/// The software pipeliner guards its prefetches with "the iteration runs",
+/// which depends on the step's sign at run time (SoftwarePipeline.cpp).
+CaseRun buildDotRuntimeStep(Rng &rng, DType in, DType acc, const std::string &precision, DotShape s,
+                            bool down) {
+  CaseRun run = buildDot(rng, in, acc, precision, s);
+  auto swap = [&](const std::string &from, const std::string &to) {
+    size_t at = run.source.find(from);
+    assert(at != std::string::npos && "buildDot's source changed");
+    run.source.replace(at, from.size(), to);
+  };
+  swap("M, N, K, BM", "M, N, K, k_first, k_stop, k_step, BM");
+  swap("range(0, K, BK)", "range(k_first, k_stop, k_step)");
+  run.opts.signature += ", i32, i32, i32";
+  int64_t k = run.args.back().value, tiles = (k + s.bk - 1) / s.bk;
+  for (int64_t v : down ? std::vector<int64_t>{(tiles - 1) * s.bk, -1, -s.bk}
+                        : std::vector<int64_t>{0, k, s.bk})
+    run.args.push_back(CaseArg::integer(v));
+  run.shapeNote += down ? " (K tiles counted down)" : " (run-time step)";
+  return run;
+}
+
 /// A scalar parameter of every dtype, passed as its own launch kind:
 /// out = x + s (x ^ s for i1).
 CaseRun buildScalarArg(Rng &rng, DType d) {
@@ -782,6 +806,14 @@ void addStructuredCases(std::vector<CaseDef> &cases) {
       std::string dt = ir(dc.in) + (*dc.precision ? std::string("-") + dc.precision : "");
       add(fmt::format("dot/{}/{}x{}x{}", dt, s.bm, s.bn, s.bk), "dot", ir(dc.in),
           [=](Rng &r) { return buildDot(r, dc.in, dc.acc, dc.precision, s); });
+    }
+
+  for (const DotCase &dc : {dots[0], dots[3]})
+    for (bool down : {false, true}) {
+      std::string dt = ir(dc.in) + (*dc.precision ? std::string("-") + dc.precision : "");
+      add(fmt::format("dot_step/{}/{}", down ? "down" : "up", dt), "dot", ir(dc.in), [=](Rng &r) {
+        return buildDotRuntimeStep(r, dc.in, dc.acc, dc.precision, {64, 64, 32}, down);
+      });
     }
 
   for (DType d : kAll)
