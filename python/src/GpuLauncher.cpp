@@ -264,6 +264,63 @@ GpuLauncher::GpuLauncher(py::object jitFunction, std::vector<std::string> names,
   }
 }
 
+int GpuLauncher::traverse(visitproc visit, void *arg) const {
+  // Every object held, as Py_VISIT would: the first nonzero result is
+  // returned (and no more objects are visited).
+  int r = 0;
+  auto v = [&](const py::object &o) {
+    if (!r && o)
+      r = visit(o.ptr(), arg);
+  };
+  for (const py::object *o :
+       {&jit_, &missing_, &rawStream_, &deviceZero_, &environ_, &interpretKey_})
+    v(*o);
+  for (const py::object &o : names_)
+    v(o);
+  for (const py::object &o : defaults_)
+    v(o);
+  for (const TypeInfo &t : typeInfos_) {
+    v(t.typeRef);
+    v(t.dataPtr);
+    v(t.getDevice);
+    v(t.dtype);
+  }
+  for (const auto &[key, entry] : entries_) {
+    v(entry.compiled);
+    for (const Guard &g : entry.guards) {
+      v(g.dict);
+      v(g.name);
+      v(g.value);
+    }
+    for (const py::object &o : entry.keepAlive)
+      v(o);
+  }
+  return r;
+}
+
+void GpuLauncher::clear() {
+  // Moved out first and released at the end, so that code run by a
+  // released object's finalizer finds this launcher already empty.
+  py::object jit = std::move(jit_);
+  auto entries = std::move(entries_);
+  auto typeInfos = std::move(typeInfos_);
+  entries_.clear();
+  typeInfos_.clear();
+  lastKey_ = nullptr;
+  // The defaults keep their count (binding indexes them): None now.
+  std::vector<py::object> defaults(defaults_.size(), py::none());
+  defaults_.swap(defaults);
+}
+
+py::object GpuLauncher::jitFunction() const {
+  if (!jit_) {
+    PyErr_SetString(PyExc_ReferenceError, "this tk._C.Launcher was cleared by the garbage "
+                                          "collector: its @tk.jit function no longer exists");
+    throw py::error_already_set();
+  }
+  return jit_;
+}
+
 bool GpuLauncher::interpretMode() const {
   if (interpret_ >= 0)
     return interpret_ == 1;
@@ -290,6 +347,7 @@ const GpuLauncher::TypeInfo &GpuLauncher::typeInfo(PyTypeObject *type) {
   PyObject *typeObj = reinterpret_cast<PyObject *>(type);
   TypeInfo info;
   info.type = type;
+  info.typeRef = py::reinterpret_borrow<py::object>(typeObj);
   bool hasDataPtr = PyObject_HasAttr(typeObj, strDataPtr());
   bool isTorch = false;
   for (PyTypeObject *t = type; t && !isTorch; t = t->tp_base) {
@@ -384,8 +442,27 @@ PyObject *boundLaunchCall(PyObject *self, PyObject *const *args, size_t nargsf, 
   return nullptr;
 }
 
+// A GC type too: the JITFunction caches its last bound launch, which holds
+// the launcher, so an untracked one would hide that cycle from the
+// collector. Clearing drops the grid only: the launcher stays valid for as
+// long as a bound launch may still be called.
+int boundLaunchTraverse(PyObject *self, visitproc visit, void *arg) {
+  auto *b = reinterpret_cast<BoundLaunchObject *>(self);
+  Py_VISIT(Py_TYPE(self));
+  Py_VISIT(b->owner);
+  Py_VISIT(b->grid);
+  return 0;
+}
+
+int boundLaunchClear(PyObject *self) {
+  auto *b = reinterpret_cast<BoundLaunchObject *>(self);
+  Py_XSETREF(b->grid, Py_NewRef(Py_None)); // a call now raises the grid's TypeError
+  return 0;
+}
+
 void boundLaunchDealloc(PyObject *self) {
   auto *b = reinterpret_cast<BoundLaunchObject *>(self);
+  PyObject_GC_UnTrack(self);
   Py_XDECREF(b->owner);
   Py_XDECREF(b->grid);
   PyTypeObject *type = Py_TYPE(self);
@@ -427,13 +504,14 @@ PyTypeObject *boundLaunchType = nullptr;
 PyTypeObject *launchBaseType = nullptr;
 
 PyObject *newBoundLaunch(PyObject *owner, GpuLauncher *launcher, PyObject *grid) {
-  auto *b = PyObject_New(BoundLaunchObject, boundLaunchType);
+  auto *b = PyObject_GC_New(BoundLaunchObject, boundLaunchType);
   if (!b)
     return nullptr;
   b->vectorcall = boundLaunchCall;
   b->owner = Py_NewRef(owner);
   b->launcher = launcher;
   b->grid = Py_NewRef(grid);
+  PyObject_GC_Track(b);
   return reinterpret_cast<PyObject *>(b);
 }
 
@@ -454,6 +532,26 @@ PyObject *launchBaseSubscript(PyObject *self, PyObject *grid) {
 }
 
 PyTypeObject *launcherType = nullptr; // the pybind11 class tk._C.Launcher
+
+// The launcher's C++ object, or null while pybind11 has not constructed it
+// (between allocation and __init__).
+GpuLauncher *launcherOf(PyObject *self) {
+  if (!py::detail::is_holder_constructed(self))
+    return nullptr;
+  return py::handle(self).cast<GpuLauncher *>();
+}
+
+int launcherTraverse(PyObject *self, visitproc visit, void *arg) {
+  Py_VISIT(Py_TYPE(self));
+  GpuLauncher *l = launcherOf(self);
+  return l ? l->traverse(visit, arg) : 0;
+}
+
+int launcherClear(PyObject *self) {
+  if (GpuLauncher *l = launcherOf(self))
+    l->clear();
+  return 0;
+}
 
 PyObject *launchBaseAttach(PyObject *self, PyObject *launcher) {
   if (!launcherType || !PyObject_TypeCheck(launcher, launcherType)) {
@@ -477,11 +575,14 @@ void readyTypes() {
   if (boundLaunchType)
     return;
   PyType_Slot boundSlots[] = {{Py_tp_dealloc, reinterpret_cast<void *>(boundLaunchDealloc)},
+                              {Py_tp_traverse, reinterpret_cast<void *>(boundLaunchTraverse)},
+                              {Py_tp_clear, reinterpret_cast<void *>(boundLaunchClear)},
                               {Py_tp_call, reinterpret_cast<void *>(PyVectorcall_Call)},
                               {Py_tp_members, boundLaunchMembers},
                               {0, nullptr}};
   PyType_Spec boundSpec = {"tk._C.BoundLaunch", sizeof(BoundLaunchObject), 0,
-                           Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL, boundSlots};
+                           Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_HAVE_GC,
+                           boundSlots};
   PyType_Slot baseSlots[] = {{Py_tp_dealloc, reinterpret_cast<void *>(launchBaseDealloc)},
                              {Py_tp_traverse, reinterpret_cast<void *>(launchBaseTraverse)},
                              {Py_tp_clear, reinterpret_cast<void *>(launchBaseClear)},
@@ -508,7 +609,14 @@ void bindGpuLauncher(py::module_ &m) {
   readyTypes();
   m.attr("BoundLaunch") = py::handle(reinterpret_cast<PyObject *>(boundLaunchType));
   m.attr("LaunchBase") = py::handle(reinterpret_cast<PyObject *>(launchBaseType));
-  py::class_<GpuLauncher> launcher(m, "Launcher");
+  // A GC type (GpuLauncher::traverse/clear): it holds its JITFunction,
+  // which holds it.
+  py::class_<GpuLauncher> launcher(m, "Launcher", py::custom_type_setup([](PyHeapTypeObject *ht) {
+                                     PyTypeObject *type = &ht->ht_type;
+                                     type->tp_flags |= Py_TPFLAGS_HAVE_GC;
+                                     type->tp_traverse = launcherTraverse;
+                                     type->tp_clear = launcherClear;
+                                   }));
   launcherType = reinterpret_cast<PyTypeObject *>(launcher.ptr());
   launcher
       .def(py::init<py::object, std::vector<std::string>, std::vector<bool>, std::vector<bool>,
@@ -565,7 +673,7 @@ py::object GpuLauncher::launch(py::handle grid, PyObject *const *args, size_t nu
   };
   if (interpretMode()) {
     auto [t, d] = pythonArgs();
-    return jit_.attr("_interpret_run")(grid, t, d);
+    return jitFunction().attr("_interpret_run")(grid, t, d);
   }
 
   const size_t numParams = names_.size();
@@ -658,7 +766,8 @@ py::object GpuLauncher::launch(py::handle grid, PyObject *const *args, size_t nu
       ++numRuntime;
       continue;
     }
-    if (PyFloat_CheckExact(v)) {
+    // Subclasses too: np.float64 is a float, fp32 like one (runtime.py).
+    if (PyFloat_Check(v)) {
       key += 'F';
       rv.kind = RuntimeValue::Kind::Float;
       rv.f = PyFloat_AS_DOUBLE(v);
@@ -852,7 +961,7 @@ py::object GpuLauncher::launch(py::handle grid, PyObject *const *args, size_t nu
   // CompiledKernel, the guards, the runtime values and the meta dict.
   std::string ownKey(key.view()); // the Python side may launch through this launcher
   auto [pyArgs, pyKwargs] = pythonArgs();
-  py::tuple r = jit_.attr("_gpu_compile")(pyArgs, pyKwargs);
+  py::tuple r = jitFunction().attr("_gpu_compile")(pyArgs, pyKwargs);
   py::object compiled = r[0];
   Entry fresh;
   fresh.compiled = compiled;
@@ -880,7 +989,7 @@ CUstream GpuLauncher::streamOf(PyObject *option) {
     if (PyLong_Check(option))
       return reinterpret_cast<CUstream>(PyLong_AsUnsignedLongLong(option));
     return reinterpret_cast<CUstream>(
-        jit_.attr("_stream_handle")(py::handle(option)).cast<uint64_t>());
+        jitFunction().attr("_stream_handle")(py::handle(option)).cast<uint64_t>());
   }
   // torch's current stream on device 0, once torch is imported; before
   // that, the default stream.

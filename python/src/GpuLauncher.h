@@ -80,6 +80,16 @@ public:
   pybind11::object bind(pybind11::object grid);
 
   size_t numEntries() const { return entries_.size(); }
+
+  /// The garbage collector's view (tk._C.Launcher is a GC type): the
+  /// JITFunction holds its launcher and the launcher holds the JITFunction,
+  /// so a kernel made at run time is freed only by a collection. visit()
+  /// reports every Python object held; clear() drops those through which a
+  /// cycle can run (the function, the compiled kernels with their guards and
+  /// key objects, the defaults, the per-type descriptors), after which a
+  /// launch raises instead of compiling.
+  int traverse(visitproc visit, void *arg) const;
+  void clear();
   /// The key of the last launch, for tests ("" when it had none).
   std::string lastKey() const { return lastKey_ ? *lastKey_ : std::string(); }
 
@@ -100,12 +110,15 @@ private:
   /// method: looked up on the object at each launch).
   struct TypeInfo {
     PyTypeObject *type = nullptr;
+    pybind11::object typeRef; // keeps `type` alive: its address is the lookup key
     TypeKind kind = TypeKind::Other;
     pybind11::object dataPtr, getDevice; // method descriptors
     pybind11::object dtype;              // a getset descriptor
   };
 
   bool interpretMode() const;
+  /// jit_, or a ReferenceError once clear() has run.
+  pybind11::object jitFunction() const;
   const TypeInfo &typeInfo(PyTypeObject *type);
   /// `obj.data_ptr()`, `obj.get_device()`, `obj.dtype` through `info`'s
   /// descriptors when it has them; a new reference, or null (error cleared).

@@ -418,8 +418,13 @@ def _gpu_array_info(name, value, kernel_name):
 
 # Scalar types that keep their width as runtime arguments (dtype name ->
 # signature type); other numpy scalars are Python ints and floats to tk.
-_SIZED_SCALARS = {"float16": "fp16", "bfloat16": "bf16", "float64": "fp64", "int8": "i8",
-                  "int16": "i16", "uint8": "u8", "uint16": "u16"}
+# np.float64 is not one of them: it is a subclass of Python's float, and
+# Triton (which checks isinstance(x, float)) makes it fp32 like any float; a
+# ported kernel passing one (attention's sm_scale) expects fp32 arithmetic,
+# and an fp64 scale would promote its fp32 loop values. An fp64 scalar
+# travels as a one-element fp64 array, loaded in the kernel.
+_SIZED_SCALARS = {"float16": "fp16", "bfloat16": "bf16", "int8": "i8", "int16": "i16",
+                  "uint8": "u8", "uint16": "u16"}
 
 
 def _is_sized_scalar(value):
@@ -460,7 +465,8 @@ def _specialize(name, value, specialize, kernel_name, gpu=False):
     if scalar is not None:
         # A numpy (or ml_dtypes bfloat16) scalar keeps its width: np.float16(x)
         # is an fp16 argument, np.int8(x) an i8. Python's own int and float
-        # stay i32/i64 and fp32, as in Triton.
+        # (np.float64 and np.float32 included) stay i32/i64 and fp32, as in
+        # Triton.
         if scalar.startswith("fp") or scalar == "bf16":
             return scalar, ("f", float(value))
         return scalar, ("i", int(value))

@@ -240,17 +240,28 @@ def sized_scalars_kernel(x_ptr, h, b8, d, s16, BLOCK: tk.constexpr):
 
 @check
 def sized_scalar_kinds_from_numpy_scalars():
-    # np.float16 / np.int8 / np.float64 / np.int16 arguments keep their
-    # width: fp16 bits, one byte, a double, two bytes in the parameter buffer.
-    set_sizes(8, 2, 1, 8, 2)
-    for h, b8, d, s16 in ((1.5, -3, 0.1, 300), (-65504.0, 127, -2.5e300, -32768)):
+    # np.float16 / np.int8 / np.int16 arguments keep their width: fp16 bits,
+    # one byte, two bytes in the parameter buffer. np.float64 is a Python
+    # float, so fp32 (4 bytes) as in Triton.
+    set_sizes(8, 2, 1, 4, 2)
+    for h, b8, d, s16 in ((1.5, -3, 0.1, 300), (-65504.0, 127, -2.5e30, -32768)):
         k = sized_scalars_kernel[(1,)](FakeTensor(X), np.float16(h), np.int8(b8), np.float64(d),
                                        np.int16(s16), BLOCK=32)
-        assert k.signature == "*fp32:16, fp16, i8, fp64, i16", k.signature
+        assert k.signature == "*fp32:16, fp16, i8, fp32, i16", k.signature
         p = params(5)
         assert p[1] == int(np.float16(h).view(np.uint16)), (hex(p[1]), h)
         assert p[2] == b8 & 0xFF and p[4] == s16 & 0xFFFF, p
-        assert struct.unpack("<d", struct.pack("<Q", p[3]))[0] == d
+        assert struct.unpack("<f", struct.pack("<I", p[3]))[0] == np.float32(d), (p, d)
+    # The C++ launcher keys an np.float64 like a float: one entry for both,
+    # and a keyed (fast path) launch.
+    set_sizes(8, 4, 1)
+    n_entries = scalars_kernel._launcher.num_entries
+    for a in (0.75, np.float64(-1.25), np.float64(3.5)):
+        k = scalars_kernel[(1,)](FakeTensor(X), a, True, BLOCK=32)
+        assert k.signature.split(", ")[1] == "fp32", k.signature
+        assert scalars_kernel._launcher.last_key != b""
+        assert struct.unpack("<f", struct.pack("<I", params(2)[1]))[0] == a
+    assert scalars_kernel._launcher.num_entries <= n_entries + 1
 
 
 def raises(exc, fn, *words):
@@ -509,6 +520,60 @@ def host_overhead_with_the_stand_in_driver():
     us = (time.perf_counter() - t0) / n * 1e6
     print(f"host time per launch (stand-in driver, 4 args + 1 constexpr): {us:.2f} us")
     assert us < 20, us
+
+
+def make_kernel():
+    # A kernel made at run time, as a factory or a test parametrisation does.
+    @tk.jit
+    def made_at_run_time(x_ptr, n, BLOCK: tk.constexpr):
+        offs = tk.program_id(0) * BLOCK + tk.arange(0, BLOCK)
+        tk.store(x_ptr + offs, tk.load(x_ptr + offs, mask=offs < n) * SCALE, mask=offs < n)
+
+    return made_at_run_time
+
+
+def rss_kib():
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") // 1024
+
+
+@check
+def kernels_made_at_run_time_are_freed():
+    # The JITFunction holds its tk._C.Launcher and the launcher holds the
+    # JITFunction (and, per compiled key, the CompiledKernel and the guarded
+    # globals); the collector must see through both C types, and through the
+    # bound launch the function caches for its last grid. Before they took
+    # part in collection each kernel kept ~13 KiB for good.
+    import gc
+    import weakref
+
+    set_sizes(8, 4)
+
+    def cycle(count):
+        refs = []
+        for i in range(count):
+            k = make_kernel()
+            grid = (i % 3 + 1,)
+            k[grid](FakeTensor(X), 1000 + i, BLOCK=128)  # compiles: an entry with guards
+            k[grid](FakeTensor(X), 1000 + i, BLOCK=128)  # the cached bound launch
+            refs.append(weakref.ref(k))
+            del k
+        gc.collect()
+        return sum(r() is not None for r in refs)
+
+    k = make_kernel()
+    k[(1,)](FakeTensor(X), 1000, BLOCK=128)
+    held = gc.get_referents(k._launcher)
+    assert any(o is k for o in held) and any(type(o).__name__ == "CompiledKernel" for o in held)
+    del k, held
+    assert cycle(200) == 0  # warm-up: allocator pools, caches
+    before = rss_kib()
+    launches = fake.fake_launch_count()
+    assert cycle(2000) == 0
+    grown = rss_kib() - before
+    assert fake.fake_launch_count() == launches + 4000
+    print(f"2000 kernels made, launched and dropped: RSS {grown:+d} KiB")
+    assert grown < 4096, grown
 
 
 for fn in CHECKS:

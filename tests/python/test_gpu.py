@@ -86,6 +86,7 @@ def sized_scalars_kernel(out_ptr, h, b8, d, s16, BLOCK: tk.constexpr):
 
 
 def test_sized_scalar_arguments_from_numpy_scalars():
+    # np.float64 is a Python float: fp32, as in Triton (d rounded to fp32).
     import numpy as np
 
     rng = np.random.default_rng(7)
@@ -94,8 +95,8 @@ def test_sized_scalar_arguments_from_numpy_scalars():
         b8, s16 = np.int8(rng.integers(-128, 128)), np.int16(rng.integers(-32768, 32768))
         out = torch.empty(32, device="cuda", dtype=torch.float64)
         k = sized_scalars_kernel[(1,)](out, h, b8, d, s16, BLOCK=32)
-        assert k.signature == "*fp64:16, fp16, i8, fp64, i16", k.signature
-        expected = float(h) + int(b8) + float(d) + int(s16)
+        assert k.signature == "*fp64:16, fp16, i8, fp32, i16", k.signature
+        expected = float(h) + int(b8) + float(np.float32(d)) + int(s16)
         tk.testing.assert_close(out, torch.full((32,), expected, device="cuda",
                                                 dtype=torch.float64), atol=0, rtol=1e-15)
 

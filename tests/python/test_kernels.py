@@ -271,6 +271,8 @@ def sized_scalars_kernel(x_ptr, out_ptr, h, b8, d, s16, BLOCK: tk.constexpr):
 
 
 def test_numpy_scalars_keep_their_width():
+    # np.float16, np.int8, np.int16 keep their width; np.float64 is a Python
+    # float and so fp32, as in Triton: `d` reaches the kernel rounded to fp32.
     rng = np.random.default_rng(11)
     x = rng.uniform(-4, 4, 16)
     for _ in range(3):
@@ -278,5 +280,81 @@ def test_numpy_scalars_keep_their_width():
         b8, s16 = np.int8(rng.integers(-128, 128)), np.int16(rng.integers(-32768, 32768))
         out = np.zeros(16)
         k = sized_scalars_kernel[(1,)](x, out, h, b8, d, s16, BLOCK=16)
-        assert k.signature == "*fp64:16, *fp64:16, fp16, i8, fp64, i16", k.signature
-        np.testing.assert_allclose(out, x * float(h) + int(b8) + float(d) + int(s16), rtol=1e-12)
+        assert k.signature == "*fp64:16, *fp64:16, fp16, i8, fp32, i16", k.signature
+        d32 = float(np.float32(d))
+        assert d32 != float(d)  # the test can tell fp32 from fp64
+        np.testing.assert_allclose(out, x * float(h) + int(b8) + d32 + int(s16), rtol=1e-12)
+
+
+@tk.jit
+def scaled_running_sum(x_ptr, out_ptr, scale, n_steps, BLOCK: tk.constexpr):
+    # attention's sm_scale pattern: an fp32 loop-carried value times a scalar.
+    offs = tk.arange(0, BLOCK)
+    acc = tk.zeros([BLOCK], dtype=tk.float32)
+    for i in range(n_steps):
+        acc = acc * scale + tk.load(x_ptr + i * BLOCK + offs)
+    tk.store(out_ptr + offs, acc)
+
+
+@tk.jit
+def fp64_scalar_through_an_array(x_ptr, out_ptr, d_ptr, BLOCK: tk.constexpr):
+    offs = tk.arange(0, BLOCK)
+    tk.store(out_ptr + offs, tk.load(x_ptr + offs) + tk.load(d_ptr))
+
+
+@tk.jit
+def fp64_scalar_as_a_constexpr(x_ptr, out_ptr, D: tk.constexpr, BLOCK: tk.constexpr):
+    offs = tk.arange(0, BLOCK)
+    tk.store(out_ptr + offs, tk.load(x_ptr + offs) + D)
+
+
+def test_float_scalars_are_fp32_like_triton():
+    rng = np.random.default_rng(12)
+    x = rng.uniform(-1, 1, (5, 32)).astype(np.float32)
+    scale = rng.uniform(0.1, 0.9)
+    want = np.zeros(32, np.float32)
+    for row in x:
+        want = want * np.float32(scale) + row
+    for s in (scale, np.float64(scale), np.float32(scale)):
+        out = np.zeros(32, np.float32)
+        k = scaled_running_sum[(1,)](x, out, s, 5, BLOCK=32)
+        assert k.signature.split(", ")[2] == "fp32", (type(s), k.signature)
+        np.testing.assert_allclose(out, want, rtol=1e-6)
+    # An fp64 scalar is a one-element fp64 array, loaded in the kernel.
+    x64 = rng.uniform(-1, 1, 16)
+    d = np.array([rng.uniform(-1e3, 1e3)])
+    out = np.zeros(16)
+    k = fp64_scalar_through_an_array[(1,)](x64, out, d, BLOCK=16)
+    assert k.signature == "*fp64:16, *fp64:16, *fp64:16", k.signature
+    np.testing.assert_array_equal(out, x64 + d[0])
+    # ... or a constexpr, fixed per compile.
+    out = np.zeros(16)
+    fp64_scalar_as_a_constexpr[(1,)](x64, out, np.float64(d[0]), BLOCK=16)
+    np.testing.assert_array_equal(out, x64 + d[0])
+
+
+def _make_kernel():
+    @tk.jit
+    def made_at_run_time(x_ptr, BLOCK: tk.constexpr):
+        offs = tk.arange(0, BLOCK)
+        tk.store(x_ptr + offs, tk.load(x_ptr + offs) * 2)
+
+    return made_at_run_time
+
+
+def test_kernels_made_at_run_time_are_collected():
+    # JITFunction <-> tk._C.Launcher is a reference cycle the collector must
+    # see through (the launch path on the GPU: fake_gpu_checks.py).
+    import gc
+    import weakref
+
+    x = np.arange(8, dtype=np.float32)
+    refs = []
+    for _ in range(50):
+        k = _make_kernel()
+        k[(1,)](x, BLOCK=8)
+        refs.append(weakref.ref(k))
+        del k
+    gc.collect()
+    assert [r for r in refs if r() is not None] == []
+    np.testing.assert_array_equal(x, np.arange(8, dtype=np.float32) * 2**50)

@@ -575,9 +575,9 @@ def test_fused_attention_forward(backend, causal):
     k, k64 = backend.rand((Z, N_CTX, D), "fp16", -1, 1)
     v, v64 = backend.rand((Z, N_CTX, D), "fp16", -1, 1)
     o = backend.empty((Z, N_CTX, D), "fp16")
-    # a Python float, as Triton's tutorial passes it: tk makes a numpy
-    # float64 scalar an fp64 argument (Triton: fp32), see docs/python.md
-    scale = 1.0 / math.sqrt(D)
+    # a numpy float64 scalar, as a port computing it with numpy passes it: an
+    # fp32 argument, as in Triton (it is a Python float; docs/python.md)
+    scale = 1.0 / np.sqrt(np.float64(D))
     BLOCK_M, BLOCK_N = (128, 64) if backend.gpu else (32, 16)
     sq, sk, sv, so = (backend.strides(t) for t in (q, k, v, o))
     _attn_fwd[(tl.cdiv(N_CTX, BLOCK_M), Z)](q, k, v, o, scale, sq[0], sq[1], sk[0], sk[1],
