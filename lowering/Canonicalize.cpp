@@ -12,6 +12,8 @@
 //    constant condition or equal arms; casts, broadcasts, reshapes and
 //    transposes that do nothing; broadcast/expand_dims/reshape/trans of a
 //    splat -> one splat; addptr p, 0 -> p.
+//  - add(dot(a, b, 0), x) -> dot(a, b, x) (`acc += tk.dot(a, b)`; see
+//    accumulateIntoDot).
 //  - control flow: an `if` on a constant condition is replaced by the ops of
 //    the branch taken; a `for` whose constant bounds give no iteration is
 //    replaced by its initial values.
@@ -234,7 +236,8 @@ private:
           dot->result()->users().size() != 1 || dot->result()->type() != add->result()->type())
         continue;
       Value *acc = dot->operand(2);
-      if (!isIntConstant(acc, 0) && !isFloatConstant(acc, 0.0))
+      if ((!isIntConstant(acc, 0) && !isFloatConstant(acc, 0.0)) ||
+          add->operand(1 - i) == dot->result()) // add(d, d) has two uses; explicit anyway
         continue;
       dot->setOperand(2, add->operand(1 - i));
       dot->moveBefore(add);
