@@ -113,6 +113,15 @@ std::string serialize(const JitKernel &k) {
 
 } // namespace
 
+JitKernel::~JitKernel() {
+  // In the context current on this thread (device 0's primary context, the
+  // one tk loads into and torch and CuPy share); the current context is not
+  // switched from a destructor. A failed unload (no context on this thread,
+  // a context already destroyed at exit) leaves the module to the context.
+  if (cuModule_ && driver_)
+    driver_->api().cuModuleUnload(cuModule_);
+}
+
 std::unique_ptr<JitKernel> JitKernel::compile(const JitRequest &req, std::string &errors,
                                               bool useCache) {
   std::unique_ptr<JitKernel> k(new JitKernel);

@@ -100,6 +100,11 @@ struct JitArg {
 
 class JitKernel {
 public:
+  /// Unloads the loaded module (the kernel's code and constants on the
+  /// device), so a kernel made at run time and collected frees it.
+  ~JitKernel();
+  JitKernel(const JitKernel &) = delete;
+  JitKernel &operator=(const JitKernel &) = delete;
   /// Compiles `req`; on failure returns null with the rendered diagnostics in
   /// `errors`.
   static std::unique_ptr<JitKernel> compile(const JitRequest &req, std::string &errors,

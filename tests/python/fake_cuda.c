@@ -8,6 +8,7 @@
  *   lib.fake_set_param_sizes((ctypes.c_int * 3)(8, 8, 4), 3)
  *   kernel[(4,)](...)
  *   lib.fake_launch_count(), lib.fake_last_grid(0), lib.fake_last_param(i)
+ *   lib.fake_loaded_modules()  # modules loaded and not unloaded
  *   lib.fake_replay_launches(n)  # ns per call of this stand-in's cuLaunchKernel
  *
  * Knobs (environment, read at each call): FAKE_CUDA_LOAD_ERROR makes module
@@ -23,6 +24,7 @@ typedef int CUresult;
 #define OK 0
 
 static int launches;
+static int loadedModules;
 static unsigned lastGrid[3], lastBlock[3], lastShared;
 static uint64_t lastStream;
 static int paramSizes[64], numParamSizes;
@@ -34,6 +36,7 @@ void fake_set_param_sizes(const int *sizes, int n) {
     paramSizes[i] = sizes[i];
 }
 int fake_launch_count(void) { return launches; }
+int fake_loaded_modules(void) { return loadedModules; }
 unsigned fake_last_grid(int i) { return lastGrid[i]; }
 unsigned fake_last_block(int i) { return lastBlock[i]; }
 unsigned fake_last_shared(void) { return lastShared; }
@@ -119,15 +122,19 @@ static CUresult loadResult(unsigned n, int *opts, void **vals) {
 CUresult cuModuleLoadDataEx(void **m, const void *image, unsigned n, int *opts, void **vals) {
   (void)image;
   *m = (void *)0x20;
-  return loadResult(n, opts, vals);
+  CUresult r = loadResult(n, opts, vals);
+  loadedModules += r == OK;
+  return r;
 }
 CUresult cuModuleLoadData(void **m, const void *image) {
   (void)image;
   *m = (void *)0x20;
+  ++loadedModules;
   return OK;
 }
 CUresult cuModuleUnload(void *m) {
   (void)m;
+  --loadedModules;
   return OK;
 }
 CUresult cuModuleGetFunction(void **f, void *m, const char *name) {

@@ -543,7 +543,8 @@ def kernels_made_at_run_time_are_freed():
     # JITFunction (and, per compiled key, the CompiledKernel and the guarded
     # globals); the collector must see through both C types, and through the
     # bound launch the function caches for its last grid. Before they took
-    # part in collection each kernel kept ~13 KiB for good.
+    # part in collection each kernel kept ~13 KiB and its loaded module for
+    # good.
     import gc
     import weakref
 
@@ -565,13 +566,18 @@ def kernels_made_at_run_time_are_freed():
     k[(1,)](FakeTensor(X), 1000, BLOCK=128)
     held = gc.get_referents(k._launcher)
     assert any(o is k for o in held) and any(type(o).__name__ == "CompiledKernel" for o in held)
+    loaded = fake.fake_loaded_modules()
     del k, held
+    gc.collect()
+    assert fake.fake_loaded_modules() == loaded - 1, (fake.fake_loaded_modules(), loaded)
     assert cycle(200) == 0  # warm-up: allocator pools, caches
     before = rss_kib()
-    launches = fake.fake_launch_count()
+    launches, modules = fake.fake_launch_count(), fake.fake_loaded_modules()
     assert cycle(2000) == 0
     grown = rss_kib() - before
     assert fake.fake_launch_count() == launches + 4000
+    # Each compiled kernel loaded a module, unloaded when it was collected.
+    assert fake.fake_loaded_modules() == modules, (fake.fake_loaded_modules(), modules)
     print(f"2000 kernels made, launched and dropped: RSS {grown:+d} KiB")
     assert grown < 4096, grown
 
