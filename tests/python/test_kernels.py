@@ -350,9 +350,12 @@ def test_kernels_made_at_run_time_are_collected():
 
     x = np.arange(8, dtype=np.float32)
     refs = []
-    for _ in range(50):
+    for i in range(50):
         k = _make_kernel()
-        k[(1,)](x, BLOCK=8)
+        if i % 2:
+            k[(1,)](x, BLOCK=8)
+        else:  # a grid that reaches the kernel (the bound launch it caches holds it)
+            k[lambda meta, k=k: (1,)](x, BLOCK=8)
         refs.append(weakref.ref(k))
         del k
     gc.collect()
