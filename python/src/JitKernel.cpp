@@ -66,9 +66,12 @@ CacheKey gpuKey(const JitRequest &req) {
   return b.add(int64_t(req.numWarps)).add(req.arch).key();
 }
 
-// cuLaunchKernel's parameters: the pointer array (kernelParams) unless
-// TK_LAUNCH_PARAMS=packed asks for one packed buffer through `extra`.
-constexpr bool kPackedByDefault = false;
+// cuLaunchKernel's parameters: one packed buffer through `extra` unless
+// TK_LAUNCH_PARAMS=array asks for the pointer array (kernelParams). From C++
+// the two cost the same; from Python the packed buffer had the lower median
+// in each of three H200 runs (4.45 / 4.41 / 4.62 us against 5.08 / 4.58 /
+// 5.90 us: bench/results/python-launch-2026-11-30-{5,6,7}.md).
+constexpr bool kPackedByDefault = true;
 
 // A runtime argument's size in the kernel's parameter space.
 uint32_t slotBytes(SlotKind kind) {
@@ -384,7 +387,7 @@ bool &JitKernel::packedFlag() {
   // as every launch does.
   static bool packed = [] {
     const char *v = std::getenv("TK_LAUNCH_PARAMS");
-    return v ? std::string(v) == "packed" : kPackedByDefault;
+    return v && *v ? std::string(v) != "array" : kPackedByDefault;
   }();
   return packed;
 }
