@@ -69,8 +69,9 @@ CacheKey gpuKey(const JitRequest &req) {
 // cuLaunchKernel's parameters: one packed buffer through `extra` unless
 // TK_LAUNCH_PARAMS=array asks for the pointer array (kernelParams). From C++
 // the two cost the same; from Python the packed buffer had the lower median
-// in each of three H200 runs (4.45 / 4.41 / 4.62 us against 5.08 / 4.58 /
-// 5.90 us: bench/results/python-launch-2026-11-30-{5,6,7}.md).
+// in three of four H200 runs (4.45 / 4.41 / 4.62 / 5.64 us against 5.08 /
+// 4.58 / 5.90 / 5.11 us: bench/results/python-launch-2026-11-30-{5..8}.md),
+// differences that are within the host's noise but lean one way.
 constexpr bool kPackedByDefault = true;
 
 // A runtime argument's size in the kernel's parameter space.
