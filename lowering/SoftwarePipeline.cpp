@@ -80,6 +80,16 @@ bool isCast(const Operation *op) {
          op->numResults() == 1;
 }
 
+// `def` (a one-result op) re-created at `b`'s point with each operand mapped
+// through `map`: how the pipeliner copies a load's address computation into
+// another iteration.
+template <class Map> Value *cloneMapped(Builder &b, Operation *def, Map map) {
+  std::vector<Value *> ops;
+  for (Value *o : def->operands())
+    ops.push_back(map(o));
+  return b.create(def->opcode(), def->loc(), ops, {def->result()->type()}, def->attrs())->result();
+}
+
 class LoopPipeliner {
 public:
   LoopPipeliner(IRContext &ctx, Operation &loop) : ctx_(ctx), loop_(loop), body_(&loop.body()) {
@@ -295,12 +305,7 @@ private:
       Value *y = body_->terminator()->operand(v->index() - 1);
       out = lv.prev ? valueAt(b, y, *lv.prev, at) : current(b, y, at);
     } else {
-      Operation *def = v->definingOp();
-      std::vector<Value *> ops;
-      for (Value *o : def->operands())
-        ops.push_back(valueAt(b, o, lv, at));
-      out =
-          b.create(def->opcode(), def->loc(), ops, {def->result()->type()}, def->attrs())->result();
+      out = cloneMapped(b, v->definingOp(), [&](Value *o) { return valueAt(b, o, lv, at); });
     }
     lv.memo[v] = out;
     return out;
@@ -408,11 +413,7 @@ private:
       return v;
     if (auto it = current_.find(v); it != current_.end())
       return it->second;
-    std::vector<Value *> ops;
-    for (Value *o : def->operands())
-      ops.push_back(current(b, o, at));
-    Value *out =
-        b.create(def->opcode(), def->loc(), ops, {def->result()->type()}, def->attrs())->result();
+    Value *out = cloneMapped(b, def, [&](Value *o) { return current(b, o, at); });
     current_[v] = out;
     return out;
   }
@@ -423,12 +424,7 @@ private:
       return it->second;
     if (!inBody(v))
       return v;
-    Operation *def = v->definingOp();
-    std::vector<Value *> ops;
-    for (Value *o : def->operands())
-      ops.push_back(substitute(b, o, subst));
-    Value *out =
-        b.create(def->opcode(), def->loc(), ops, {def->result()->type()}, def->attrs())->result();
+    Value *out = cloneMapped(b, v->definingOp(), [&](Value *o) { return substitute(b, o, subst); });
     subst[v] = out;
     return out;
   }
