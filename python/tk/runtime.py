@@ -323,18 +323,25 @@ def _const_for_compiler(name, value):
 #
 
 
+def _interface_dtype(typestr, value, where):
+    """tk's dtype name for an array-interface typestr ("<f4"), or a TypeError
+    for what tk cannot take (other kinds, big-endian data)."""
+    dt = _NUMPY_KINDS.get(typestr[1:])
+    if dt is None or typestr[0] == ">":
+        raise TypeError(
+            f"{where}: tk cannot take arrays of dtype {getattr(value, 'dtype', typestr)} "
+            "(tk takes fp16/32/64, int8-64, uint8-64, bool)"
+        )
+    return dt
+
+
 def _array_info(name, value, kernel_name):
     """(dtype name, lowest byte address, byte span, offset of the data pointer)
     of an array argument, or None when `value` is not an array."""
     ai = getattr(value, "__array_interface__", None)
     if ai is not None:
         typestr = ai["typestr"]
-        dt = _NUMPY_KINDS.get(typestr[1:])
-        if dt is None or typestr[0] == ">":
-            raise TypeError(
-                f"argument '{name}' of {kernel_name}: tk cannot take arrays of dtype "
-                f"{getattr(value, 'dtype', typestr)} (tk takes fp16/32/64, int8-64, uint8-64, bool)"
-            )
+        dt = _interface_dtype(typestr, value, f"argument '{name}' of {kernel_name}")
         itemsize = int(typestr[2:])
         address = ai["data"][0]
         shape = ai["shape"]
@@ -399,14 +406,7 @@ def _gpu_array_info(name, value, kernel_name):
         return dt, int(value.data_ptr())
     cai = getattr(value, "__cuda_array_interface__", None)
     if cai is not None:
-        typestr = cai["typestr"]
-        dt = _NUMPY_KINDS.get(typestr[1:])
-        if dt is None or typestr[0] == ">":
-            raise TypeError(
-                f"{where}: tk cannot take arrays of dtype {getattr(value, 'dtype', typestr)} "
-                "(tk takes fp16/32/64, int8-64, uint8-64, bool)"
-            )
-        return dt, int(cai["data"][0])
+        return _interface_dtype(cai["typestr"], value, where), int(cai["data"][0])
     if hasattr(value, "__array_interface__"):
         raise TypeError(
             f"{where} is a CPU array ({type(value).__name__}); a GPU launch needs device memory "
