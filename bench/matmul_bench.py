@@ -5,9 +5,12 @@ Speed: C = A @ B, fp16 in, fp32 accumulate, fp16 out, square 1024, 4096 and
 
 - tk: tutorials/04-matmul.tk (no activation) compiled ahead of time to PTX by
   bench/make_matmul_bundle.sh, one file per tile config and stage count,
-  launched through CuPy with the dynamic shared memory the manifest names
-  (configs above 48 KiB raise the function's limit); the fastest config is
-  reported (as an autotuner would pick);
+  loaded the way tk's driver loads PTX (cuModuleLoadDataEx with
+  CU_JIT_OPTIMIZATION_LEVEL 2, tk's default; --jit-level) and launched with
+  cuLaunchKernel through ctypes, with the dynamic shared memory the manifest
+  names (configs above 48 KiB raise the function's limit); the fastest config
+  is reported (as an autotuner would pick). --compare-jit L also times each
+  case's best config loaded at level L (the driver's default is 4);
 - Triton 3.6: the same tiled, grouped matmul written with triton.language,
   @triton.autotune over a few configs;
 - cuBLAS: torch's a @ b.
@@ -26,13 +29,20 @@ kernel is checked the same way.
     python3 -u bench/matmul_bench.py --ptx-dir gpu-bundle-dot/ptx --out-dir $OUT --commit abc1234
 
 writes matmul-<date>.json and matmul-<date>.png to --out-dir and prints tables.
+Each timed config records the registers and local (spill) bytes the JIT gave
+it. Manifest rows of kind mmx (MATMUL_EXPERIMENTS=1 in the bundle script)
+are timed like mm rows but never reported as tk's best: hand-edited PTX that
+splits the loop's cost. cuBLAS is timed before and after each case's tk
+configs (cublas_tflops, cublas_tflops_after): its spread within one run.
 """
 import argparse
 import datetime
 import json
 import os
+import re
 
-import cupy as cp
+import ctypes
+
 import numpy as np
 import torch
 import triton
@@ -104,22 +114,114 @@ def read_manifest(ptx_dir):
     return rows
 
 
-class Kernel:
-    """A PTX kernel launched through CuPy with the dynamic shared memory the
-    manifest names (above 48 KiB the function's limit is raised first)."""
+class CudaDriver:
+    """The few libcuda entry points the tk kernels need, through ctypes, on
+    the context torch made current (the device's primary context)."""
 
-    def __init__(self, ptx_dir, name, entry, smem):
-        self.fn = cp.RawModule(path=os.path.join(ptx_dir, name + ".ptx")).get_function(entry)
+    JIT_ERROR_LOG_BUFFER = 5
+    JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6
+    JIT_OPTIMIZATION_LEVEL = 7
+    FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES = 3
+    FUNC_ATTRIBUTE_NUM_REGS = 4
+    FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
+
+    def __init__(self):
+        torch.cuda.init()
+        torch.empty(1, device="cuda")  # the runtime makes the primary context current
+        self.lib = ctypes.CDLL("libcuda.so.1")
+        vp = ctypes.c_void_p
+        self.lib.cuModuleLoadDataEx.argtypes = [ctypes.POINTER(vp), ctypes.c_char_p, ctypes.c_uint,
+                                                ctypes.POINTER(ctypes.c_int), ctypes.POINTER(vp)]
+        self.lib.cuModuleGetFunction.argtypes = [ctypes.POINTER(vp), vp, ctypes.c_char_p]
+        self.lib.cuFuncSetAttribute.argtypes = [vp, ctypes.c_int, ctypes.c_int]
+        self.lib.cuFuncGetAttribute.argtypes = [ctypes.POINTER(ctypes.c_int), ctypes.c_int, vp]
+        self.lib.cuLaunchKernel.argtypes = [vp] + [ctypes.c_uint] * 7 + [vp, ctypes.POINTER(vp),
+                                                                          vp]
+        ctx = vp()
+        self.check(self.lib.cuCtxGetCurrent(ctypes.byref(ctx)), "cuCtxGetCurrent")
+        assert ctx.value, "no current CUDA context after torch's initialisation"
+
+    @staticmethod
+    def check(result, what, log=b""):
+        if result != 0:
+            raise RuntimeError(f"{what} failed: CUresult {result} {log.decode(errors='replace')}")
+
+    def load(self, ptx, jit_level):
+        """A module from PTX text at the JIT optimisation level given."""
+        log = ctypes.create_string_buffer(8192)
+        opts = (ctypes.c_int * 3)(self.JIT_OPTIMIZATION_LEVEL, self.JIT_ERROR_LOG_BUFFER,
+                                  self.JIT_ERROR_LOG_BUFFER_SIZE_BYTES)
+        vals = (ctypes.c_void_p * 3)(jit_level, ctypes.cast(log, ctypes.c_void_p).value,
+                                     len(log) - 1)
+        module = ctypes.c_void_p()
+        self.check(self.lib.cuModuleLoadDataEx(ctypes.byref(module), ptx, 3, opts, vals),
+                   "cuModuleLoadDataEx", log.value)
+        return module
+
+    def function(self, module, entry):
+        fn = ctypes.c_void_p()
+        self.check(self.lib.cuModuleGetFunction(ctypes.byref(fn), module, entry.encode()),
+                   "cuModuleGetFunction")
+        return fn
+
+    def attribute(self, fn, attr):
+        v = ctypes.c_int()
+        self.check(self.lib.cuFuncGetAttribute(ctypes.byref(v), attr, fn), "cuFuncGetAttribute")
+        return v.value
+
+
+DRIVER = None
+
+
+class Kernel:
+    """A PTX kernel loaded like tk's driver does (cuModuleLoadDataEx at JIT
+    level `jit_level`) and launched with cuLaunchKernel on torch's current
+    stream, with the dynamic shared memory the manifest names (above 48 KiB
+    the function's limit is raised first). Arguments are numpy scalars
+    (np.uint64 pointers, np.int32 integers), packed once per argument tuple."""
+
+    def __init__(self, ptx_dir, name, entry, smem, jit_level):
+        global DRIVER
+        if DRIVER is None:
+            DRIVER = CudaDriver()
+        with open(os.path.join(ptx_dir, name + ".ptx"), "rb") as f:
+            self.module = DRIVER.load(f.read(), jit_level)
+        self.fn = DRIVER.function(self.module, entry)
         self.smem = int(smem)
+        self.jit_level = jit_level
         if self.smem > 48 * 1024:
-            self.fn.max_dynamic_shared_size_bytes = self.smem
+            DRIVER.check(DRIVER.lib.cuFuncSetAttribute(
+                self.fn, CudaDriver.FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, self.smem),
+                "cuFuncSetAttribute")
+        self.registers = DRIVER.attribute(self.fn, CudaDriver.FUNC_ATTRIBUTE_NUM_REGS)
+        self.local_bytes = DRIVER.attribute(self.fn, CudaDriver.FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES)
+        self.packed = {}
+
+    def pack(self, args):
+        # One ctypes array of parameter addresses per argument tuple; the
+        # scalars it points at are kept alive with it.
+        key = tuple((type(a), int(a)) for a in args)
+        if key not in self.packed:
+            cells = [ctypes.c_uint64(int(a)) if isinstance(a, np.uint64) else
+                     ctypes.c_int32(int(a)) for a in args]
+            params = (ctypes.c_void_p * len(cells))(
+                *[ctypes.cast(ctypes.byref(c), ctypes.c_void_p) for c in cells])
+            self.packed[key] = (cells, params)
+        return self.packed[key][1]
 
     def __call__(self, grid, block, args):
-        self.fn(grid, block, args, shared_mem=self.smem)
+        grid = tuple(grid) + (1,) * (3 - len(grid))
+        block = tuple(block) + (1,) * (3 - len(block))
+        stream = torch.cuda.current_stream().cuda_stream
+        DRIVER.check(DRIVER.lib.cuLaunchKernel(self.fn, *grid, *block, self.smem, stream,
+                                               self.pack(args), None), "cuLaunchKernel")
 
 
-def load_kernel(ptx_dir, row, entry):
-    return Kernel(ptx_dir, row[1], entry, row[-1])
+JIT_LEVEL = 2
+
+
+def load_kernel(ptx_dir, row, entry, jit_level=None):
+    return Kernel(ptx_dir, row[1], entry, row[-1], JIT_LEVEL if jit_level is None else jit_level)
 
 
 def cdiv(a, b):
@@ -203,9 +305,9 @@ def check_bias(ptx_dir, rows):
     return out
 
 
-def bench(ptx_dir, rows):
+def bench(ptx_dir, rows, cases=SPEED_CASES, compare_jit=None):
     results = []
-    for dt, s in SPEED_CASES:
+    for dt, s in cases:
         gen = torch.Generator(device="cuda").manual_seed(s)
         a = random_operand((s, s), dt, gen)
         b = random_operand((s, s), dt, gen)
@@ -231,8 +333,9 @@ def bench(ptx_dir, rows):
         entry["triton_config"] = str(triton_matmul.best_config)
 
         configs = []
+        runs = {}
         for row in rows:
-            if row[0] != "mm" or row[2] != dt:
+            if row[0] not in ("mm", "mmx") or row[2] != dt:
                 continue
             _, name, _, bm, bn, bk, w = row[:7]
             bm, bn, w = int(bm), int(bn), int(w)
@@ -249,9 +352,22 @@ def bench(ptx_dir, rows):
             err = rel_error(c, ref) if not torch.isnan(c).any() else float("inf")
             t = tflops(triton.testing.do_bench(run))
             configs.append({"kernel": name, "tflops": t, "rel_err": err, "ok": err <= 1e-2,
-                            "dynamic_smem": kernel.smem})
-        good = [c for c in configs if c["ok"]]
+                            "dynamic_smem": kernel.smem, "registers": kernel.registers,
+                            "local_bytes": kernel.local_bytes, "jit_level": kernel.jit_level,
+                            "experiment": row[0] == "mmx"})
+            runs[name] = (row, grid, w, args)
+        good = [c for c in configs if c["ok"] and not c["experiment"]]
         best = max(good, key=lambda c: c["tflops"]) if good else None
+        if best and compare_jit is not None:
+            # The best config again, loaded at another JIT level (same PTX).
+            row, grid, w, args = runs[best["kernel"]]
+            other = load_kernel(ptx_dir, row, "matmul_kernel", compare_jit)
+            entry["tk_best_other_jit"] = {
+                "jit_level": compare_jit, "registers": other.registers,
+                "local_bytes": other.local_bytes,
+                "tflops": tflops(triton.testing.do_bench(lambda: other(grid, (32 * w,), args)))}
+        # cuBLAS again after the tk configs: how much it moved within the case.
+        entry["cublas_tflops_after"] = tflops(triton.testing.do_bench(lambda: a @ b))
         entry["tk_configs"] = configs
         entry["tk_tflops"] = best["tflops"] if best else 0.0
         entry["tk_best"] = best["kernel"] if best else None
@@ -259,10 +375,16 @@ def bench(ptx_dir, rows):
         entry["triton_vs_cublas"] = entry["triton_tflops"] / entry["cublas_tflops"]
         results.append(entry)
         print(f"{dt} {s}^3: tk {entry['tk_tflops']:.1f} ({entry['tk_best']}), triton "
-              f"{entry['triton_tflops']:.1f}, cuBLAS {entry['cublas_tflops']:.1f} TFLOP/s; "
+              f"{entry['triton_tflops']:.1f}, cuBLAS {entry['cublas_tflops']:.1f} "
+              f"(after the tk configs {entry['cublas_tflops_after']:.1f}) TFLOP/s; "
               f"tk/cuBLAS {entry['tk_vs_cublas']:.2f}")
+        if "tk_best_other_jit" in entry:
+            o = entry["tk_best_other_jit"]
+            print(f"    best config at JIT level {o['jit_level']}: {o['tflops']:.1f} TFLOP/s "
+                  f"({o['registers']} registers, {o['local_bytes']} B local)")
         for c in configs:
-            print(f"    {c['kernel']}: {c['tflops']:.1f} TFLOP/s, rel err {c['rel_err']:.2e}")
+            print(f"    {c['kernel']}: {c['tflops']:.1f} TFLOP/s, rel err {c['rel_err']:.2e}, "
+                  f"{c['registers']} registers, {c['local_bytes']} B local")
     return results
 
 
@@ -294,15 +416,33 @@ def main():
     p.add_argument("--commit", default="unknown")
     p.add_argument("--skip-bench", action="store_true")
     p.add_argument("--suffix", default="", help="appended to the file names' date")
+    p.add_argument("--jit-level", type=int, default=2,
+                   help="CU_JIT_OPTIMIZATION_LEVEL of every load (tk's driver default: 2)")
+    p.add_argument("--compare-jit", type=int, default=None,
+                   help="also time each case's best config loaded at this JIT level")
+    p.add_argument("--skip-check", action="store_true", help="no correctness sweep")
+    p.add_argument("--cases", default=None,
+                   help="speed cases to run, e.g. fp16:4096,fp16:8192 (default: all four)")
+    p.add_argument("--only", default=None,
+                   help="a regular expression: time only the mm kernels whose name matches")
     args = p.parse_args()
+    global JIT_LEVEL
+    JIT_LEVEL = args.jit_level
     rows = read_manifest(args.ptx_dir)
+    if args.only:
+        rows = [r for r in rows if r[0] not in ("mm", "mmx") or re.search(args.only, r[1])]
+    cases = SPEED_CASES
+    if args.cases:
+        cases = tuple((c.split(":")[0], int(c.split(":")[1])) for c in args.cases.split(","))
     report = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
               "commit": args.commit, "device": torch.cuda.get_device_name(),
-              "torch": torch.__version__, "triton": triton.__version__}
-    report["check"] = check_sweep(args.ptx_dir, rows)
-    report["bias"] = check_bias(args.ptx_dir, rows)
+              "torch": torch.__version__, "triton": triton.__version__,
+              "jit_level": args.jit_level}
+    if not args.skip_check:
+        report["check"] = check_sweep(args.ptx_dir, rows)
+        report["bias"] = check_bias(args.ptx_dir, rows)
     if not args.skip_bench:
-        report["bench"] = bench(args.ptx_dir, rows)
+        report["bench"] = bench(args.ptx_dir, rows, cases, args.compare_jit)
     stamp = datetime.date.today().isoformat() + args.suffix
     os.makedirs(args.out_dir, exist_ok=True)
     with open(os.path.join(args.out_dir, f"matmul-{stamp}.json"), "w") as f:
