@@ -124,6 +124,30 @@ def bench(fn):
     return triton.testing.do_bench(fn, warmup=25, rep=100, return_mode="median")
 
 
+_CLEAN_L2 = []
+
+
+def bench_clean_l2(fn, reps=200):
+    """Median ms of fn over reps launches, each after L2 is filled with clean
+    lines by a read of 256 MiB (do_bench zeroes 256 MiB instead, so its L2
+    holds dirty lines the timed kernel writes back): the probe of how much of
+    a short kernel's time that write-back is."""
+    if not _CLEAN_L2:
+        _CLEAN_L2.append(torch.ones(1 << 26, device="cuda"))
+    buf = _CLEAN_L2[0]
+    fn()
+    times = []
+    for _ in range(reps):
+        buf.sum()
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        end.record()
+        times.append((start, end))
+    torch.cuda.synchronize()
+    return float(np.median([s.elapsed_time(e) for s, e in times]))
+
+
 def gbps(nbytes, ms):
     return nbytes / ms * 1e-6
 
@@ -308,59 +332,77 @@ def layernorm(bundle, m, n):
         return {"y": errors(y, ref_y), "mean": errors(mean, ref_mean),
                 "rstd": errors(rstd, ref_rstd)}
 
-    # (label, PTX file, entry, programs): the chunked kernel with blocks
-    # shorter than the row, and the fused kernel with the whole row in one
-    # block, two-pass and one-pass (fused1p) statistics; one row per program.
+    # (label, PTX file, entry, programs, takes M): the chunked kernel with
+    # blocks shorter than the row, and the fused kernel with the whole row in
+    # one block, two-pass and one-pass (fused1p) statistics, one row per
+    # program; the persistent kernel (persist, persist1p) on grids of K
+    # programs per SM (label _pK), every K up to what fits on an SM at once.
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
     configs = []
     for wp in warps_for(n):
         for block in LAYERNORM_CHUNKS:
             if block < n:
                 configs.append((f"chunk{block}_w{wp}", f"layernorm_{block}_w{wp}.ptx",
-                                "layer_norm_fwd", m))
+                                "layer_norm_fwd", m, False))
         for form in ("fused", "fused1p"):
             configs.append((f"{form}_w{wp}", f"layernorm_{form}_{n}_w{wp}.ptx",
-                            "layer_norm_fwd_fused", m))
+                            "layer_norm_fwd_fused", m, False))
+        for form in ("persist", "persist1p"):
+            name = f"layernorm_{form}_{n}_w{wp}.ptx"
+            for k in persistent_grids(bundle.registers(name), wp):
+                configs.append((f"{form}_w{wp}_p{k}", name, "layer_norm_fwd_persistent",
+                                min(m, k * sms), True))
     tk_variants, tk_checks, tk_regs = [], {}, {}
 
-    def prepared(name, entry, wp, programs=m):
+    def prepared(name, entry, wp, programs=m, takes_m=False):
         """A launch of one PTX file, run once; and its outputs."""
         kernel = bundle.kernel(name, entry)
         y, mean, rstd = outputs()
+        args = (ptr(x), ptr(y), ptr(w), ptr(b), ptr(mean), ptr(rstd), np.int32(n), np.int32(n),
+                np.float32(EPS)) + ((np.int32(m),) if takes_m else ())
 
         def run():
-            kernel((programs,), (32 * wp,), (ptr(x), ptr(y), ptr(w), ptr(b), ptr(mean),
-                                             ptr(rstd), np.int32(n), np.int32(n),
-                                             np.float32(EPS)))
+            kernel((programs,), (32 * wp,), args)
         run()
         torch.cuda.synchronize()
         return run, (y, mean, rstd)
 
-    for label, name, entry, programs in configs:
+    for label, name, entry, programs, takes_m in configs:
         if not bundle.has(name):
             continue
-        run, outs = prepared(name, entry, int(label.rsplit("_w", 1)[1]), programs)
+        run, outs = prepared(name, entry, int(label.split("_w", 1)[1].split("_")[0]), programs,
+                             takes_m)
         tk_checks[label] = check(*outs)
         tk_regs[label] = bundle.registers(name)
         tk_variants.append((label, run))
     tk_ms, tk_label, tk_times = best_of(tk_variants)
     # Experiments (see softmax_experiments): layernorm_fused_{n}_wW.exp-NAME.ptx
-    # (the fused kernel's entry, m programs) and layernorm_rowsR_{n}_wW.exp-NAME.ptx
-    # (bench/exp_layernorm.tk's layer_norm_fwd_rows, m / R programs).
+    # (the fused kernel's entry, m programs), layernorm_rowsR_{n}_wW.exp-NAME.ptx
+    # (bench/exp_layernorm.tk's layer_norm_fwd_rows, m / R programs) and
+    # layernorm_strideD_{n}_wW.exp-NAME.ptx (its layer_norm_fwd_stride) and
+    # layernorm_persist[1p]_{n}_wW.exp-NAME.ptx (the tutorial's persistent
+    # kernel, edited), both on the persistent grids, reported as NAME@pK.
     experiments = {}
     for name in bundle.names("layernorm_", ".ptx"):
         kind, _, rest = name.partition(f"_{n}_w")
-        if ".exp-" not in rest or not (kind == "layernorm_fused" or
-                                       kind.startswith("layernorm_rows")):
+        if ".exp-" not in rest:
             continue
         wp = int(rest.split(".")[0])
-        if kind == "layernorm_fused":
-            run, outs = prepared(name, "layer_norm_fwd_fused", wp)
-        else:
+        if kind in ("layernorm_fused", "layernorm_fused1p"):
+            runs = [(name, prepared(name, "layer_norm_fwd_fused", wp))]
+        elif kind.startswith("layernorm_rows"):
             rows = int(kind[len("layernorm_rows"):])
-            run, outs = prepared(name, "layer_norm_fwd_rows", wp, m // rows)
-        ms = bench(run)
-        experiments[name] = {"check": check(*outs), "ms": ms, "gbps": gbps(nbytes, ms),
-                             "registers": bundle.registers(name)}
+            runs = [(name, prepared(name, "layer_norm_fwd_rows", wp, m // rows))]
+        elif kind.startswith("layernorm_stride") or kind.startswith("layernorm_persist"):
+            entry = "layer_norm_fwd_stride" if "stride" in kind else "layer_norm_fwd_persistent"
+            runs = [(f"{name}@p{k}", prepared(name, entry, wp, min(m, k * sms), True))
+                    for k in persistent_grids(bundle.registers(name), wp)]
+        else:
+            continue
+        for label, (run, outs) in runs:
+            ms = bench(run)
+            experiments[label] = {"check": check(*outs), "ms": ms, "gbps": gbps(nbytes, ms),
+                                  "registers": bundle.registers(name)}
 
     ty, tmean, trstd = outputs()
     tri_regs = {}
@@ -369,19 +411,85 @@ def layernorm(bundle, m, n):
     tri_ms, tri_label, tri_times = best_of(tri_variants)
     tk_sel, tri_sel = tk_ms, tri_ms
     tk_ms, tri_ms, h2h = head_to_head(tk_variants, tk_label, tri_variants, tri_label)
+    # What tutorials/03-layer-norm.py launches for this n by default, timed
+    # alternately with Triton's winner like tk's best.
+    try:
+        default = tutorial_layernorm_label(n, sms)
+    except Exception as e:  # reported in the row, the rest of it still runs
+        default = f"unknown ({e!r})"
+    if default in dict(tk_variants):
+        default_ms, _, default_h2h = head_to_head(tk_variants, default, tri_variants, tri_label)
+    else:
+        default_ms, default_h2h = float("nan"), {"missing": default}
     torch.cuda.synchronize()
     torch_ms = bench(lambda: torch.nn.functional.layer_norm(x, (n,), w, b, EPS))
+    # A probe of the timing method, not a ratio of the issue: tk's best and
+    # the same-bytes copy once more, with L2 filled by reads (clean lines)
+    # instead of do_bench's zeroing (dirty lines written back inside the next
+    # timing).
+    src = torch.empty_like(x).uniform_(-1.0, 1.0)
+    dst = torch.empty_like(src)
+    clean_l2 = {"tk_gbps": gbps(nbytes, bench_clean_l2(dict(tk_variants)[tk_label])),
+                "copy_same_gbps": gbps(2 * src.numel() * 2,
+                                       bench_clean_l2(lambda: dst.copy_(src)))}
     return {"workload": "layernorm_fwd_fp16", "m": m, "n": n, "bytes": nbytes,
             "reference_numpy_vs_torch": float(ref_agree),
             "tk_gbps": gbps(nbytes, tk_ms), "tk_best": tk_label,
             "tk_select_gbps": gbps(nbytes, tk_sel), "triton_select_gbps": gbps(nbytes, tri_sel),
             "head_to_head": h2h,
+            "tk_default": default, "tk_default_gbps": gbps(nbytes, default_ms),
+            "tk_default_head_to_head": default_h2h,
             "tk_variants_ms": tk_times, "tk_checks": tk_checks, "tk_registers": tk_regs,
             "triton_gbps": gbps(nbytes, tri_ms), "triton_best": tri_label,
             "triton_variants_ms": tri_times, "triton_check": check(ty, tmean, trstd),
             "triton_registers": tri_regs, "experiments": experiments,
             "torch_gbps": gbps(nbytes, torch_ms),
-            "copy_same_gbps": copy_same_bytes(m, n, torch.float16)}
+            "copy_same_gbps": copy_same_bytes(m, n, torch.float16),
+            "clean_l2_probe": clean_l2}
+
+
+def resident_programs(registers, warps):
+    """Programs of `warps` warps at `registers` per thread that fit on one
+    sm_90 SM at once: 64K registers (allocated per warp in units of 256),
+    64 warps and 32 programs; the kernels' few bytes of shared memory never
+    limit it."""
+    per_warp = -(-registers * 32 // 256) * 256
+    return max(0, min(32, 64 // warps, 65536 // (per_warp * warps)))
+
+
+def persistent_grids(registers, warps):
+    """The K (programs per SM) a persistent LayerNorm variant is timed at:
+    1, 2, 4, 8, 16 and the most that fit at once, none past that (the grid
+    would no longer be resident) and none for a file that spills."""
+    if not registers or registers.get("registers") is None:
+        return [1, 2, 4]
+    if registers.get("spill_store_bytes"):
+        return []
+    fit = resident_programs(registers["registers"], warps)
+    return sorted({k for k in (1, 2, 4, 8, 16) if k <= fit} | ({fit} if fit else set()))
+
+
+def tutorial_layernorm_label(n, sms):
+    """gpu_bench's label of the LayerNorm variant tutorials/03-layer-norm.py
+    launches by default for rows of n fp16 elements: its layer_norm_config
+    (plain Python, no tk), read from the tutorial's source so that the two
+    cannot drift apart."""
+    import ast
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tutorials",
+                        "03-layer-norm.py")
+    with open(path) as f:
+        tree = ast.parse(f.read())
+    fn = next(d for d in tree.body if isinstance(d, ast.FunctionDef) and
+              d.name == "layer_norm_config")
+    scope = {}
+    exec(compile(ast.Module([fn], []), path, "exec"), scope)
+    c = scope["layer_norm_config"](n, sms)
+    if c["kernel"] == "layer_norm_fwd":
+        return f"chunk{c['BLOCK_SIZE']}_w{c['num_warps']}"
+    form = ("fused" if c["kernel"] == "layer_norm_fwd_fused" else "persist") + \
+        ("1p" if c["ONE_PASS"] else "")
+    label = f"{form}_w{c['num_warps']}"
+    return label if c["programs_per_sm"] is None else f"{label}_p{c['programs_per_sm']}"
 
 
 class Bundle:
@@ -502,7 +610,8 @@ def main():
     ap.add_argument("--launch-bench", metavar="PATH",
                     help="launch_bench binary: host time per launch, tk vs raw cuLaunchKernel")
     ap.add_argument("--workloads", default="softmax,layernorm",
-                    help="comma-separated subset of softmax,layernorm (default: both)")
+                    help="comma-separated subset of softmax,layernorm, run in that order "
+                         "(default: both)")
     args = ap.parse_args()
     workloads = set(args.workloads.split(","))
     if not workloads <= {"softmax", "layernorm"}:
@@ -515,9 +624,10 @@ def main():
     rows, failures = [], []
     # One workload that fails (a missing file, a launch error) is reported and
     # the others still run: GPU time is scarce.
-    for fn, shapes in ((softmax, SOFTMAX_SHAPES), (layernorm, LAYERNORM_SHAPES)):
-        if fn.__name__ not in workloads:
-            continue
+    # In the order --workloads names them (the first is done first when a
+    # run may be cut short).
+    table = {"softmax": (softmax, SOFTMAX_SHAPES), "layernorm": (layernorm, LAYERNORM_SHAPES)}
+    for fn, shapes in (table[w] for w in dict.fromkeys(args.workloads.split(","))):
         for m, n in shapes:
             try:
                 rows.append(fn(bundle, m, n))
@@ -525,6 +635,11 @@ def main():
                 failures.append({"workload": fn.__name__, "m": m, "n": n,
                                  "error": traceback.format_exc()})
                 print(failures[-1]["error"], file=sys.stderr)
+            # What is done so far, in case the run is cut short.
+            os.makedirs(args.out_dir, exist_ok=True)
+            with open(os.path.join(args.out_dir, "gpu-bench.partial.json"), "w") as f:
+                json.dump({"commit": args.commit, "copy_gbps": copy, "rows": rows,
+                           "failures": failures}, f)
     for r in rows:
         r["correct"] = passes(r)
         r["tk_over_triton"] = r["tk_gbps"] / r["triton_gbps"]
@@ -532,6 +647,9 @@ def main():
         r["triton_over_copy"] = r["triton_gbps"] / copy
         r["tk_over_copy_same"] = r["tk_gbps"] / r["copy_same_gbps"]
         r["triton_over_copy_same"] = r["triton_gbps"] / r["copy_same_gbps"]
+        if "tk_default_gbps" in r:
+            r["tk_default_over_copy"] = r["tk_default_gbps"] / copy
+            r["tk_default_over_triton"] = r["tk_default_gbps"] / r["triton_gbps"]
     result = {
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "commit": args.commit,
@@ -566,6 +684,11 @@ def main():
               f"{r['tk_over_copy']:>7.2f} {r['triton_over_copy']:>8.2f} "
               f"{r['copy_same_gbps']:>5.0f} {r['tk_over_copy_same']:>7.2f} "
               f"{r['triton_over_copy_same']:>8.2f}")
+    for r in rows:
+        if "tk_default" in r:
+            print(f"{r['workload']} {r['m']}x{r['n']}: the tutorial's default {r['tk_default']} "
+                  f"{r['tk_default_gbps']:.0f} GB/s, {r['tk_default_over_copy']:.3f} of the copy, "
+                  f"{r['tk_default_over_triton']:.3f} of Triton")
     for r in rows:
         for name, e in r.get("experiments", {}).items():
             err = e["check"]["max_abs_err"] if "max_abs_err" in e["check"] else \

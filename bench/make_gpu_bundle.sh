@@ -44,6 +44,16 @@ for n in 1024 4096 8192 16384; do
     "$tkc" tutorials/03-layer-norm.tk --kernel layer_norm_fwd_fused --emit=ptx --num-warps="$w" \
       --signature "$ln_sig" -D BLOCK_SIZE="$n" -D ONE_PASS=True \
       -o "$out/layernorm_fused1p_${n}_w$w.ptx"
+    # ... and the persistent kernel (a few programs per SM striding over the
+    # rows, the next row loaded before this one is reduced), both statistics
+    # forms; its parameters end with M.
+    for form in persist persist1p; do
+      onepass=False
+      [ "$form" = persist1p ] && onepass=True
+      "$tkc" tutorials/03-layer-norm.tk --kernel layer_norm_fwd_persistent --emit=ptx \
+        --num-warps="$w" --signature "$ln_sig, i32" -D BLOCK_SIZE="$n" -D ONE_PASS=$onepass \
+        -o "$out/layernorm_${form}_${n}_w$w.ptx"
+    done
   done
 done
 # ... and the chunked kernel walking wider rows with 1024- and 4096-wide blocks.

@@ -2,12 +2,19 @@
 
     y = (x - mean(x)) / sqrt(var(x) + eps) * w + b      for each row x
 
-The kernel is tutorials/03-layer-norm.tk's: one program per row of an (M, N)
-fp16 matrix, walking the row in BLOCK_SIZE chunks three times (mean,
-variance, normalise), statistics in fp32, and writing each row's mean and
-1/std for the backward pass. (The .tk file also has layer_norm_fwd_fused,
-the whole row in registers, with ONE_PASS statistics as an option: the
-kernels bench/gpu_bench.py times against Triton on the H200.)
+The kernels are tutorials/03-layer-norm.tk's, statistics in fp32, each row's
+mean and 1/std written for the backward pass:
+
+- layer_norm_fwd: one program per row of an (M, N) fp16 matrix, walking the
+  row in BLOCK_SIZE chunks three times (mean, variance, normalise); any N;
+- layer_norm_fwd_persistent: the whole row in registers (BLOCK_SIZE >= N), a
+  persistent grid of a few programs per SM striding over the rows, each
+  loading its next row before it reduces and writes the current one.
+
+layer_norm_config(N, sms) picks one from N (the measurements behind it are
+in its comment); layer_norm() launches it. (The .tk file also has
+layer_norm_fwd_fused, the whole row in one program per row: the persistent
+kernel's predecessor, which bench/gpu_bench.py still times.)
 
     python3 tutorials/03-layer-norm.py [--small] [--bench [--out DIR]]
 
@@ -64,8 +71,85 @@ def layer_norm_fwd(X, Y, W, B, Mean, Rstd, stride, N, eps, BLOCK_SIZE: tk.conste
         tk.store(Y + cols, y.to(tk.float16), mask=mask)
 
 
-def layer_norm(x, weight, bias, eps=1e-5):
-    """(y, mean, rstd) of a 2-D fp16 torch tensor (GPU) or numpy array."""
+@tk.jit
+def _add_pair(a0, a1, b0, b1):
+    # tk.reduce's combiner for a pair of sums: (a0, a1) + (b0, b1).
+    return a0 + b0, a1 + b1
+
+
+@tk.jit
+def _row_stats(x, mask, k, N, eps, ONE_PASS: tk.constexpr):
+    # (mean, rstd, x - mean) of one fp32 row in registers, lanes past N
+    # loaded as 0. ONE_PASS: the sum and the sum of squares shifted by k (the
+    # row's first element, against cancellation when |mean| >> std) in one
+    # tk.reduce over the pair, one cross-warp round; else mean, then the
+    # variance around it.
+    if ONE_PASS:
+        shifted = tk.where(mask, x - k, 0.0)
+        s1, s2 = tk.reduce((shifted, shifted * shifted), 0, _add_pair)
+        m1 = s1 / N
+        var = tk.maximum(s2 / N - m1 * m1, 0.0)
+        mean = k + m1
+        centred = x - mean
+    else:
+        mean = tk.sum(x, axis=0) / N
+        centred = tk.where(mask, x - mean, 0.0)
+        var = tk.sum(centred * centred, axis=0) / N
+    return mean, 1 / tk.sqrt(var + eps), centred
+
+
+@tk.jit
+def layer_norm_fwd_persistent(X, Y, W, B, Mean, Rstd, stride, N, eps, M,
+                              BLOCK_SIZE: tk.constexpr, ONE_PASS: tk.constexpr = False):
+    # Program p normalises rows p, p + P, p + 2P, ... of the P launched; the
+    # next row (and its first element, ONE_PASS's shift) is loaded before
+    # this one is reduced and written, and carried in registers as fp16.
+    first = tk.program_id(0)
+    step = tk.num_programs(0)
+    cols = tk.arange(0, BLOCK_SIZE)
+    mask = cols < N
+    x_next = tk.load(X + first * stride + cols, mask=mask & (first < M), other=0.0)
+    k_next = tk.load(X + first * stride, mask=first < M, other=0.0)
+    for row in tk.range(first, M, step):
+        x = x_next.to(tk.float32)
+        k = k_next.to(tk.float32)
+        nxt = row + step
+        x_next = tk.load(X + nxt * stride + cols, mask=mask & (nxt < M), other=0.0)
+        k_next = tk.load(X + nxt * stride, mask=nxt < M, other=0.0)
+        mean, rstd, centred = _row_stats(x, mask, k, N, eps, ONE_PASS)
+        tk.store(Mean + row, mean)
+        tk.store(Rstd + row, rstd)
+        w = tk.load(W + cols, mask=mask)
+        b = tk.load(B + cols, mask=mask)
+        y = centred * rstd * w + b
+        tk.store(Y + row * stride + cols, y.to(tk.float16), mask=mask)
+
+
+def layer_norm_config(n, sms):
+    """The kernel and launch for rows of n fp16 elements on a GPU with sms
+    SMs: a dict of kernel (a name above), BLOCK_SIZE, num_warps, ONE_PASS
+    and programs_per_sm (None: one program per row). Plain Python, no tk:
+    bench/gpu_bench.py reads this function from this file to report the
+    variant it picks beside the fastest one."""
+    block = 1 << max(n - 1, 0).bit_length()
+    if block > 16384:
+        # The row no longer fits in registers: chunks of 4096, 8 warps.
+        return {"kernel": "layer_norm_fwd", "BLOCK_SIZE": 4096, "num_warps": 8,
+                "ONE_PASS": False, "programs_per_sm": None}
+    # The whole row in registers, <= 16 elements per thread from 4096 up
+    # (where a thread holds 64 or more, the ptxas schedule of the ONE_PASS
+    # form collapses: bench/results/gpu-bench-2026-11-30-ln.md), and as many
+    # programs per SM as fit at once at that width.
+    warps = min(32, max(2, block // 512))
+    return {"kernel": "layer_norm_fwd_persistent", "BLOCK_SIZE": block, "num_warps": warps,
+            "ONE_PASS": block >= 4096, "programs_per_sm": max(1, 32 // warps)}
+
+
+def layer_norm(x, weight, bias, eps=1e-5, config=None, sms=None):
+    """(y, mean, rstd) of a 2-D fp16 torch tensor (GPU) or numpy array, by
+    the kernel of `config` (default: layer_norm_config's for the GPU; on the
+    interpreter the chunked kernel, 256-wide blocks) on a GPU of `sms` SMs
+    (default: the tensor's device's)."""
     M, N = x.shape
     if isinstance(x, np.ndarray):
         y = np.empty_like(x)
@@ -74,7 +158,10 @@ def layer_norm(x, weight, bias, eps=1e-5):
         stride = x.strides[0] // x.itemsize
         # On the interpreter, blocks of at most 256 elements, so a row of a
         # few hundred elements is already walked in several chunks.
-        block, num_warps = min(256, tk.next_power_of_2(N)), 4
+        config = config or {"kernel": "layer_norm_fwd",
+                            "BLOCK_SIZE": min(256, tk.next_power_of_2(N)), "num_warps": 4,
+                            "ONE_PASS": False, "programs_per_sm": None}
+        sms = sms or 1
     else:
         import torch
 
@@ -82,11 +169,17 @@ def layer_norm(x, weight, bias, eps=1e-5):
         mean = torch.empty(M, dtype=torch.float32, device=x.device)
         rstd = torch.empty(M, dtype=torch.float32, device=x.device)
         stride = x.stride(0)
-        # On the GPU, at most 4096 elements per chunk, 8 per thread.
-        block = min(4096, tk.next_power_of_2(N))
-        num_warps = min(max(block // 256, 1), 8)
-    layer_norm_fwd[(M,)](x, y, weight, bias, mean, rstd, stride, N, eps, BLOCK_SIZE=block,
-                         num_warps=num_warps)
+        sms = sms or torch.cuda.get_device_properties(x.device).multi_processor_count
+        config = config or layer_norm_config(N, sms)
+    args = (x, y, weight, bias, mean, rstd, stride, N, eps)
+    block, warps = config["BLOCK_SIZE"], config["num_warps"]
+    if config["kernel"] == "layer_norm_fwd":
+        layer_norm_fwd[(M,)](*args, BLOCK_SIZE=block, num_warps=warps)
+    else:
+        assert config["kernel"] == "layer_norm_fwd_persistent", config
+        grid = (min(M, config["programs_per_sm"] * sms),)
+        layer_norm_fwd_persistent[grid](*args, M, BLOCK_SIZE=block, ONE_PASS=config["ONE_PASS"],
+                                        num_warps=warps)
     return y, mean, rstd
 
 
@@ -174,16 +267,27 @@ def main(argv):
         import torch
 
         torch.manual_seed(2)
-        for M, N in ((M, N), (64, 8192)):
-            x = torch.randn(M, N, device="cuda", dtype=torch.float16) * 2 + 0.5
+        sms = torch.cuda.get_device_properties(0).multi_processor_count
+        # The default kernel of each width; at 4000 columns (a ragged row)
+        # over 1000 rows, more than one persistent grid, also with the other
+        # statistics form and with a mean far from 0.
+        for M, N, offset, flip in ((M, N, 0.5, False), (64, 8192, 0.5, False),
+                                   (1000, 4000, 0.5, False), (1000, 4000, 300.0, True)):
+            x = torch.randn(M, N, device="cuda", dtype=torch.float16) * 2 + offset
             w = (torch.rand(N, device="cuda") + 0.5).half()
             b = (torch.rand(N, device="cuda") * 2 - 1).half()
-            y, mean, rstd = layer_norm(x, w, b, 1e-5)
+            config = dict(layer_norm_config(N, sms))
+            config["ONE_PASS"] ^= flip
+            y, mean, rstd = layer_norm(x, w, b, 1e-5, config)
             t = torch.nn.functional.layer_norm(x.float(), (N,), w.float(), b.float(), 1e-5)
-            tk.testing.assert_close(mean, x.float().mean(dim=1), atol=1e-3, rtol=1e-3)
+            tk.testing.assert_close(mean, x.double().mean(dim=1).float(), atol=1e-3, rtol=1e-5)
+            tk.testing.assert_close(rstd, 1 / torch.sqrt(x.double().var(dim=1, unbiased=False)
+                                                         + 1e-5).float(), atol=0, rtol=1e-4)
             tk.testing.assert_close(y, t, atol=1e-2, rtol=2e-3)
             diff = float((y.float() - t).abs().max())
-            print(f"layer norm on the GPU, {M}x{N} fp16: max |tk - torch| = {diff:.3g}: OK")
+            print(f"layer norm on the GPU, {M}x{N} fp16 (mean {offset}), {config['kernel']} "
+                  f"w{config['num_warps']} ONE_PASS={config['ONE_PASS']}: max |tk - torch| = "
+                  f"{diff:.3g}: OK")
         return 0
     os.environ["TK_INTERPRET"] = "1"  # no GPU here: the CPU interpreter
     rng = np.random.default_rng(2)
@@ -191,14 +295,24 @@ def main(argv):
     weight = rng.uniform(0.5, 1.5, N).astype(np.float16)
     bias = rng.uniform(-1, 1, N).astype(np.float16)
     eps = 1e-5
-    y, mean, rstd = layer_norm(x, weight, bias, eps)
     ref_y, ref_mean, ref_rstd = reference(x, weight, bias, eps)
-    tk.testing.assert_close(mean, ref_mean, atol=1e-4, rtol=1e-4)
-    tk.testing.assert_close(rstd, ref_rstd, atol=1e-4, rtol=1e-4)
-    # y is rounded to fp16: within a couple of fp16 ulps of the fp64 result.
-    tk.testing.assert_close(y, ref_y, atol=1e-2, rtol=2e-3)
-    diff = float(np.max(np.abs(y.astype(np.float64) - ref_y)))
-    print(f"layer norm on the interpreter, {M}x{N} fp16: max |tk - numpy| = {diff:.3g}: OK")
+    # The chunked kernel; then the persistent one as on a GPU of 5 SMs (a
+    # grid of 5 programs striding over the rows, the last ones short of a
+    # full round), in both statistics forms.
+    block = tk.next_power_of_2(N)
+    for config in (None,) + tuple(
+            {"kernel": "layer_norm_fwd_persistent", "BLOCK_SIZE": block, "num_warps": 4,
+             "ONE_PASS": one_pass, "programs_per_sm": 1} for one_pass in (False, True)):
+        y, mean, rstd = layer_norm(x, weight, bias, eps, config, sms=5)
+        tk.testing.assert_close(mean, ref_mean, atol=1e-4, rtol=1e-4)
+        tk.testing.assert_close(rstd, ref_rstd, atol=1e-4, rtol=1e-4)
+        # y is rounded to fp16: within a couple of fp16 ulps of the fp64 result.
+        tk.testing.assert_close(y, ref_y, atol=1e-2, rtol=2e-3)
+        diff = float(np.max(np.abs(y.astype(np.float64) - ref_y)))
+        name = "layer_norm_fwd" if config is None else \
+            f"{config['kernel']} ONE_PASS={config['ONE_PASS']}"
+        print(f"layer norm on the interpreter, {M}x{N} fp16, {name}: max |tk - numpy| = "
+              f"{diff:.3g}: OK")
     return 0
 
 
