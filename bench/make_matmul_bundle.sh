@@ -133,16 +133,21 @@ mv "$manifest.ok" "$manifest"
 #   the loop without its L2 traffic;
 # - x_nomma: no mma.sync (ptxas then drops the ldmatrix too): the copies,
 #   waits and barriers alone;
-# - x_l2pf: cp.async with the .L2::256B prefetch hint (C still correct).
+# - x_l2pf: cp.async with the .L2::256B prefetch hint (C still correct);
+# - x_mmaonly: the mma.sync alone (no ldmatrix, cp.async, waits or
+#   barriers): the tensor-core ceiling of this loop on the device;
+# - x_nobar: no bar.sync (racy): what the CTA-wide barriers cost.
 if [ "${MATMUL_EXPERIMENTS:-0}" = 1 ]; then
-  for src in mm_fp16_128x256x64_w8_s3; do
+  for src in mm_fp16_128x256x64_w8_s3 mm_fp16_128x256x32_w8_s4; do
     row=$(grep " $src " "$manifest")
     sed -E 's/^(\s*cp\.async\.cg\.shared\.global \[[^]]*\], \[[^]]*\], 16), %r[0-9]+;/\1, 0;/' \
       "$out/$src.ptx" > "$out/x_noload_$src.ptx"
     grep -v 'mma\.sync' "$out/$src.ptx" > "$out/x_nomma_$src.ptx"
     sed 's/cp\.async\.cg\.shared\.global /cp.async.cg.shared.global.L2::256B /' "$out/$src.ptx" \
       > "$out/x_l2pf_$src.ptx"
-    for x in noload nomma l2pf; do
+    grep -vE 'ldmatrix|cp\.async|bar\.sync' "$out/$src.ptx" > "$out/x_mmaonly_$src.ptx"
+    grep -v 'bar\.sync' "$out/$src.ptx" > "$out/x_nobar_$src.ptx"
+    for x in noload nomma l2pf mmaonly nobar; do
       echo "$row" | sed "s/^mm $src /mmx x_${x}_$src /" >> "$manifest"
     done
   done
