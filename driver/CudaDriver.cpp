@@ -159,6 +159,8 @@ bool CudaDriver::initialize(std::string &error) {
     }
     *s.slot = p;
   }
+  api_.cuCtxGetCurrent =
+      reinterpret_cast<CUresult (*)(CUcontext *)>(dlsym(library_, "cuCtxGetCurrent"));
   if (!check(api_.cuInit(0), "cuInit", error))
     return false;
   int count = 0;
@@ -281,6 +283,26 @@ bool CudaDriver::getFunction(CUmodule module, const std::string &name, CUfunctio
     return true;
   error = fmt::format("cuModuleGetFunction('{}') failed: {}", name, errorText(r));
   return false;
+}
+
+bool CudaDriver::unloadModule(CUmodule module, std::string &error) {
+  // cuModuleUnload acts on the calling thread's current context, and the
+  // last handle to a kernel may go on a thread that never made the primary
+  // context current (a worker of the caller's pool) or made another one
+  // current: switch for the call, then switch back.
+  CUcontext previous = nullptr;
+  bool restore = false;
+  if (api_.cuCtxGetCurrent && api_.cuCtxGetCurrent(&previous) == 0)
+    restore = previous != context_;
+  if ((!api_.cuCtxGetCurrent || restore) && !makeCurrent(error))
+    return false;
+  // A failed synchronize (an earlier launch's sticky error) is not this
+  // call's to report; the unload is still attempted.
+  api_.cuCtxSynchronize();
+  bool ok = check(api_.cuModuleUnload(module), "cuModuleUnload", error);
+  if (restore)
+    api_.cuCtxSetCurrent(previous);
+  return ok;
 }
 
 bool CudaDriver::queryResources(CUfunction function, KernelResources &out, std::string &error) {

@@ -82,6 +82,9 @@ struct CudaFunctions {
                             void **);
   CUresult (*cuLinkComplete)(CUlinkState, void **, size_t *);
   CUresult (*cuLinkDestroy)(CUlinkState);
+  // Optional (null when the library lacks it): looked up apart from the
+  // table, so a driver without it still loads.
+  CUresult (*cuCtxGetCurrent)(CUcontext *);
 };
 
 /// What cuFuncGetAttribute reports about a loaded kernel.
@@ -164,6 +167,13 @@ public:
   /// above 48 KiB).
   bool setMaxDynamicShared(CUfunction function, int bytes, std::string &error);
   bool getFunction(CUmodule module, const std::string &name, CUfunction &out, std::string &error);
+  /// Unloads a module loaded by loadModule, from any thread: with the
+  /// primary context current for the call (the thread's own current context
+  /// is restored afterwards), after a context synchronize, because the
+  /// driver does not promise to wait for the module's kernels still queued
+  /// or running. False with the driver's error (the module then stays
+  /// loaded, e.g. at exit once the driver is shutting down).
+  bool unloadModule(CUmodule module, std::string &error);
   bool queryResources(CUfunction function, KernelResources &out, std::string &error);
 
   // Device memory, for tests, examples and benchmarks.

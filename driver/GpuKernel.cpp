@@ -20,13 +20,14 @@
 
 namespace tk {
 
-// The cache of compiled kernels: one per process, never emptied, so the
-// pointers compile() returns stay valid until exit (the modules stay loaded).
+// The table of live kernels (see GpuKernel.h, "Ownership"): weak
+// references, plus a strong one for each kernel compile() pinned.
 class GpuKernelCache {
 public:
-  static GpuKernel *getOrCompile(const std::string &source, const std::string &fileName,
-                                 const GpuCompileOptions &opts, std::string &error,
-                                 GpuFailure &failure);
+  static std::shared_ptr<GpuKernel> getOrCompile(const std::string &source,
+                                                 const std::string &fileName,
+                                                 const GpuCompileOptions &opts, bool pin,
+                                                 std::string &error, GpuFailure &failure);
 };
 
 namespace {
@@ -395,21 +396,28 @@ bool loadThroughCubinCache(CudaDriver &driver, CompileCache &cache, const CacheK
   return false;
 }
 
-GpuKernel *GpuKernelCache::getOrCompile(const std::string &source, const std::string &fileName,
-                                        const GpuCompileOptions &opts, std::string &error,
-                                        GpuFailure &failure) {
+std::shared_ptr<GpuKernel> GpuKernelCache::getOrCompile(const std::string &source,
+                                                        const std::string &fileName,
+                                                        const GpuCompileOptions &opts, bool pin,
+                                                        std::string &error, GpuFailure &failure) {
   // One slot per kernel, each with its own lock: two threads asking for the
   // same kernel compile it once, while different kernels (an autotuner's
-  // configs, compiled by a thread pool) compile in parallel. Slots are never
-  // removed, so a slot pointer stays valid without the map's lock.
+  // configs, compiled by a thread pool) compile in parallel. A slot holds a
+  // weak reference, so the table does not keep a module loaded; a thread
+  // holds its slot through a shared_ptr while it uses it, so a slot can
+  // leave the table (below) without pulling it from under that thread.
   struct Slot {
     std::mutex mutex;
-    std::unique_ptr<GpuKernel> kernel;
+    std::weak_ptr<GpuKernel> kernel;
+    std::shared_ptr<GpuKernel> pinned; // compile()'s kernels: never unloaded
   };
-  static std::mutex mutex;
-  static std::map<CacheKey, std::unique_ptr<Slot>> kernels;
+  // Never destroyed: destroying it at exit would unload pinned modules from
+  // static destructors, after the driver may have shut down.
+  static std::mutex &mutex = *new std::mutex;
+  static auto &kernels = *new std::map<CacheKey, std::shared_ptr<Slot>>;
+  static size_t sweepAt = 64;
 
-  auto driverFailure = [&]() -> GpuKernel * {
+  auto driverFailure = [&]() -> std::shared_ptr<GpuKernel> {
     failure.kind = GpuFailure::Kind::Driver;
     return nullptr;
   };
@@ -426,19 +434,39 @@ GpuKernel *GpuKernelCache::getOrCompile(const std::string &source, const std::st
                            .add(int64_t(opts.jitOptimizationLevel))
                            .add(requestedCompiler(jit))
                            .key();
-  Slot *slot = nullptr;
+  std::shared_ptr<Slot> slot;
   {
     std::lock_guard<std::mutex> lock(mutex);
-    std::unique_ptr<Slot> &s = kernels[loadedKey];
+    // A process that makes kernels at run time leaves a slot per kernel it
+    // dropped: sweep those once the table has doubled since the last sweep
+    // (amortised O(1) per request). A slot goes when no thread holds it and
+    // its kernel is gone; try_lock takes the slot's lock only if free, so
+    // the sweep never waits on a compile.
+    if (kernels.size() >= sweepAt) {
+      for (auto it = kernels.begin(); it != kernels.end();) {
+        std::unique_lock<std::mutex> slotLock(it->second->mutex, std::try_to_lock);
+        bool dead = slotLock && it->second.use_count() == 1 && !it->second->pinned &&
+                    it->second->kernel.expired();
+        slotLock = {};
+        it = dead ? kernels.erase(it) : std::next(it);
+      }
+      sweepAt = std::max<size_t>(64, 2 * kernels.size());
+    }
+    std::shared_ptr<Slot> &s = kernels[loadedKey];
     if (!s)
-      s = std::make_unique<Slot>();
-    slot = s.get();
+      s = std::make_shared<Slot>();
+    slot = s;
   }
   std::lock_guard<std::mutex> lock(slot->mutex);
-  if (slot->kernel)
-    return slot->kernel.get();
+  if (std::shared_ptr<GpuKernel> live = slot->kernel.lock()) {
+    if (pin)
+      slot->pinned = live;
+    return live;
+  }
 
-  std::unique_ptr<GpuKernel> k(new GpuKernel());
+  // The kernel owns its module from the moment it is loaded, so every
+  // failure below unloads it.
+  std::shared_ptr<GpuKernel> k(new GpuKernel());
   GpuKernelInfo &info = k->info_;
   CompileCache &cache = CompileCache::process();
   CompiledPTX c;
@@ -480,6 +508,8 @@ GpuKernel *GpuKernelCache::getOrCompile(const std::string &source, const std::st
     return driverFailure();
   }
   k->module_ = loaded.module;
+  k->driver_ = driver;
+  k->api_ = &driver->api();
   k->cubin_ = std::move(loaded.cubin);
   info.fromCubin = loaded.fromCache;
   info.jitMs = loaded.jitMs;
@@ -507,11 +537,28 @@ GpuKernel *GpuKernelCache::getOrCompile(const std::string &source, const std::st
     return driverFailure();
   }
   info.loadMs = msSince(t0) - info.jitMs; // the JIT is reported on its own
-  k->driver_ = driver;
-  k->api_ = &driver->api();
-  GpuKernel *result = k.get();
-  slot->kernel = std::move(k);
-  return result;
+  slot->kernel = k;
+  if (pin)
+    slot->pinned = k;
+  return k;
+}
+
+GpuKernel::~GpuKernel() {
+  // Nothing to report to: a failed unload (the driver already shut down at
+  // exit) leaves the module to the context.
+  std::string ignored;
+  if (module_ && driver_)
+    driver_->unloadModule(module_, ignored);
+}
+
+std::shared_ptr<const GpuKernel> GpuKernel::compileShared(const std::string &source,
+                                                          const std::string &fileName,
+                                                          const GpuCompileOptions &opts,
+                                                          std::string &error, GpuFailure *failure) {
+  GpuFailure local;
+  GpuFailure &f = failure ? *failure : local;
+  f = GpuFailure();
+  return GpuKernelCache::getOrCompile(source, fileName, opts, /*pin=*/false, error, f);
 }
 
 GpuKernel *GpuKernel::compile(const std::string &source, const std::string &fileName,
@@ -520,7 +567,7 @@ GpuKernel *GpuKernel::compile(const std::string &source, const std::string &file
   GpuFailure local;
   GpuFailure &f = failure ? *failure : local;
   f = GpuFailure();
-  return GpuKernelCache::getOrCompile(source, fileName, opts, error, f);
+  return GpuKernelCache::getOrCompile(source, fileName, opts, /*pin=*/true, error, f).get();
 }
 
 GpuKernel *GpuKernel::compileFile(const std::string &path, const GpuCompileOptions &opts,

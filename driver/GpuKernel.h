@@ -24,12 +24,29 @@
 // signed kind of their width; fp16/bf16 pass their bit patterns). A
 // parameter specialised to 1 ("i32:1") still takes its argument.
 //
-// Compiled kernels live in an in-memory cache for the whole process, keyed by
-// a SHA-256 of the compiler version, the source text, file name and every
-// option, so compiling the same thing twice costs one map lookup; the pointer
-// stays valid until exit. The PTX and metadata, and the cubin the driver's
-// JIT made from them, also go to the disk cache (driver/CompileCache.h), so
-// another process skips the compile and the JIT.
+// Ownership: a GpuKernel owns its CUmodule and unloads it when it is
+// destroyed (CudaDriver::unloadModule: primary context, after a context
+// synchronize). compileShared() hands out shared ownership: the module stays
+// loaded while any std::shared_ptr to the kernel lives (tk::Kernel and
+// tk::Autotuner hold theirs; a launch runs through a handle its caller
+// holds, so no launch can race the unload) and is unloaded with the last
+// one. compile() is the older raw-pointer form: it pins the kernel for the
+// process's life (the module stays loaded until exit, never unloaded), so
+// its pointer stays valid as it always did.
+//
+//   std::shared_ptr<const GpuKernel> k = GpuKernel::compileShared(src, "add.tk", opts, error);
+//   ... launches ...
+//   k.reset(); // the last handle: the module is unloaded
+//
+// Compiled kernels are found again through an in-memory table keyed by a
+// SHA-256 of the compiler version, the source text, file name and every
+// option, so compiling the same thing twice while a handle lives costs one
+// map lookup and gives the same kernel. The table holds weak references
+// (and the pinned ones): a kernel whose handles are all gone is recompiled
+// from the compile cache on the next request, which skips the compiler and
+// the JIT. The PTX and metadata, and the cubin the driver's JIT made from
+// them, also go to the disk cache (driver/CompileCache.h), so another
+// process skips the compile and the JIT.
 //
 // launch() is the fast path: it checks each argument's kind against a table
 // built at compile time and points the driver's parameter array at the
@@ -47,6 +64,7 @@
 #include <array>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -193,14 +211,25 @@ struct GpuParam {
 class GpuKernel {
 public:
   /// Compiles and loads `opts.kernel` from `source` (named `fileName` in
-  /// diagnostics), or returns the cached kernel. Null after setting `error`.
-  /// `failure`, when given, says which kind of error it was.
+  /// diagnostics), or returns the live kernel compiled from the same
+  /// inputs. Null after setting `error`; `failure`, when given, says which
+  /// kind of error it was. The module is unloaded with the last handle.
+  static std::shared_ptr<const GpuKernel>
+  compileShared(const std::string &source, const std::string &fileName,
+                const GpuCompileOptions &opts, std::string &error, GpuFailure *failure = nullptr);
+  /// The same, pinned for the process's life: the pointer stays valid until
+  /// exit and the module is never unloaded (tests, benches, tools).
   static GpuKernel *compile(const std::string &source, const std::string &fileName,
                             const GpuCompileOptions &opts, std::string &error,
                             GpuFailure *failure = nullptr);
-  /// The same from a file.
+  /// compile() from a file.
   static GpuKernel *compileFile(const std::string &path, const GpuCompileOptions &opts,
                                 std::string &error, GpuFailure *failure = nullptr);
+
+  /// Unloads the module (see the header comment).
+  ~GpuKernel();
+  GpuKernel(const GpuKernel &) = delete;
+  GpuKernel &operator=(const GpuKernel &) = delete;
 
   /// Launches on `grid` programs with `args` (see the header comment).
   /// Returns false with `error` naming the argument on a count or kind

@@ -233,18 +233,27 @@ GpuCompileOptions detail::toGpuOptions(const KernelOptions &options) {
   return o;
 }
 
-std::shared_ptr<const detail::KernelData> detail::KernelData::fromGpu(const GpuKernel &gpu) {
+detail::KernelData::~KernelData() {
+  // An image's module; a compiled kernel's goes with its last GpuKernel
+  // handle. Nothing to report to from here.
+  std::string ignored;
+  if (module && driver)
+    driver->unloadModule(module, ignored);
+}
+
+std::shared_ptr<const detail::KernelData>
+detail::KernelData::fromGpu(std::shared_ptr<const GpuKernel> gpu) {
   auto d = std::make_shared<KernelData>();
-  d->gpu = &gpu;
-  d->name = gpu.name();
-  d->ptx = gpu.ptx();
-  d->numWarps = gpu.numWarps();
-  d->registers = gpu.resources().registers;
-  d->sharedBytes = gpu.resources().staticSharedBytes;
-  for (const GpuParam &p : gpu.params()) {
+  d->name = gpu->name();
+  d->ptx = gpu->ptx();
+  d->numWarps = gpu->numWarps();
+  d->registers = gpu->resources().registers;
+  d->sharedBytes = gpu->resources().staticSharedBytes;
+  for (const GpuParam &p : gpu->params()) {
     d->paramNames.push_back(p.name);
     d->kinds.push_back(static_cast<Arg::Kind>(p.kind));
   }
+  d->gpu = std::move(gpu);
   return d;
 }
 
@@ -257,10 +266,10 @@ Status Kernel::tryFromSource(const std::string &source, const KernelOptions &opt
   try {
     std::string error;
     GpuCompileOptions opts = detail::toGpuOptions(options);
-    GpuKernel *gpu = GpuKernel::compile(source, fileName, opts, error);
+    std::shared_ptr<const GpuKernel> gpu = GpuKernel::compileShared(source, fileName, opts, error);
     if (!gpu)
       return Status::failure(error);
-    auto data = detail::KernelData::fromGpu(*gpu);
+    auto data = detail::KernelData::fromGpu(std::move(gpu));
     if (options.specialize) {
       auto variants = std::make_shared<detail::SpecializedVariants>();
       if (!variants->specializer.init(source, fileName, opts, options.doNotSpecialize, error))
@@ -336,8 +345,10 @@ Kernel Kernel::fromImage(const Image &image) {
     throw Error(fmt::format("kernel image '{}' has no PTX and no cubin for sm_{}", image.name,
                             driver.computeCapability()));
   KernelResources res;
-  if (!driver.makeCurrent(error) || !driver.loadModule(bytes, d->module, error) ||
-      !driver.getFunction(d->module, image.name, d->function, error) ||
+  if (!driver.makeCurrent(error) || !driver.loadModule(bytes, d->module, error))
+    throw Error(fmt::format("kernel '{}': {}", image.name, error));
+  d->driver = &driver; // from here on `d` unloads the module, on failure too
+  if (!driver.getFunction(d->module, image.name, d->function, error) ||
       !driver.queryResources(d->function, res, error))
     throw Error(fmt::format("kernel '{}': {}", image.name, error));
   // Dynamic shared memory above the default 48 KiB needs the function's
@@ -388,11 +399,17 @@ bool Kernel::launchRaw(Grid grid, std::span<const Arg> args, void *stream,
       return false;
     }
   if (d.gpu) {
-    const GpuKernel *gpu = d.gpu;
+    // The kernel (a variant, or d.gpu) is held by `d`, which this handle
+    // holds: its module cannot be unloaded during the launch.
+    const GpuKernel *gpu = d.gpu.get();
     std::string error;
-    if (d.variants && !(gpu = d.variants->kernelFor(args, error))) {
-      *status = Status::failure(error);
-      return false;
+    if (d.variants) {
+      const detail::SpecializedVariants::Variant *v = d.variants->variantFor(args, error);
+      if (!v) {
+        *status = Status::failure(error);
+        return false;
+      }
+      gpu = v->kernel.get();
     }
     // GpuKernel launches with the dynamic shared memory it knows about.
     if (!gpu->launch({grid.x, grid.y, grid.z}, std::span<const GpuArg>(gpuArgs, args.size()),
@@ -434,10 +451,10 @@ Kernel Kernel::specialized(std::span<const Arg> args) const {
       throw Error(detail::conversionError(d.name, i, d.paramNames[i], d.kinds[i], args[i]));
   }
   std::string error;
-  const GpuKernel *gpu = d.variants->kernelFor(args, error);
-  if (!gpu)
+  const detail::SpecializedVariants::Variant *v = d.variants->variantFor(args, error);
+  if (!v)
     throw Error(error);
-  return Kernel(detail::KernelData::fromGpu(*gpu));
+  return Kernel(detail::KernelData::fromGpu(v->kernel));
 }
 
 Status Kernel::tryLaunch(Grid grid, std::span<const Arg> args,

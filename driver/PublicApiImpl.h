@@ -5,11 +5,11 @@
 
 #include "driver/CudaDriver.h"
 #include "driver/GpuKernel.h"
+#include "driver/LaunchTable.h"
 #include "tk/Kernel.h"
 
 #include <array>
 #include <atomic>
-#include <deque>
 #include <memory>
 #include <mutex>
 #include <span>
@@ -70,24 +70,33 @@ private:
   bool active_ = false;
 };
 
+/// The hash of a specialisation key (LaunchTable's), and equality spelled
+/// out (std::array's operator== calls memcmp on the launch path).
+inline uint64_t hashOf(const Specializer::Key &key) { return mixHash(mixHash(0, key[0]), key[1]); }
+inline bool sameKey(const Specializer::Key &a, const Specializer::Key &b) {
+  return a[0] == b[0] && a[1] == b[1];
+}
+
 /// A kernel compiled from source whose launches specialise: the compiled
-/// variants by key, compiled on first use. A launch with the key of the
-/// previous one finds its variant without a lock (`last`); others scan the
-/// variants under the lock.
+/// variants by key, compiled on first use. A launch finds its variant in a
+/// LaunchTable (no lock, no allocation, no reference count); a new key
+/// compiles under no lock and is added under `mutex`. The variants hold
+/// their kernels (and so their modules) as long as this object lives.
 struct SpecializedVariants {
   struct Variant {
+    uint64_t hash;
     Specializer::Key key;
-    const GpuKernel *kernel;
+    std::shared_ptr<const GpuKernel> kernel;
   };
   std::string source, fileName;
   GpuCompileOptions base;
   Specializer specializer;
-  std::mutex mutex;
-  std::deque<Variant> compiled; // addresses stay valid as variants are added
-  std::atomic<const Variant *> last{nullptr};
+  std::mutex mutex; // serialises inserts
+  LaunchTable<Variant> compiled;
 
-  /// The variant for `args`; null with `error` when its compile fails.
-  const GpuKernel *kernelFor(std::span<const Arg> args, std::string &error);
+  /// The variant for `args`, valid while this object lives; null with
+  /// `error` when its compile fails.
+  const Variant *variantFor(std::span<const Arg> args, std::string &error);
 };
 
 /// Converts a launch argument to its parameter's kind (include/tk/Kernel.h:
@@ -105,8 +114,16 @@ inline bool isIntKind(Arg::Kind k) { return k >= Arg::Kind::I1 && k <= Arg::Kind
 inline bool isFloatKind(Arg::Kind k) { return k >= Arg::Kind::F16; }
 
 /// A loaded kernel: one compiled through GpuKernel (launched by it), or one
-/// loaded from an ahead-of-time image (launched here).
+/// loaded from an ahead-of-time image (launched here). The tk::Kernel
+/// handles share it; the last one to go releases the GpuKernel (whose
+/// module is unloaded once no other handle holds it) or unloads the image's
+/// module.
 struct KernelData {
+  KernelData() = default;
+  KernelData(const KernelData &) = delete;
+  KernelData &operator=(const KernelData &) = delete;
+  ~KernelData();
+
   std::string name;
   std::string ptx;
   std::vector<std::string> paramNames;
@@ -114,16 +131,17 @@ struct KernelData {
   int numWarps = 4;
   int registers = 0;
   int sharedBytes = 0;
-  const GpuKernel *gpu = nullptr; // compiled kernels
-  // Image kernels.
-  CUmodule module = nullptr; // never unloaded, like GpuKernel's
+  std::shared_ptr<const GpuKernel> gpu; // compiled kernels
+  // Image kernels: the module is this object's.
+  CUmodule module = nullptr;
   CUfunction function = nullptr;
   unsigned dynamicShared = 0;
   const CudaFunctions *api = nullptr;
+  CudaDriver *driver = nullptr;
   // Compiled kernels that specialise at launch (null: launch `gpu` as is).
   std::shared_ptr<SpecializedVariants> variants;
 
-  static std::shared_ptr<const KernelData> fromGpu(const GpuKernel &gpu);
+  static std::shared_ptr<const KernelData> fromGpu(std::shared_ptr<const GpuKernel> gpu);
   static Kernel wrap(std::shared_ptr<const KernelData> data);
 };
 

@@ -294,35 +294,23 @@ std::string Specializer::describe(const Key &key) const {
   return out;
 }
 
-const GpuKernel *SpecializedVariants::kernelFor(std::span<const Arg> args, std::string &error) {
-  Specializer::Key key = specializer.keyOf(args);
-  if (const Variant *v = last.load(std::memory_order_acquire); v && v->key == key)
-    return v->kernel;
-  auto find = [&]() -> const Variant * {
-    for (const Variant &v : compiled)
-      if (v.key == key)
-        return &v;
-    return nullptr;
-  };
-  {
-    std::lock_guard<std::mutex> lock(mutex);
-    if (const Variant *v = find()) {
-      last.store(v, std::memory_order_release);
-      return v->kernel;
-    }
-  }
-  // Compiled outside the lock: GpuKernel::compile is thread-safe and caches,
-  // so two threads racing for one key get the same kernel.
-  const GpuKernel *kernel =
-      GpuKernel::compile(source, fileName, specializer.optionsFor(base, key), error);
+const SpecializedVariants::Variant *SpecializedVariants::variantFor(std::span<const Arg> args,
+                                                                    std::string &error) {
+  const Specializer::Key key = specializer.keyOf(args);
+  const uint64_t hash = hashOf(key);
+  auto same = [&](const Variant &v) { return sameKey(v.key, key); };
+  if (const Variant *v = compiled.find(hash, same))
+    return v;
+  // Compiled outside the lock: GpuKernel::compileShared is thread-safe and
+  // finds a live kernel, so two threads racing for one key share one.
+  std::shared_ptr<const GpuKernel> kernel =
+      GpuKernel::compileShared(source, fileName, specializer.optionsFor(base, key), error);
   if (!kernel)
     return nullptr;
   std::lock_guard<std::mutex> lock(mutex);
-  const Variant *v = find();
-  if (!v)
-    v = &compiled.emplace_back(Variant{key, kernel});
-  last.store(v, std::memory_order_release);
-  return v->kernel;
+  if (const Variant *v = compiled.find(hash, same))
+    return v;
+  return compiled.insert(std::make_unique<Variant>(Variant{hash, key, std::move(kernel)}));
 }
 
 } // namespace tk::detail

@@ -18,6 +18,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <mutex>
 
@@ -69,8 +70,28 @@ struct AutotunerData {
   std::map<std::vector<int64_t>, size_t> chosen; // key values -> config
   std::mutex mutex;
 
+  // The launch fast path: each tuned key (its values' bits and its
+  // specialisation facts) with the winner's kernel, found without `mutex`
+  // (LaunchTable) once `ready` says resolve() has set, for good, the fields
+  // the lookup reads (paramNames, keyIndex, specializer, specializes).
+  struct Tuned {
+    uint64_t hash;
+    std::vector<int64_t> bits;
+    Specializer::Key spec;
+    size_t best;
+    Kernel kernel;
+  };
+  LaunchTable<Tuned> tuned;
+  std::atomic<bool> ready{false};
+  // Key parameters the fast path reads into a stack array; more go the
+  // slow way.
+  static constexpr size_t kFastKeyParams = 16;
+
   Status resolve();
   Status keyBits(std::span<const Arg> args, std::vector<int64_t> &bits) const;
+  const Tuned *findTuned(std::span<const int64_t> bits, const Specializer::Key &spec) const;
+  const Tuned *fastLookup(std::span<const Arg> args) const noexcept;
+  Status tunedFor(const GridFn &grid, std::span<const Arg> args, void *stream, const Tuned *&out);
   std::string keyText(std::span<const Arg> args) const;
   GpuCompileOptions optionsFor(size_t index, const Specializer::Key &key) const;
   std::vector<Kernel> &kernelsFor(const Specializer::Key &key);
@@ -80,6 +101,28 @@ struct AutotunerData {
 };
 
 namespace {
+
+// A key parameter's value as 64 bits (an integer's value, a float's
+// pattern); false for a pointer.
+bool keyValue(const Arg &a, int64_t &out) noexcept {
+  if (isIntKind(a.kind)) {
+    out = intArgValue(a);
+    return true;
+  }
+  if (isFloatKind(a.kind)) {
+    double v = floatArgValue(a);
+    std::memcpy(&out, &v, sizeof(double));
+    return true;
+  }
+  return false;
+}
+
+uint64_t tunedHash(std::span<const int64_t> bits, const Specializer::Key &spec) {
+  uint64_t h = hashOf(spec);
+  for (int64_t b : bits)
+    h = mixHash(h, uint64_t(b));
+  return h;
+}
 
 std::string argText(const Arg &a) {
   if (isIntKind(a.kind))
@@ -225,6 +268,7 @@ Status AutotunerData::resolve() {
     });
   kernels.clear();
   resolved = true;
+  ready.store(true, std::memory_order_release);
   return {};
 }
 
@@ -236,16 +280,53 @@ Status AutotunerData::keyBits(std::span<const Arg> args, std::vector<int64_t> &b
   bits.clear();
   for (size_t i : keyIndex) {
     int64_t b = 0;
-    if (isIntKind(args[i].kind)) {
-      b = intArgValue(args[i]);
-    } else if (isFloatKind(args[i].kind)) {
-      double v = floatArgValue(args[i]);
-      std::memcpy(&b, &v, sizeof(double));
-    } else
+    if (!keyValue(args[i], b))
       return Status::failure(fmt::format("autotuner of '{}': key parameter '{}' got a pointer",
                                          kernelName, paramNames[i]));
     bits.push_back(b);
   }
+  return {};
+}
+
+const AutotunerData::Tuned *AutotunerData::findTuned(std::span<const int64_t> bits,
+                                                     const Specializer::Key &spec) const {
+  return tuned.find(tunedHash(bits, spec), [&](const Tuned &t) {
+    return sameKey(t.spec, spec) &&
+           std::equal(t.bits.begin(), t.bits.end(), bits.begin(), bits.end());
+  });
+}
+
+const AutotunerData::Tuned *AutotunerData::fastLookup(std::span<const Arg> args) const noexcept {
+  // The key as keyBits() and choose() compute it, in place: a wrong count
+  // or a pointer for a key parameter finds nothing, and the slow path
+  // reports it.
+  if (!ready.load(std::memory_order_acquire) || args.size() != paramNames.size() ||
+      keyIndex.size() > kFastKeyParams)
+    return nullptr;
+  int64_t bits[kFastKeyParams];
+  for (size_t j = 0; j < keyIndex.size(); ++j)
+    if (!keyValue(args[keyIndex[j]], bits[j]))
+      return nullptr;
+  Specializer::Key spec = specializes ? specializer.keyOf(args) : Specializer::Key{0, 0};
+  return findTuned(std::span<const int64_t>(bits, keyIndex.size()), spec);
+}
+
+Status AutotunerData::tunedFor(const GridFn &grid, std::span<const Arg> args, void *stream,
+                               const Tuned *&out) {
+  size_t best = 0;
+  Specializer::Key spec;
+  if (Status s = choose(grid, args, stream, best, spec); !s)
+    return s;
+  std::vector<int64_t> bits;
+  if (Status s = keyBits(args, bits); !s)
+    return s;
+  if ((out = findTuned(bits, spec)))
+    return {};
+  Kernel k;
+  if (Status s = kernelFor(best, spec, k); !s)
+    return s;
+  uint64_t hash = tunedHash(bits, spec);
+  out = tuned.insert(std::make_unique<Tuned>(Tuned{hash, std::move(bits), spec, best, k}));
   return {};
 }
 
@@ -284,10 +365,11 @@ Status AutotunerData::kernelFor(size_t index, const Specializer::Key &key, Kerne
     // The config's constants, warps and facts, through the same options the
     // resource check compiled with.
     std::string error;
-    GpuKernel *gpu = GpuKernel::compile(source, fileName, optionsFor(index, key), error);
+    std::shared_ptr<const GpuKernel> gpu =
+        GpuKernel::compileShared(source, fileName, optionsFor(index, key), error);
     if (!gpu)
       return Status::failure(error);
-    out = KernelData::wrap(KernelData::fromGpu(*gpu));
+    out = KernelData::wrap(KernelData::fromGpu(std::move(gpu)));
   } else {
     try {
       out = Kernel::fromImage(images[index]);
@@ -486,16 +568,17 @@ Autotuner Autotuner::fromImages(const std::string &identity, std::vector<Config>
 Status Autotuner::tryLaunch(const GridFn &grid, std::span<const Arg> args,
                             const Stream &stream) noexcept {
   try {
-    std::lock_guard<std::mutex> lock(data_->mutex);
-    size_t best = 0;
-    detail::Specializer::Key key;
-    if (Status s = data_->choose(grid, args, stream.handle(), best, key); !s)
-      return s;
-    Kernel k;
-    if (Status s = data_->kernelFor(best, key, k); !s)
-      return s;
+    detail::AutotunerData &d = *data_;
+    // A tuned key: no lock, no allocation, no Kernel copy (the entry's own
+    // handle launches; it lives as long as `d`, which this object holds).
+    const detail::AutotunerData::Tuned *t = d.fastLookup(args);
+    if (!t) {
+      std::lock_guard<std::mutex> lock(d.mutex);
+      if (Status s = d.tunedFor(grid, args, stream.handle(), t); !s)
+        return s;
+    }
     Status s;
-    k.launchRaw(grid(data_->configs[best]), args, stream.handle(), &s);
+    t->kernel.launchRaw(grid(d.configs[t->best]), args, stream.handle(), &s);
     return s;
   } catch (const std::exception &e) {
     return Status::failure(e.what());

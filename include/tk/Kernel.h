@@ -176,7 +176,14 @@ namespace detail {
 struct KernelData;
 }
 
-/// A compiled, loaded kernel. Cheap to copy (a shared handle).
+/// A compiled, loaded kernel. Cheap to copy: copies share one loaded
+/// kernel, and its CUDA module is unloaded when the last copy goes (after
+/// a context synchronize, so launches still queued finish first). Compiling
+/// the same source with the same options while a copy lives gives the same
+/// kernel; after the last copy has gone it loads again from the compile
+/// cache (no compiler, no JIT). Launching through a handle keeps the module
+/// loaded for the launch, from any thread; a CUfunction taken with
+/// function() is valid only while a handle lives.
 class Kernel {
 public:
   Kernel() = default;
@@ -238,7 +245,8 @@ public:
   int registers() const;   // per thread
   int sharedBytes() const; // static shared memory per program
   /// The driver's CUfunction, for callers that launch it themselves (CUDA
-  /// graphs, a raw cuLaunchKernel); valid for the process's lifetime.
+  /// graphs, a raw cuLaunchKernel); valid while a handle to this kernel
+  /// lives (see the class comment).
   void *function() const;
 
   /// The launch itself: false with `status` set on a mismatch or a CUDA

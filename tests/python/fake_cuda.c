@@ -9,6 +9,8 @@
  *   kernel[(4,)](...)
  *   lib.fake_launch_count(), lib.fake_last_grid(0), lib.fake_last_param(i)
  *   lib.fake_loaded_modules()  # modules loaded and not unloaded
+ *   lib.fake_module_loads(), lib.fake_module_unloads()  # totals since the start
+ *   lib.fake_unloads_outside_primary()  # unloads without the primary context current
  *   lib.fake_replay_launches(n)  # ns per call of this stand-in's cuLaunchKernel
  *
  * Knobs (environment, read at each call): FAKE_CUDA_LOAD_ERROR makes module
@@ -23,8 +25,14 @@
 typedef int CUresult;
 #define OK 0
 
+/* Counters that threads (tk's parallel compiles, concurrent launches)
+ * update at once. */
+#define ADD(counter, n) __atomic_fetch_add(&(counter), (n), __ATOMIC_RELAXED)
 static int launches;
-static int loadedModules;
+static int loadedModules, moduleLoads, moduleUnloads, unloadsOutsidePrimary;
+/* The calling thread's current context: cuModuleUnload must find the
+ * primary one (0x10) current. */
+static __thread void *currentContext;
 static unsigned lastGrid[3], lastBlock[3], lastShared;
 static uint64_t lastStream;
 static int paramSizes[64], numParamSizes;
@@ -35,8 +43,13 @@ void fake_set_param_sizes(const int *sizes, int n) {
   for (int i = 0; i < numParamSizes; ++i)
     paramSizes[i] = sizes[i];
 }
-int fake_launch_count(void) { return launches; }
-int fake_loaded_modules(void) { return loadedModules; }
+int fake_launch_count(void) { return __atomic_load_n(&launches, __ATOMIC_RELAXED); }
+int fake_loaded_modules(void) { return __atomic_load_n(&loadedModules, __ATOMIC_RELAXED); }
+int fake_module_loads(void) { return __atomic_load_n(&moduleLoads, __ATOMIC_RELAXED); }
+int fake_module_unloads(void) { return __atomic_load_n(&moduleUnloads, __ATOMIC_RELAXED); }
+int fake_unloads_outside_primary(void) {
+  return __atomic_load_n(&unloadsOutsidePrimary, __ATOMIC_RELAXED);
+}
 unsigned fake_last_grid(int i) { return lastGrid[i]; }
 unsigned fake_last_block(int i) { return lastBlock[i]; }
 unsigned fake_last_shared(void) { return lastShared; }
@@ -100,7 +113,11 @@ CUresult cuDevicePrimaryCtxRetain(void **c, int d) {
   return OK;
 }
 CUresult cuCtxSetCurrent(void *c) {
-  (void)c;
+  currentContext = c;
+  return OK;
+}
+CUresult cuCtxGetCurrent(void **c) {
+  *c = currentContext;
   return OK;
 }
 CUresult cuCtxSynchronize(void) { return OK; }
@@ -123,18 +140,25 @@ CUresult cuModuleLoadDataEx(void **m, const void *image, unsigned n, int *opts, 
   (void)image;
   *m = (void *)0x20;
   CUresult r = loadResult(n, opts, vals);
-  loadedModules += r == OK;
+  if (r == OK) {
+    ADD(loadedModules, 1);
+    ADD(moduleLoads, 1);
+  }
   return r;
 }
 CUresult cuModuleLoadData(void **m, const void *image) {
   (void)image;
   *m = (void *)0x20;
-  ++loadedModules;
+  ADD(loadedModules, 1);
+  ADD(moduleLoads, 1);
   return OK;
 }
 CUresult cuModuleUnload(void *m) {
   (void)m;
-  --loadedModules;
+  ADD(loadedModules, -1);
+  ADD(moduleUnloads, 1);
+  if (currentContext != (void *)0x10)
+    ADD(unloadsOutsidePrimary, 1);
   return OK;
 }
 CUresult cuModuleGetFunction(void **f, void *m, const char *name) {
@@ -196,7 +220,7 @@ CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned
   const char *fail = getenv("FAKE_CUDA_LAUNCH_ERROR");
   if (fail && fail[0] == '1')
     return 700; /* CUDA_ERROR_ILLEGAL_ADDRESS */
-  ++launches;
+  ADD(launches, 1);
   lastGrid[0] = gx, lastGrid[1] = gy, lastGrid[2] = gz;
   lastBlock[0] = bx, lastBlock[1] = by, lastBlock[2] = bz;
   lastShared = shared;
@@ -218,7 +242,7 @@ double fake_replay_launches(long n) {
     cuLaunchKernel((void *)0x30, lastGrid[0], lastGrid[1], lastGrid[2], lastBlock[0], lastBlock[1],
                    lastBlock[2], lastShared, (void *)(uintptr_t)lastStream, params, 0);
   clock_gettime(CLOCK_MONOTONIC, &t1);
-  launches -= (int)n;
+  ADD(launches, -(int)n);
   return ((double)(t1.tv_sec - t0.tv_sec) * 1e9 + (double)(t1.tv_nsec - t0.tv_nsec)) / (double)n;
 }
 CUresult cuMemAlloc_v2(uint64_t *p, size_t n) {

@@ -15,12 +15,15 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
 #include <filesystem>
 #include <random>
+#include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -29,8 +32,20 @@ struct Fake {
   void (*setParamSizes)(const int *, int) = nullptr;
   uint64_t (*lastParam)(int) = nullptr;
   int (*launchCount)() = nullptr;
+  // Modules: loaded now, loads and unloads since the start, unloads made
+  // without the primary context current; the thread's current context.
+  int (*loadedModules)() = nullptr;
+  int (*moduleLoads)() = nullptr;
+  int (*moduleUnloads)() = nullptr;
+  int (*unloadsOutsidePrimary)() = nullptr;
+  int (*ctxSetCurrent)(void *) = nullptr;
+  int (*ctxGetCurrent)(void **) = nullptr;
   bool loaded = false;
 };
+
+template <class F> void bind(void *lib, const char *name, F &f) {
+  f = reinterpret_cast<F>(dlsym(lib, name));
+}
 
 Fake &fake() {
   static Fake f = [] {
@@ -51,7 +66,15 @@ Fake &fake() {
         reinterpret_cast<void (*)(const int *, int)>(dlsym(lib, "fake_set_param_sizes"));
     out.lastParam = reinterpret_cast<uint64_t (*)(int)>(dlsym(lib, "fake_last_param"));
     out.launchCount = reinterpret_cast<int (*)()>(dlsym(lib, "fake_launch_count"));
-    out.loaded = out.setParamSizes && out.lastParam && out.launchCount;
+    bind(lib, "fake_loaded_modules", out.loadedModules);
+    bind(lib, "fake_module_loads", out.moduleLoads);
+    bind(lib, "fake_module_unloads", out.moduleUnloads);
+    bind(lib, "fake_unloads_outside_primary", out.unloadsOutsidePrimary);
+    bind(lib, "cuCtxSetCurrent", out.ctxSetCurrent);
+    bind(lib, "cuCtxGetCurrent", out.ctxGetCurrent);
+    out.loaded = out.setParamSizes && out.lastParam && out.launchCount && out.loadedModules &&
+                 out.moduleLoads && out.moduleUnloads && out.unloadsOutsidePrimary &&
+                 out.ctxSetCurrent && out.ctxGetCurrent;
     return out;
   }();
   return f;
@@ -276,16 +299,28 @@ TEST(PublicApiFake, TheFactsOfALaunchFollowPythonsRule) {
   EXPECT_EQ(o.constants.at("BLOCK").intValue, 256);
 }
 
-TEST(PublicApiFake, TheAutotunerSpecialisesToo) {
-  REQUIRE_FAKE();
-  tk::KernelOptions base = copyOptions();
-  base.constants.erase("BLOCK");
+// Tuning on n, in memory only, quietly, with the shortest benchmarks.
+tk::AutotuneOptions quickTuning() {
   tk::AutotuneOptions tuning;
   tuning.key = {"n"};
   tuning.diskCache = false;
   tuning.progress = nullptr;
   tuning.warmupMs = 0.01;
   tuning.repMs = 0.01;
+  return tuning;
+}
+
+// kCopy with BLOCK left to the configs.
+tk::KernelOptions tunedCopyOptions() {
+  tk::KernelOptions base = copyOptions();
+  base.constants.erase("BLOCK");
+  return base;
+}
+
+TEST(PublicApiFake, TheAutotunerSpecialisesToo) {
+  REQUIRE_FAKE();
+  tk::KernelOptions base = tunedCopyOptions();
+  tk::AutotuneOptions tuning = quickTuning();
   tk::Autotuner t = tk::Autotuner::fromSource(
       kCopy, base, {tk::Config({{"BLOCK", 512}}), tk::Config({{"BLOCK", 1024}})}, tuning,
       "copy.tk");
@@ -300,15 +335,20 @@ TEST(PublicApiFake, TheAutotunerSpecialisesToo) {
   EXPECT_TRUE(t.tryLaunch(grid, strided).ok());
 }
 
-TEST(PublicApiFake, ImagesTakeEveryKindAndConvert) {
-  REQUIRE_FAKE();
-  tk::Kernel compiled = tk::Kernel::fromSource(kScalars, scalarOptions(), "scalars.tk");
+// The image tkc --aot would write for `compiled`, loaded from its PTX.
+tk::Kernel imageOf(const tk::Kernel &compiled) {
   tk::Kernel::Image im;
-  im.name = "scalars";
+  im.name = compiled.name();
   im.ptx = compiled.ptx().c_str();
   im.params = compiled.parameterKinds();
   im.paramNames = compiled.parameterNames();
-  tk::Kernel k = tk::Kernel::fromImage(im);
+  return tk::Kernel::fromImage(im);
+}
+
+TEST(PublicApiFake, ImagesTakeEveryKindAndConvert) {
+  REQUIRE_FAKE();
+  tk::Kernel compiled = tk::Kernel::fromSource(kScalars, scalarOptions(), "scalars.tk");
+  tk::Kernel k = imageOf(compiled);
   const int sizes[] = {8, 1, 1, 2, 4, 4, 8, 2, 2, 4, 8};
   fake().setParamSizes(sizes, 11);
   float *out = reinterpret_cast<float *>(uintptr_t(0x1000));
@@ -326,6 +366,275 @@ TEST(PublicApiFake, ImagesTakeEveryKindAndConvert) {
   EXPECT_EQ(k.tryLaunch(tk::Grid(1), bad).message,
             "kernel 'scalars': argument 10 ('d') is fp64 in the signature but the argument "
             "passed is i32");
+}
+
+//
+// Module lifetime: a compiled kernel's CUmodule is unloaded when the last
+// handle that uses it goes, with the primary context current.
+//
+
+// Each test compiles kCopy under its own file name (part of the compile
+// key), so that no other test's kernel is live.
+tk::KernelOptions plainCopyOptions() {
+  tk::KernelOptions o = copyOptions();
+  o.specialize = false;
+  return o;
+}
+
+struct ModuleCounts {
+  int loaded, loads, unloads, outside;
+  // The counts at the start of a test, which launches kCopy (the stand-in
+  // reads its four parameters' bytes).
+  static ModuleCounts atStart() {
+    const int sizes[] = {8, 8, 4, 4};
+    fake().setParamSizes(sizes, 4);
+    return {fake().loadedModules(), fake().moduleLoads(), fake().moduleUnloads(),
+            fake().unloadsOutsidePrimary()};
+  }
+};
+
+TEST(PublicApiFake, TheLastHandleUnloadsTheModule) {
+  REQUIRE_FAKE();
+  ModuleCounts base = ModuleCounts::atStart();
+  tk::KernelOptions opts = plainCopyOptions();
+  tk::Kernel k = tk::Kernel::fromSource(kCopy, opts, "last-handle.tk");
+  EXPECT_EQ(fake().moduleLoads(), base.loads + 1);
+  EXPECT_EQ(fake().loadedModules(), base.loaded + 1);
+  // Copies share the module; compiling the same thing while one lives gives
+  // the same kernel, without a load.
+  tk::Kernel copy = k;
+  tk::Kernel again = tk::Kernel::fromSource(kCopy, opts, "last-handle.tk");
+  EXPECT_EQ(again.function(), k.function());
+  EXPECT_EQ(fake().moduleLoads(), base.loads + 1);
+  k = tk::Kernel();
+  again = tk::Kernel();
+  EXPECT_EQ(fake().moduleUnloads(), base.unloads) << "a copy still holds the kernel";
+  std::vector<tk::Arg> args{reinterpret_cast<float *>(uintptr_t(0x10000)),
+                            reinterpret_cast<float *>(uintptr_t(0x20000)), 100, 1};
+  EXPECT_TRUE(copy.tryLaunch(tk::Grid(1), args).ok());
+  // The last handle goes on a thread whose current context is not the
+  // primary one: the unload switches for the call and switches back.
+  ASSERT_EQ(fake().ctxSetCurrent(nullptr), 0);
+  copy = tk::Kernel();
+  EXPECT_EQ(fake().moduleUnloads(), base.unloads + 1);
+  EXPECT_EQ(fake().loadedModules(), base.loaded);
+  EXPECT_EQ(fake().unloadsOutsidePrimary(), base.outside);
+  void *current = reinterpret_cast<void *>(1);
+  ASSERT_EQ(fake().ctxGetCurrent(&current), 0);
+  EXPECT_EQ(current, nullptr) << "the thread's own context is restored";
+  // Compiled again: loaded again (from the compile cache), and unloaded on a
+  // thread that never made any context current.
+  k = tk::Kernel::fromSource(kCopy, opts, "last-handle.tk");
+  EXPECT_EQ(fake().moduleLoads(), base.loads + 2);
+  std::thread([k = std::move(k)]() mutable { k = tk::Kernel(); }).join();
+  EXPECT_EQ(fake().moduleUnloads(), base.unloads + 2);
+  EXPECT_EQ(fake().loadedModules(), base.loaded);
+  EXPECT_EQ(fake().unloadsOutsidePrimary(), base.outside);
+  std::string error;
+  ASSERT_TRUE(tk::CudaDriver::get(error)->makeCurrent(error)) << error;
+}
+
+TEST(PublicApiFake, VariantsImagesAndAutotunersReleaseTheirModules) {
+  REQUIRE_FAKE();
+  ModuleCounts base = ModuleCounts::atStart();
+  float *x = reinterpret_cast<float *>(uintptr_t(0x10000));
+  float *y = reinterpret_cast<float *>(uintptr_t(0x20000));
+  std::vector<tk::Arg> facts{x, y, 4096, 1}, strided{x, y, 4096, 3}, ragged{x, y, 4095, 3};
+  tk::Kernel fast;
+  {
+    // The kernel and three variants: four modules.
+    tk::Kernel k = tk::Kernel::fromSource(kCopy, copyOptions(), "release.tk");
+    for (const auto &args : {facts, strided, ragged, facts})
+      ASSERT_TRUE(k.tryLaunch(tk::Grid(1), args).ok());
+    EXPECT_EQ(fake().loadedModules(), base.loaded + 4);
+    // A variant taken out lives on after the kernel that made it.
+    fast = k.specialized(facts);
+  }
+  EXPECT_EQ(fake().loadedModules(), base.loaded + 1);
+  EXPECT_TRUE(fast.tryLaunch(tk::Grid(1), facts).ok());
+  fast = tk::Kernel();
+  EXPECT_EQ(fake().loadedModules(), base.loaded);
+
+  // An image kernel owns the module it loaded.
+  {
+    tk::KernelOptions opts = plainCopyOptions();
+    tk::Kernel compiled = tk::Kernel::fromSource(kCopy, opts, "release-image.tk");
+    tk::Kernel image = imageOf(compiled);
+    EXPECT_EQ(fake().loadedModules(), base.loaded + 2);
+  }
+  EXPECT_EQ(fake().loadedModules(), base.loaded);
+
+  // An autotuner holds each config's kernel it loaded until it goes.
+  {
+    tk::KernelOptions opts = tunedCopyOptions();
+    tk::AutotuneOptions tuning = quickTuning();
+    tk::Autotuner t = tk::Autotuner::fromSource(
+        kCopy, opts, {tk::Config({{"BLOCK", 64}}), tk::Config({{"BLOCK", 128}})}, tuning,
+        "release-tuned.tk");
+    auto grid = [](const tk::Config &) { return tk::Grid(1); };
+    ASSERT_TRUE(t.tryLaunch(grid, facts).ok());
+    ASSERT_TRUE(t.tryLaunch(grid, facts).ok());
+    EXPECT_EQ(fake().loadedModules(), base.loaded + 2);
+  }
+  EXPECT_EQ(fake().loadedModules(), base.loaded);
+  EXPECT_EQ(fake().moduleLoads() - base.loads, fake().moduleUnloads() - base.unloads);
+}
+
+TEST(PublicApiFake, AKernelThatFailsItsResourceCheckUnloadsItsModule) {
+  REQUIRE_FAKE();
+  ModuleCounts base = ModuleCounts::atStart();
+  // The device says a program may have 64 threads; 4 warps are 128.
+  setenv("FAKE_CUDA_MAX_THREADS", "64", 1);
+  tk::Kernel k;
+  tk::Status s = tk::Kernel::tryFromSource(kCopy, copyOptions(), "resources.tk", k);
+  unsetenv("FAKE_CUDA_MAX_THREADS");
+  EXPECT_NE(s.message.find("out of resources: threads"), std::string::npos) << s.message;
+  EXPECT_EQ(fake().moduleLoads(), base.loads + 1);
+  EXPECT_EQ(fake().loadedModules(), base.loaded);
+}
+
+TEST(PublicApiFake, PinnedDriverKernelsStayLoaded) {
+  REQUIRE_FAKE();
+  tk::GpuCompileOptions opts = tk::detail::toGpuOptions(copyOptions());
+  std::string error;
+  std::shared_ptr<const tk::GpuKernel> shared =
+      tk::GpuKernel::compileShared(kCopy, "pinned.tk", opts, error);
+  ASSERT_TRUE(shared) << error;
+  // compile() pins the live kernel: the same object, loaded until exit.
+  tk::GpuKernel *pinned = tk::GpuKernel::compile(kCopy, "pinned.tk", opts, error);
+  EXPECT_EQ(pinned, shared.get());
+  int unloads = fake().moduleUnloads();
+  shared.reset();
+  EXPECT_EQ(fake().moduleUnloads(), unloads);
+  EXPECT_EQ(tk::GpuKernel::compile(kCopy, "pinned.tk", opts, error), pinned);
+  EXPECT_EQ(tk::GpuKernel::compileShared(kCopy, "pinned.tk", opts, error).get(), pinned);
+}
+
+// Many kernels made and dropped: the table of live kernels does not keep
+// them (every module is unloaded) and answers for the live ones.
+TEST(PublicApiFake, KernelsMadeAtRunTimeDoNotAccumulate) {
+  REQUIRE_FAKE();
+  ModuleCounts base = ModuleCounts::atStart();
+  tk::KernelOptions opts = plainCopyOptions();
+  tk::Kernel kept = tk::Kernel::fromSource(kCopy, opts, "kept.tk");
+  for (int i = 0; i < 150; ++i) {
+    tk::Kernel k = tk::Kernel::fromSource(kCopy, opts, "made-" + std::to_string(i) + ".tk");
+    ASSERT_EQ(fake().loadedModules(), base.loaded + 2) << i;
+  }
+  EXPECT_EQ(fake().loadedModules(), base.loaded + 1);
+  EXPECT_EQ(tk::Kernel::fromSource(kCopy, opts, "kept.tk").function(), kept.function());
+  EXPECT_EQ(fake().moduleLoads(), base.loads + 151);
+}
+
+//
+// Concurrency: launches from many threads while keys are first seen (and
+// tuned or compiled), and the last handle going while another thread
+// launches.
+//
+
+TEST(PublicApiFake, AutotunerLaunchesFromManyThreads) {
+  REQUIRE_FAKE();
+  ModuleCounts base = ModuleCounts::atStart();
+  {
+    tk::KernelOptions opts = tunedCopyOptions();
+    tk::AutotuneOptions tuning = quickTuning();
+    std::atomic<int> tunings{0};
+    tuning.progress = [&](const tk::AutotuneProgress &p) {
+      if (p.finished && !p.fromCache)
+        ++tunings;
+    };
+    tk::Autotuner t = tk::Autotuner::fromSource(
+        kCopy, opts, {tk::Config({{"BLOCK", 256}}), tk::Config({{"BLOCK", 512}}, 8)}, tuning,
+        "threads-tuned.tk");
+    // The grid depends on the config, so a launch reads the winner's.
+    auto grid = [](const tk::Config &c) { return tk::Grid(unsigned(c.intValue("BLOCK"))); };
+    const int kThreads = 4, kLaunches = 500;
+    std::atomic<int> failures{0};
+    std::vector<std::thread> threads;
+    float *x = reinterpret_cast<float *>(uintptr_t(0x10000));
+    for (int id = 0; id < kThreads; ++id)
+      threads.emplace_back([&, id] {
+        for (int i = 0; i < kLaunches; ++i) {
+          // Four key values (two facts each way), in a different order per
+          // thread; every other launch misaligns y (a second variant).
+          int n = 16 * (1 + (i + id) % 4);
+          float *y = reinterpret_cast<float *>(uintptr_t(0x20000 + 4 * (i % 2)));
+          std::vector<tk::Arg> args{x, y, n, 1};
+          if (!t.tryLaunch(grid, args).ok())
+            ++failures;
+        }
+      });
+    for (std::thread &th : threads)
+      th.join();
+    EXPECT_EQ(failures.load(), 0);
+    EXPECT_EQ(tunings.load(), 4) << "each key tuned once";
+    // Each launch found what a single-threaded caller would.
+    for (int n : {16, 32, 48, 64}) {
+      std::vector<tk::Arg> args{x, x, n, 1};
+      EXPECT_EQ(t.keyOf(args).rfind("n=" + std::to_string(n), 0), 0u);
+      const tk::Config &best = t.best(grid, args);
+      EXPECT_TRUE(best.intValue("BLOCK") == 256 || best.intValue("BLOCK") == 512);
+    }
+  }
+  EXPECT_EQ(fake().loadedModules(), base.loaded);
+}
+
+TEST(PublicApiFake, VariantsCompileOnceWhenThreadsRaceForThem) {
+  REQUIRE_FAKE();
+  ModuleCounts base = ModuleCounts::atStart();
+  {
+    tk::Kernel k = tk::Kernel::fromSource(kCopy, copyOptions(), "threads-variants.tk");
+    std::atomic<int> failures{0};
+    std::vector<std::thread> threads;
+    for (int id = 0; id < 4; ++id)
+      threads.emplace_back([&, id] {
+        for (int i = 0; i < 300; ++i) {
+          // Three sets of facts: stride 1, stride 3 with n % 16 == 0, neither.
+          int which = (i + id) % 3;
+          std::vector<tk::Arg> args{reinterpret_cast<float *>(uintptr_t(0x10000)),
+                                    reinterpret_cast<float *>(uintptr_t(0x20000)),
+                                    which == 2 ? 17 : 64, which == 0 ? 1 : 3};
+          if (!k.tryLaunch(tk::Grid(1), args).ok())
+            ++failures;
+        }
+      });
+    for (std::thread &th : threads)
+      th.join();
+    EXPECT_EQ(failures.load(), 0);
+    EXPECT_EQ(fake().loadedModules(), base.loaded + 4) << "the kernel and three variants";
+  }
+  EXPECT_EQ(fake().loadedModules(), base.loaded);
+}
+
+TEST(PublicApiFake, TheLastHandleMayGoWhileAnotherThreadLaunches) {
+  REQUIRE_FAKE();
+  ModuleCounts base = ModuleCounts::atStart();
+  tk::KernelOptions opts = plainCopyOptions();
+  tk::Kernel k = tk::Kernel::fromSource(kCopy, opts, "launching.tk");
+  std::atomic<int> launched{0};
+  std::atomic<bool> stop{false};
+  std::atomic<int> failures{0};
+  // The launcher launches through its own copy until told to stop.
+  std::thread launcher([&, mine = k] {
+    std::vector<tk::Arg> args{reinterpret_cast<float *>(uintptr_t(0x10000)),
+                              reinterpret_cast<float *>(uintptr_t(0x20000)), 64, 1};
+    while (!stop) {
+      if (!mine.tryLaunch(tk::Grid(1), args).ok())
+        ++failures;
+      ++launched;
+    }
+  });
+  while (launched < 100)
+    std::this_thread::yield();
+  k = tk::Kernel(); // the launcher's copy keeps the module
+  int before = launched;
+  while (launched < before + 100)
+    std::this_thread::yield();
+  EXPECT_EQ(fake().loadedModules(), base.loaded + 1);
+  stop = true;
+  launcher.join(); // its copy goes with the lambda
+  EXPECT_EQ(failures.load(), 0);
+  EXPECT_EQ(fake().loadedModules(), base.loaded);
 }
 
 } // namespace
