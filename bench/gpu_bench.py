@@ -349,9 +349,9 @@ def layernorm(bundle, m, n):
                             "layer_norm_fwd_fused", m, False))
         for form in ("persist", "persist1p"):
             name = f"layernorm_{form}_{n}_w{wp}.ptx"
-            for k in persistent_grids(bundle.registers(name), wp):
-                configs.append((f"{form}_w{wp}_p{k}", name, "layer_norm_fwd_persistent",
-                                min(m, k * sms), True))
+            for tag, programs in grids_for(bundle.registers(name), wp, m, sms):
+                configs.append((f"{form}_w{wp}_{tag}", name, "layer_norm_fwd_persistent",
+                                programs, True))
     tk_variants, tk_checks, tk_regs = [], {}, {}
 
     def prepared(name, entry, wp, programs=m, takes_m=False):
@@ -395,8 +395,8 @@ def layernorm(bundle, m, n):
             runs = [(name, prepared(name, "layer_norm_fwd_rows", wp, m // rows))]
         elif kind.startswith("layernorm_stride") or kind.startswith("layernorm_persist"):
             entry = "layer_norm_fwd_stride" if "stride" in kind else "layer_norm_fwd_persistent"
-            runs = [(f"{name}@p{k}", prepared(name, entry, wp, min(m, k * sms), True))
-                    for k in persistent_grids(bundle.registers(name), wp)]
+            runs = [(f"{name}@{tag}", prepared(name, entry, wp, programs, True))
+                    for tag, programs in grids_for(bundle.registers(name), wp, m, sms)]
         else:
             continue
         for label, (run, outs) in runs:
@@ -467,6 +467,27 @@ def persistent_grids(registers, warps):
         return []
     fit = resident_programs(registers["registers"], warps)
     return sorted({k for k in (1, 2, 4, 8, 16) if k <= fit} | ({fit} if fit else set()))
+
+
+def balanced_grid(m, programs):
+    """The grid of at most `programs` programs whose strided walk over m rows
+    has no short last round: each program takes ceil(m / programs) rows,
+    and the grid is just large enough for that (8192 rows over 528
+    programs: 512 programs of exactly 16 rows, instead of 8 rows short of
+    a 16th round on 528 where 1 in 33 programs runs the 16th round)."""
+    rows = -(-m // programs)
+    return -(-m // rows)
+
+
+def grids_for(registers, warps, m, sms):
+    """(label tag, programs) of a persistent variant: K programs per SM
+    (pK) and the balanced grid of at most that many (bK, when it differs)."""
+    out = []
+    for k in persistent_grids(registers, warps):
+        out.append((f"p{k}", min(m, k * sms)))
+        if balanced_grid(m, min(m, k * sms)) != min(m, k * sms):
+            out.append((f"b{k}", balanced_grid(m, min(m, k * sms))))
+    return out
 
 
 def tutorial_layernorm_label(n, sms):
