@@ -6,20 +6,28 @@ Two row-wise workloads of shared/anchors.md:
 - LayerNorm forward, fp16 in/out, fp32 statistics, weight and bias, mean and
   rstd written, eps 1e-5, M = 8192 and N in 1024, 4096, 8192, 16384.
 
-tk's kernels are tutorials/02-fused-softmax.tk and the two kernels of
+tk's kernels are tutorials/02-fused-softmax.tk and the three kernels of
 tutorials/03-layer-norm.tk (layer_norm_fwd walks the row in chunks,
 layer_norm_fwd_fused holds it in registers, in its two-pass and, as
-fused1p, its ONE_PASS form), compiled ahead of time to PTX by
+fused1p, its ONE_PASS form, and layer_norm_fwd_persistent does the same on
+persistent grids of K programs per SM, label persist[1p]_wW_pK, each program
+loading its next row before it reduces the current one), compiled ahead of
+time to PTX by
 bench/make_gpu_bundle.sh (one file per kernel, BLOCK_SIZE and num_warps) and
 launched here through CuPy. Every variant is timed and the fastest is
 reported, as Triton's best of the same num_warps is (softmax also tries
 persistent grids of 2, 4 and 8 programs per SM, since the tutorial's programs
-stride over rows). Hand-made PTX in the bundle named
-softmax_N_wW.exp-NAME.ptx, layernorm_fused_N_wW.exp-NAME.ptx or
-layernorm_rowsR_N_wW.exp-NAME.ptx (a code-generation change tried before the
-compiler makes it, e.g. bench/exp_ln_cache_hints.py, or a kernel of
-bench/exp_layernorm.tk) is timed and checked too, and reported apart, never as
-tk's figure. Each output is
+stride over rows). For LayerNorm the row also reports the variant
+tutorials/03-layer-norm.py launches by default (its layer_norm_config, read
+from the file): tk_default, timed against Triton's winner like tk's best.
+Hand-made PTX in the bundle named
+softmax_N_wW.exp-NAME.ptx, layernorm_fused[1p]_N_wW.exp-NAME.ptx,
+layernorm_persist[1p]_N_wW.exp-NAME.ptx, layernorm_rowsR_N_wW.exp-NAME.ptx or
+layernorm_strideD_N_wW.exp-NAME.ptx (a code-generation change tried before the
+compiler makes it, e.g. bench/exp_ln_cache_hints.py, exp_ln_l2_hints.py or
+exp_ln_maxnreg.py, or a kernel of bench/exp_layernorm.tk; the persistent and
+stride kinds on the persistent grids, NAME@pK) is timed and checked too, and
+reported apart, never as tk's figure. Each output is
 poisoned with NaN before the first launch and checked against torch in
 higher precision, so an unwritten element or a wrong index fails. Registers per
 thread are recorded for both: tk's from ptxas -v (the bundle's
@@ -36,7 +44,11 @@ counted): a 1 GiB device-to-device torch copy (copy_gbps, the figure issue 5's
 torch copy of exactly the workload's matrix bytes (copy_same_gbps: an M x N
 tensor of the input dtype into another, timed like the kernels, L2 flushed
 between runs), which pays the same launch, ramp-up and tail as a kernel of
-that size. Both ratios are reported; neither replaces the other.
+that size. Both ratios are reported; neither replaces the other. LayerNorm rows also
+carry clean_l2_probe: tk's best and the same-bytes copy timed once more with
+L2 filled by a 256 MiB read (clean lines) instead of do_bench's 256 MiB
+zeroing (dirty lines, written back inside the next timed launch), which
+shows how much of a short kernel's time that write-back is.
 
 --workloads softmax,layernorm (the default) picks which rows run.
 
@@ -469,25 +481,12 @@ def persistent_grids(registers, warps):
     return sorted({k for k in (1, 2, 4, 8, 16) if k <= fit} | ({fit} if fit else set()))
 
 
-def balanced_grid(m, programs):
-    """The grid of at most `programs` programs whose strided walk over m rows
-    has no short last round: each program takes ceil(m / programs) rows,
-    and the grid is just large enough for that (8192 rows over 528
-    programs: 512 programs of exactly 16 rows, instead of 8 rows short of
-    a 16th round on 528 where 1 in 33 programs runs the 16th round)."""
-    rows = -(-m // programs)
-    return -(-m // rows)
-
-
 def grids_for(registers, warps, m, sms):
     """(label tag, programs) of a persistent variant: K programs per SM
-    (pK) and the balanced grid of at most that many (bK, when it differs)."""
-    out = []
-    for k in persistent_grids(registers, warps):
-        out.append((f"p{k}", min(m, k * sms)))
-        if balanced_grid(m, min(m, k * sms)) != min(m, k * sms):
-            out.append((f"b{k}", balanced_grid(m, min(m, k * sms))))
-    return out
+    (pK). A grid sized so that every program takes the same number of rows
+    (8192 rows as 512 x 16 instead of 528 programs and a half-full last
+    round) measured the same on the H200 (gpu-bench-2026-11-30-ln4.md)."""
+    return [(f"p{k}", min(m, k * sms)) for k in persistent_grids(registers, warps)]
 
 
 def tutorial_layernorm_label(n, sms):

@@ -7,14 +7,14 @@ mean and 1/std written for the backward pass:
 
 - layer_norm_fwd: one program per row of an (M, N) fp16 matrix, walking the
   row in BLOCK_SIZE chunks three times (mean, variance, normalise); any N;
-- layer_norm_fwd_persistent: the whole row in registers (BLOCK_SIZE >= N), a
-  persistent grid of a few programs per SM striding over the rows, each
-  loading its next row before it reduces and writes the current one.
+- layer_norm_fwd_fused: one program per row, the whole row in registers
+  (BLOCK_SIZE >= N), so x is read from memory once;
+- layer_norm_fwd_persistent: the same over a persistent grid, a few programs
+  per SM striding over the rows, each loading its next row before it
+  reduces and writes the current one.
 
-layer_norm_config(N, sms) picks one from N (the measurements behind it are
-in its comment); layer_norm() launches it. (The .tk file also has
-layer_norm_fwd_fused, the whole row in one program per row: the persistent
-kernel's predecessor, which bench/gpu_bench.py still times.)
+layer_norm_config(N, sms) picks one from N, by what the H200 measured (in
+its comment); layer_norm() launches it.
 
     python3 tutorials/03-layer-norm.py [--small] [--bench [--out DIR]]
 
@@ -99,6 +99,27 @@ def _row_stats(x, mask, k, N, eps, ONE_PASS: tk.constexpr):
 
 
 @tk.jit
+def layer_norm_fwd_fused(X, Y, W, B, Mean, Rstd, stride, N, eps, BLOCK_SIZE: tk.constexpr,
+                         ONE_PASS: tk.constexpr = False):
+    # One row per program, BLOCK_SIZE >= N; w and b are loaded only after the
+    # reductions, so they hold no registers while the statistics are taken.
+    row = tk.program_id(0)
+    cols = tk.arange(0, BLOCK_SIZE)
+    mask = cols < N
+    x = tk.load(X + row * stride + cols, mask=mask, other=0.0).to(tk.float32)
+    k = 0.0
+    if ONE_PASS:
+        k = tk.load(X + row * stride).to(tk.float32)
+    mean, rstd, centred = _row_stats(x, mask, k, N, eps, ONE_PASS)
+    tk.store(Mean + row, mean)
+    tk.store(Rstd + row, rstd)
+    w = tk.load(W + cols, mask=mask)
+    b = tk.load(B + cols, mask=mask)
+    y = centred * rstd * w + b
+    tk.store(Y + row * stride + cols, y.to(tk.float16), mask=mask)
+
+
+@tk.jit
 def layer_norm_fwd_persistent(X, Y, W, B, Mean, Rstd, stride, N, eps, M,
                               BLOCK_SIZE: tk.constexpr, ONE_PASS: tk.constexpr = False):
     # Program p normalises rows p, p + P, p + 2P, ... of the P launched; the
@@ -131,18 +152,29 @@ def layer_norm_config(n, sms):
     and programs_per_sm (None: one program per row). Plain Python, no tk:
     bench/gpu_bench.py reads this function from this file to report the
     variant it picks beside the fastest one."""
+    # Two H200 runs of bench/gpu_bench.py, 8192 rows, every kernel, warp
+    # count and grid (bench/results/gpu-bench-2026-11-30-ln4.md):
+    # - up to 1024 columns the persistent kernel, ONE_PASS, 2 warps, 16
+    #   programs per SM: 2356 / 2383 GB/s against 2335 / 2309 for one row
+    #   per program (Triton 2294 / 2255); a row is too short to keep the
+    #   memory busy on its own, the prefetched next row helps;
+    # - from 2048 to 16384 one row per program, the whole row in registers,
+    #   16 elements per thread up to 4096 columns and 32 beyond, ONE_PASS
+    #   only at 16384 (3845 against 3678 two-pass at 16 warps; level at 8192,
+    #   and with 64 or more elements per thread it collapses). Every
+    #   persistent form was 4-8% slower there: with 6-8 programs per SM the
+    #   hardware already overlaps one program's load with another's math;
+    # - past 16384 the row no longer fits in registers: chunks of 4096.
     block = 1 << max(n - 1, 0).bit_length()
     if block > 16384:
-        # The row no longer fits in registers: chunks of 4096, 8 warps.
         return {"kernel": "layer_norm_fwd", "BLOCK_SIZE": 4096, "num_warps": 8,
                 "ONE_PASS": False, "programs_per_sm": None}
-    # The whole row in registers, <= 16 elements per thread from 4096 up
-    # (where a thread holds 64 or more, the ptxas schedule of the ONE_PASS
-    # form collapses: bench/results/gpu-bench-2026-11-30-ln.md), and as many
-    # programs per SM as fit at once at that width.
-    warps = min(32, max(2, block // 512))
-    return {"kernel": "layer_norm_fwd_persistent", "BLOCK_SIZE": block, "num_warps": warps,
-            "ONE_PASS": block >= 4096, "programs_per_sm": max(1, 32 // warps)}
+    if block <= 1024:
+        return {"kernel": "layer_norm_fwd_persistent", "BLOCK_SIZE": block, "num_warps": 2,
+                "ONE_PASS": True, "programs_per_sm": 16}
+    warps = block // 512 if block <= 4096 else block // 1024
+    return {"kernel": "layer_norm_fwd_fused", "BLOCK_SIZE": block, "num_warps": warps,
+            "ONE_PASS": block >= 16384, "programs_per_sm": None}
 
 
 def layer_norm(x, weight, bias, eps=1e-5, config=None, sms=None):
@@ -175,6 +207,9 @@ def layer_norm(x, weight, bias, eps=1e-5, config=None, sms=None):
     block, warps = config["BLOCK_SIZE"], config["num_warps"]
     if config["kernel"] == "layer_norm_fwd":
         layer_norm_fwd[(M,)](*args, BLOCK_SIZE=block, num_warps=warps)
+    elif config["kernel"] == "layer_norm_fwd_fused":
+        layer_norm_fwd_fused[(M,)](*args, BLOCK_SIZE=block, ONE_PASS=config["ONE_PASS"],
+                                   num_warps=warps)
     else:
         assert config["kernel"] == "layer_norm_fwd_persistent", config
         grid = (min(M, config["programs_per_sm"] * sms),)
@@ -268,16 +303,22 @@ def main(argv):
 
         torch.manual_seed(2)
         sms = torch.cuda.get_device_properties(0).multi_processor_count
-        # The default kernel of each width; at 4000 columns (a ragged row)
-        # over 1000 rows, more than one persistent grid, also with the other
-        # statistics form and with a mean far from 0.
-        for M, N, offset, flip in ((M, N, 0.5, False), (64, 8192, 0.5, False),
-                                   (1000, 4000, 0.5, False), (1000, 4000, 300.0, True)):
+        # The default kernel of each width (persistent, fused; a ragged 4000
+        # column row), the other statistics form with a mean far from 0, and
+        # the persistent kernel on a grid of one program per SM, each taking
+        # 7 or 8 of the 1000 rows, in both forms.
+        persistent = {"kernel": "layer_norm_fwd_persistent", "num_warps": 4,
+                      "programs_per_sm": 1}
+        for M, N, offset, change in (
+                (M, N, 0.5, {}), (64, 8192, 0.5, {}), (1000, 4000, 0.5, {}),
+                (1000, 4000, 300.0, {"ONE_PASS": True}),
+                (1000, 1000, 0.5, {"ONE_PASS": False}),
+                (1000, 1500, 0.5, dict(persistent, BLOCK_SIZE=2048, ONE_PASS=False)),
+                (1000, 1500, 300.0, dict(persistent, BLOCK_SIZE=2048, ONE_PASS=True))):
             x = torch.randn(M, N, device="cuda", dtype=torch.float16) * 2 + offset
             w = (torch.rand(N, device="cuda") + 0.5).half()
             b = (torch.rand(N, device="cuda") * 2 - 1).half()
-            config = dict(layer_norm_config(N, sms))
-            config["ONE_PASS"] ^= flip
+            config = dict(layer_norm_config(N, sms), **change)
             y, mean, rstd = layer_norm(x, w, b, 1e-5, config)
             t = torch.nn.functional.layer_norm(x.float(), (N,), w.float(), b.float(), 1e-5)
             tk.testing.assert_close(mean, x.double().mean(dim=1).float(), atol=1e-3, rtol=1e-5)
@@ -296,13 +337,15 @@ def main(argv):
     bias = rng.uniform(-1, 1, N).astype(np.float16)
     eps = 1e-5
     ref_y, ref_mean, ref_rstd = reference(x, weight, bias, eps)
-    # The chunked kernel; then the persistent one as on a GPU of 5 SMs (a
-    # grid of 5 programs striding over the rows, the last ones short of a
-    # full round), in both statistics forms.
+    # The chunked kernel; the fused one; then the persistent one as on a GPU
+    # of 5 SMs (a grid of 5 programs striding over the rows, the last ones
+    # short of a full round); the last two in both statistics forms.
     block = tk.next_power_of_2(N)
     for config in (None,) + tuple(
-            {"kernel": "layer_norm_fwd_persistent", "BLOCK_SIZE": block, "num_warps": 4,
-             "ONE_PASS": one_pass, "programs_per_sm": 1} for one_pass in (False, True)):
+            {"kernel": kernel, "BLOCK_SIZE": block, "num_warps": 4, "ONE_PASS": one_pass,
+             "programs_per_sm": 1}
+            for kernel in ("layer_norm_fwd_fused", "layer_norm_fwd_persistent")
+            for one_pass in (False, True)):
         y, mean, rstd = layer_norm(x, weight, bias, eps, config, sms=5)
         tk.testing.assert_close(mean, ref_mean, atol=1e-4, rtol=1e-4)
         tk.testing.assert_close(rstd, ref_rstd, atol=1e-4, rtol=1e-4)
