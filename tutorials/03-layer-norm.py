@@ -99,17 +99,12 @@ def _row_stats(x, mask, k, N, eps, ONE_PASS: tk.constexpr):
 
 
 @tk.jit
-def layer_norm_fwd_fused(X, Y, W, B, Mean, Rstd, stride, N, eps, BLOCK_SIZE: tk.constexpr,
-                         ONE_PASS: tk.constexpr = False):
-    # One row per program, BLOCK_SIZE >= N; w and b are loaded only after the
-    # reductions, so they hold no registers while the statistics are taken.
-    row = tk.program_id(0)
-    cols = tk.arange(0, BLOCK_SIZE)
-    mask = cols < N
-    x = tk.load(X + row * stride + cols, mask=mask, other=0.0).to(tk.float32)
-    k = 0.0
-    if ONE_PASS:
-        k = tk.load(X + row * stride).to(tk.float32)
+def _normalise_row(x, k, mask, cols, row, Y, W, B, Mean, Rstd, stride, N, eps,
+                   ONE_PASS: tk.constexpr):
+    # The rest of one row once it is in registers (fp32 x, lanes past N 0;
+    # k its first element when ONE_PASS): the statistics, stored, then y.
+    # w and b are loaded only after the reductions, so they hold no
+    # registers while the statistics are taken.
     mean, rstd, centred = _row_stats(x, mask, k, N, eps, ONE_PASS)
     tk.store(Mean + row, mean)
     tk.store(Rstd + row, rstd)
@@ -117,6 +112,20 @@ def layer_norm_fwd_fused(X, Y, W, B, Mean, Rstd, stride, N, eps, BLOCK_SIZE: tk.
     b = tk.load(B + cols, mask=mask)
     y = centred * rstd * w + b
     tk.store(Y + row * stride + cols, y.to(tk.float16), mask=mask)
+
+
+@tk.jit
+def layer_norm_fwd_fused(X, Y, W, B, Mean, Rstd, stride, N, eps, BLOCK_SIZE: tk.constexpr,
+                         ONE_PASS: tk.constexpr = False):
+    # One row per program, BLOCK_SIZE >= N.
+    row = tk.program_id(0)
+    cols = tk.arange(0, BLOCK_SIZE)
+    mask = cols < N
+    x = tk.load(X + row * stride + cols, mask=mask, other=0.0).to(tk.float32)
+    k = 0.0
+    if ONE_PASS:
+        k = tk.load(X + row * stride).to(tk.float32)
+    _normalise_row(x, k, mask, cols, row, Y, W, B, Mean, Rstd, stride, N, eps, ONE_PASS)
 
 
 @tk.jit
@@ -137,13 +146,7 @@ def layer_norm_fwd_persistent(X, Y, W, B, Mean, Rstd, stride, N, eps, M,
         nxt = row + step
         x_next = tk.load(X + nxt * stride + cols, mask=mask & (nxt < M), other=0.0)
         k_next = tk.load(X + nxt * stride, mask=nxt < M, other=0.0)
-        mean, rstd, centred = _row_stats(x, mask, k, N, eps, ONE_PASS)
-        tk.store(Mean + row, mean)
-        tk.store(Rstd + row, rstd)
-        w = tk.load(W + cols, mask=mask)
-        b = tk.load(B + cols, mask=mask)
-        y = centred * rstd * w + b
-        tk.store(Y + row * stride + cols, y.to(tk.float16), mask=mask)
+        _normalise_row(x, k, mask, cols, row, Y, W, B, Mean, Rstd, stride, N, eps, ONE_PASS)
 
 
 def layer_norm_config(n, sms):
