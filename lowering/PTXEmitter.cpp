@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <map>
+#include <mutex>
 #include <optional>
 
 #ifdef TK_WITH_LLVM
@@ -23,6 +24,8 @@
 #include <llvm/IR/Verifier.h>
 #include <llvm/MC/TargetRegistry.h>
 #include <llvm/Passes/PassBuilder.h>
+#include <llvm/Support/CommandLine.h>
+#include <llvm/Support/Error.h>
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
 #endif
@@ -89,24 +92,114 @@ double msSince(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
 }
 
-// LLVM's optimisation pipeline: O3 unless TK_LLVM_OPT says O1 or O2 (for
-// measuring compile time against kernel speed; docs/driver.md has the
-// numbers) or O0 (no optimisation: --emit=llvm then shows the IR as tk's
-// lowering made it). Anything else means O3. Lighter pipelines were measured
-// and rejected (compile-load-2026-11-30-3.md): O1 changes the PTX of 16 of 46
-// kernels (tutorials and FileCheck tests), O3 without its costliest pass on
-// the matmul, dead store elimination (30-40 ms of the 128x128x32 ring's ~90),
-// makes scan-tuple.tk's PTX 6% longer.
-std::optional<llvm::OptimizationLevel> llvmOptLevel() {
+// tk's LLVM pipeline ("lean"): LLVM 19's O3 module pipeline as PassBuilder
+// builds it for NVPTX, printed with `opt -O3 -print-pipeline-passes`, minus
+// three of its eight InstCombine runs (the third, fifth and seventh: after
+// the loop passes of the function simplification, at the end of it, and after
+// the SLP vectoriser) and the final verifier (tk verifies the IR it lowers).
+// With the two limits of setLLVMLimits() it takes 48 instead of 89 ms on the
+// 128x128x32 fp16 ring matmul (opt -time-passes, development machine; softmax
+// 4.7 instead of 4.9) and gives byte-identical PTX on 51 kernels: every
+// FileCheck PTX test, softmax and layer norm at 1024/4096/16384 and four
+// matmul configs (compile-load-2026-11-30-4.md). Without the first or the
+// second InstCombine 25 or 15 of them change; any one of the last six can go
+// alone, but without the fourth, sixth and eighth as well 9 change, without
+// all six 39. O1 changes 16.
+const char *const kLeanPipeline =
+    "annotation2metadata,forceattrs,function(nvvm-reflect,nvvm-intr-range),inferattrs,"
+    "coro-early,function<eager-inv>(ee-instrument<>,lower-expect,"
+    "simplifycfg<bonus-inst-threshold=1;no-forward-switch-cond;no-switch-range-to-icmp;"
+    "no-switch-to-lookup;keep-loops;no-hoist-common-insts;no-sink-common-insts;"
+    "speculate-blocks;simplify-cond-branch;no-speculate-unpredictables>,sroa<modify-cfg>,"
+    "early-cse<>,callsite-splitting),openmp-opt,ipsccp,called-value-propagation,globalopt,"
+    "function<eager-inv>(mem2reg,instcombine<max-iterations=1;no-use-loop-info;"
+    "no-verify-fixpoint>,simplifycfg<bonus-inst-threshold=1;no-forward-switch-cond;"
+    "switch-range-to-icmp;no-switch-to-lookup;keep-loops;no-hoist-common-insts;"
+    "no-sink-common-insts;speculate-blocks;simplify-cond-branch;"
+    "no-speculate-unpredictables>),always-inline,require<globals-aa>,"
+    "function(invalidate<aa>),require<profile-summary>,cgscc(devirt<4>(inline,"
+    "function-attrs<skip-non-recursive-function-attrs>,argpromotion,openmp-opt-cgscc,"
+    "function<eager-inv;no-rerun>(sroa<modify-cfg>,early-cse<memssa>,"
+    "speculative-execution<only-if-divergent-target>,jump-threading,correlated-propagation,"
+    "simplifycfg<bonus-inst-threshold=1;no-forward-switch-cond;switch-range-to-icmp;"
+    "no-switch-to-lookup;keep-loops;no-hoist-common-insts;no-sink-common-insts;"
+    "speculate-blocks;simplify-cond-branch;no-speculate-unpredictables>,"
+    "instcombine<max-iterations=1;no-use-loop-info;no-verify-fixpoint>,"
+    "aggressive-instcombine,libcalls-shrinkwrap,tailcallelim,"
+    "simplifycfg<bonus-inst-threshold=1;no-forward-switch-cond;switch-range-to-icmp;"
+    "no-switch-to-lookup;keep-loops;no-hoist-common-insts;no-sink-common-insts;"
+    "speculate-blocks;simplify-cond-branch;no-speculate-unpredictables>,reassociate,"
+    "constraint-elimination,loop-mssa(loop-instsimplify,loop-simplifycfg,"
+    "licm<no-allowspeculation>,loop-rotate<header-duplication;no-prepare-for-lto>,"
+    "licm<allowspeculation>,simple-loop-unswitch<nontrivial;trivial>),"
+    "simplifycfg<bonus-inst-threshold=1;no-forward-switch-cond;switch-range-to-icmp;"
+    "no-switch-to-lookup;keep-loops;no-hoist-common-insts;no-sink-common-insts;"
+    "speculate-blocks;simplify-cond-branch;no-speculate-unpredictables>,loop(loop-idiom,"
+    "indvars,simple-loop-unswitch<nontrivial;trivial>,loop-deletion,loop-unroll-full),"
+    "sroa<modify-cfg>,vector-combine,mldst-motion<no-split-footer-bb>,gvn<>,sccp,bdce,"
+    "instcombine<max-iterations=1;no-use-loop-info;no-verify-fixpoint>,jump-threading,"
+    "correlated-propagation,adce,memcpyopt,dse,move-auto-init,"
+    "loop-mssa(licm<allowspeculation>),coro-elide,simplifycfg<bonus-inst-threshold=1;"
+    "no-forward-switch-cond;switch-range-to-icmp;no-switch-to-lookup;keep-loops;"
+    "hoist-common-insts;sink-common-insts;speculate-blocks;simplify-cond-branch;"
+    "no-speculate-unpredictables>),function-attrs,"
+    "function(require<should-not-run-function-passes>),coro-split)),deadargelim,coro-cleanup,"
+    "globalopt,globaldce,elim-avail-extern,rpo-function-attrs,recompute-globalsaa,"
+    "function<eager-inv>(float2int,lower-constant-intrinsics,chr,"
+    "loop(loop-rotate<header-duplication;no-prepare-for-lto>,loop-deletion),loop-distribute,"
+    "inject-tli-mappings,loop-vectorize<no-interleave-forced-only;no-vectorize-forced-only;>,"
+    "infer-alignment,loop-load-elim,instcombine<max-iterations=1;no-use-loop-info;"
+    "no-verify-fixpoint>,simplifycfg<bonus-inst-threshold=1;forward-switch-cond;"
+    "switch-range-to-icmp;switch-to-lookup;no-keep-loops;hoist-common-insts;"
+    "sink-common-insts;speculate-blocks;simplify-cond-branch;no-speculate-unpredictables>,"
+    "vector-combine,loop-unroll<O3>,transform-warning,sroa<preserve-cfg>,"
+    "infer-alignment,instcombine<max-iterations=1;no-use-loop-info;no-verify-fixpoint>,"
+    "loop-mssa(licm<allowspeculation>),alignment-from-assumptions,loop-sink,instsimplify,"
+    "div-rem-pairs,tailcallelim,simplifycfg<bonus-inst-threshold=1;no-forward-switch-cond;"
+    "switch-range-to-icmp;no-switch-to-lookup;keep-loops;no-hoist-common-insts;"
+    "no-sink-common-insts;speculate-blocks;simplify-cond-branch;speculate-unpredictables>),"
+    "globaldce,constmerge,cg-profile,rel-lookup-table-converter,function(annotation-remarks)";
+
+// LLVM's optimisation pipeline: the lean one unless TK_LLVM_OPT says O0 (no
+// optimisation: --emit=llvm then shows the IR as tk's lowering made it), O1,
+// O2 or O3 (LLVM's own pipelines with LLVM's own limits, as tk ran before the
+// lean one, for measuring compile time and PTX against it). Anything else
+// means lean.
+enum class LLVMPipeline { None, O1, O2, O3, Lean };
+LLVMPipeline llvmPipeline() {
   const char *env = std::getenv("TK_LLVM_OPT");
   std::string level = env ? env : "";
   if (level == "O0")
-    return std::nullopt;
+    return LLVMPipeline::None;
   if (level == "O1")
-    return llvm::OptimizationLevel::O1;
+    return LLVMPipeline::O1;
   if (level == "O2")
-    return llvm::OptimizationLevel::O2;
-  return llvm::OptimizationLevel::O3;
+    return LLVMPipeline::O2;
+  if (level == "O3")
+    return LLVMPipeline::O3;
+  return LLVMPipeline::Lean;
+}
+
+// Two of LLVM's compile-time limits, lowered once per process by the first
+// compile with the lean pipeline (the other pipelines are LLVM's as they
+// are; a process that switches TK_LLVM_OPT keeps the limits). tk's kernels are long single blocks
+// of shared-memory stores and loads (the matmul's ring: 160 + 160), over which dead store
+// elimination walks MemorySSA up to 90 steps per store and GVN's memory dependence analysis scans
+// up to 100 instructions per load: 30 and 12 ms of the matmul's O3. At 10 and 20 they take 5
+// and 4.6 ms; the PTX of the 51 kernels above is byte-identical down to 5 and 10 (at a walk limit
+// of 2 scan-tuple.tk keeps a dead global store). The options are LLVM's command-line options of
+// tk's own statically linked copy (libtk.so hides its symbols), so nothing outside tk sees them.
+// Missing options (another LLVM) leave the defaults.
+void setLLVMLimits() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    llvm::StringMap<llvm::cl::Option *> &options = llvm::cl::getRegisteredOptions();
+    const std::pair<const char *, const char *> limits[] = {{"dse-memoryssa-walklimit", "10"},
+                                                            {"memdep-block-scan-limit", "20"}};
+    for (const auto &[name, value] : limits)
+      if (llvm::cl::Option *option = options.lookup(name))
+        option->addOccurrence(0, name, value);
+  });
 }
 
 // Lowers, verifies and optimises; null after reporting an error.
@@ -141,10 +234,30 @@ std::unique_ptr<llvm::Module> buildOptimized(Module &module, const TargetOptions
   pb.registerFunctionAnalyses(fam);
   pb.registerLoopAnalyses(lam);
   pb.crossRegisterProxies(lam, fam, cgam, mam);
-  if (std::optional<llvm::OptimizationLevel> level = llvmOptLevel()) {
-    llvm::ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(*level);
-    mpm.run(*llmod, mam);
+  llvm::ModulePassManager mpm;
+  switch (llvmPipeline()) {
+  case LLVMPipeline::None:
+    break;
+  case LLVMPipeline::O1:
+    mpm = pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O1);
+    break;
+  case LLVMPipeline::O2:
+    mpm = pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O2);
+    break;
+  case LLVMPipeline::O3:
+    mpm = pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
+    break;
+  case LLVMPipeline::Lean:
+    setLLVMLimits();
+    if (llvm::Error error = pb.parsePassPipeline(mpm, kLeanPipeline)) {
+      // Only another LLVM than the one tk is built for gets here.
+      diag.error({}, fmt::format("internal error: tk's LLVM pass pipeline does not parse: {}",
+                                 llvm::toString(std::move(error))));
+      return nullptr;
+    }
+    break;
   }
+  mpm.run(*llmod, mam);
   if (timings)
     timings->optMs = msSince(t0);
   return llmod;
@@ -180,7 +293,10 @@ bool emitPTX(Module &module, const TargetOptions &options, std::string &out, Dia
   llvm::SmallString<0> ptx;
   llvm::raw_svector_ostream os(ptx);
   llvm::legacy::PassManager pm;
-  if (tm->addPassesToEmitFile(pm, os, nullptr, llvm::CodeGenFileType::AssemblyFile)) {
+  // The IR was verified before optimisation (buildOptimized): no second
+  // verifier run here (3% of the code generation of softmax-16384).
+  if (tm->addPassesToEmitFile(pm, os, nullptr, llvm::CodeGenFileType::AssemblyFile,
+                              /*DisableVerify=*/true)) {
     diag.error({}, "internal error: the NVPTX target cannot emit assembly");
     return false;
   }
