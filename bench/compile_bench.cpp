@@ -4,6 +4,7 @@
 //   build/bin/compile_bench [--ptxas] [--json FILE] [--repeat N]
 //   build/bin/compile_bench --load [--compilers] [--forced] [--jit-level N]
 //                           [--baseline-ptx DIR] [--json FILE] [--repeat N]
+//   build/bin/compile_bench --jit-files DIR [--jit-level N] [--json FILE]
 //
 // Stages (both modes; medians and minima in milliseconds, N compiles in one
 // warm process): the front end (lex, parse, checks), AST -> IR with
@@ -65,6 +66,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
+#include <filesystem>
 #include <fstream>
 #include <random>
 #include <sstream>
@@ -936,10 +938,60 @@ int stageBench(const std::string &jsonPath, int repeat, bool ptxas) {
   return 0;
 }
 
+// --jit-files DIR: the driver's JIT (tk's default level) on every *.ptx file
+// of DIR, 9 rounds interleaved in one warm child: what the JIT costs for a
+// given PTX text, e.g. an empty kernel (the JIT's fixed cost) beside
+// hand-edited variants of a kernel's PTX (which part of it costs the time).
+// The cubin's size says whether a variant compiled to what it should.
+int jitFilesBench(const std::string &dir, const std::string &jsonPath) {
+  std::vector<std::string> names;
+  for (const auto &entry : std::filesystem::directory_iterator(dir))
+    if (entry.path().extension() == ".ptx")
+      names.push_back(entry.path().filename().string());
+  std::sort(names.begin(), names.end());
+  std::string json = inChild([&] {
+    std::string error;
+    CudaDriver *cuda = warmProcess(error);
+    if (!cuda)
+      return errorJson(error);
+    std::vector<std::string> ptx;
+    for (const std::string &n : names)
+      ptx.push_back(readFile(dir + "/" + n));
+    std::vector<std::vector<double>> ms(names.size());
+    std::vector<std::string> failure(names.size()), cubin(names.size());
+    JitOptions opts;
+    opts.optimizationLevel = gJitLevel;
+    for (int r = 0; r < 9; ++r)
+      for (size_t i = 0; i < names.size(); ++i) {
+        if (!failure[i].empty())
+          continue;
+        auto t0 = Clock::now();
+        if (ptxToCubinWith("driver", *cuda, ptx[i], opts, cubin[i], failure[i]))
+          ms[i].push_back(msSince(t0));
+      }
+    std::string rows;
+    for (size_t i = 0; i < names.size(); ++i) {
+      Stats st = statsOf(ms[i]);
+      rows += fmt::format("{}    {{\"file\": {}, \"ptx_bytes\": {}, \"jit_ms\": {:.2f}, "
+                          "\"min_jit_ms\": {:.2f}, \"cubin_bytes\": {}, \"error\": {}}}",
+                          rows.empty() ? "" : ",\n", jsonString(names[i]), ptx[i].size(), st.median,
+                          st.min, cubin[i].size(), jsonString(failure[i]));
+    }
+    return fmt::format("[\n{}\n  ]", rows);
+  });
+  std::printf("%s\n", json.c_str());
+  if (!jsonPath.empty()) {
+    std::ofstream out(jsonPath);
+    out << fmt::format("{{\n  \"date\": \"{}\",\n  \"jit_level\": {},\n  \"files\": {}\n}}\n",
+                       utcNow(), gJitLevel, json);
+  }
+  return 0;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
-  std::string jsonPath, baselineDir;
+  std::string jsonPath, baselineDir, jitFilesDir;
   int repeat = 0;
   bool load = false, compilers = false, forcedLoops = false, ptxas = false;
   for (int i = 1; i < argc; ++i) {
@@ -960,13 +1012,17 @@ int main(int argc, char **argv) {
       gJitLevel = std::atoi(argv[++i]);
     else if (a == "--baseline-ptx" && i + 1 < argc)
       baselineDir = argv[++i];
+    else if (a == "--jit-files" && i + 1 < argc)
+      jitFilesDir = argv[++i];
     else {
       std::fprintf(
           stderr, "usage: compile_bench [--ptxas | --load [--compilers] [--forced] [--jit-level N] "
-                  "[--baseline-ptx DIR]] [--json FILE] [--repeat N]\n");
+                  "[--baseline-ptx DIR] | --jit-files DIR] [--json FILE] [--repeat N]\n");
       return 2;
     }
   }
+  if (!jitFilesDir.empty())
+    return jitFilesBench(jitFilesDir, jsonPath);
   if (load)
     return loadBench(jsonPath, repeat ? repeat : 9, baselineDir, compilers, forcedLoops);
   return stageBench(jsonPath, repeat ? repeat : 50, ptxas);

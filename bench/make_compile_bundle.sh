@@ -1,49 +1,80 @@
 #!/bin/bash
 # Compile time on the GPU machine (issue 5: softmax source -> loaded module
 # <= 50 ms; issue 8: one matmul config <= 100 ms): copies a Release build's
-# compile_bench, gpu_tests and libtk.so (stripped) with the tutorials they
-# read into gpu-bundle-compiletime/ (git-ignored), plus the run.sh that runs
-# them there and writes $OUT/compile-load.json. PTX files in
-# gpu-bundle-compiletime/ptx-before/ (softmax-<BLOCK>.ptx, made by an older
-# tkc with bench/make_gpu_bundle.sh's flags) are kept and become
-# compile_bench's --baseline-ptx: the driver's JIT time and the kernel of
-# that PTX beside this build's, in the same run. run.sh also compares the
-# JIT levels and PTX compilers (--compilers) and runs gpu_tests; about 70 s
-# on the H200 (bench/results/compile-load-2026-11-30-3.md).
+# compile_bench and libtk.so (stripped) with the tutorials it reads into
+# gpu-bundle-compiletime/ (git-ignored), writes the PTX the driver's JIT is
+# timed on into gpu-bundle-compiletime/jit-files/ (an empty kernel for the
+# JIT's fixed cost, the vector add, softmax at 1024/4096/16384, the
+# 128x128x32 and 128x128x64 matmuls; hand-edited variants already in that
+# folder are kept), plus the run.sh that runs them there:
 #
-#   ninja -C build-drv compile_bench gpu_tests && bash bench/make_compile_bundle.sh build-drv
+#   1. compile_bench --load with tk's lean LLVM pipeline (the default),
+#   2. the same with TK_LLVM_OPT=O3 (LLVM's own O3, as before the lean one),
+#   3. the lean run again (the host's speed drifts between minutes),
+#   4. compile_bench --jit-files: the JIT alone on each PTX of jit-files/,
+#
+# writing $OUT/compile-load-{lean,O3,lean2}.json and $OUT/jit-files.json;
+# about 120 s on the H200 (bench/results/compile-load-2026-11-30-4.md).
+#
+#   ninja -C build-drv compile_bench tkc && bash bench/make_compile_bundle.sh build-drv
 #   run(command="bash gpu-bundle-compiletime/run.sh", carry=["gpu-bundle-compiletime"],
-#       timeout_s=200)
+#       timeout_s=240)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${1:-build}
 B=gpu-bundle-compiletime
-mkdir -p "$B/tutorials"
-for f in bin/compile_bench tests/gpu/gpu_tests libtk.so; do
+mkdir -p "$B/tutorials" "$B/jit-files"
+for f in bin/compile_bench libtk.so; do
   cp "$BUILD/$f" "$B/"
   strip --strip-unneeded "$B/$(basename "$f")"
 done
 cp tutorials/*.tk "$B/tutorials/"
 git rev-parse --short HEAD > "$B/COMMIT"
+
+# The JIT's inputs: tk's PTX of the bench's kernels, and an empty kernel.
+J=$B/jit-files
+tkc="$BUILD/bin/tkc"
+printf '.version 8.0\n.target sm_90\n.address_size 64\n\n.visible .entry empty()\n{\n\tret;\n}\n' \
+  > "$J/00-empty.ptx"
+"$tkc" tutorials/01-vector-add.tk --emit=ptx --num-warps=4 \
+  --signature "*fp32:16, *fp32:16, *fp32:16, i32:16" -D BLOCK_SIZE=1024 -o "$J/01-vector-add.ptx"
+softmax_sig="*fp32:16, *fp32:16, i32:16, i32:16, i32, i32:16"
+for cfg in "1024 4" "4096 8" "16384 16"; do
+  set -- $cfg
+  "$tkc" tutorials/02-fused-softmax.tk --emit=ptx --num-warps="$2" --signature "$softmax_sig" \
+    -D BLOCK_SIZE="$1" -o "$J/10-softmax-$1.ptx"
+done
+matmul_sig="*fp16:16, *fp16:16, *fp16:16, i32:16, i32:16, i32:16, i32:16, i32:1, i32:16, i32:1, \
+i32:16, i32:1"
+for cfg in "32 4 4" "64 4 3"; do
+  set -- $cfg
+  "$tkc" tutorials/04-matmul.tk --kernel matmul_kernel --emit=ptx --num-warps="$2" \
+    --num-stages="$3" --signature "$matmul_sig" -D BLOCK_SIZE_M=128 -D BLOCK_SIZE_N=128 \
+    -D BLOCK_SIZE_K="$1" -D GROUP_SIZE_M=8 -D ACTIVATION=plain \
+    -o "$J/20-matmul-128x128x$1-w$2-s$3.ptx"
+done
+
 cat > "$B/run.sh" <<'RUN'
 #!/bin/bash
-# The compiletime GPU run, from the repository root (the bench reads
-# tutorials/ from the working directory): compile_bench --load (softmax at
-# BLOCK 1024/4096/16384 and the 128x128x32 matmul: cold source -> loaded
-# module, every stage, the kernel's time and error, the baseline PTX when
-# there is one), then gpu_tests (the uniform-divisor test and the tutorials
-# against the interpreter). Results in $OUT.
+# The compiletime GPU run, from the repository root: compile_bench --load
+# (softmax at BLOCK 1024/4096/16384 and the 128x128x32 matmul: cold source
+# -> loaded module, every stage, the kernel's time and error) with the lean
+# LLVM pipeline, with LLVM's O3, with the lean one again; then the JIT alone
+# on jit-files/*.ptx. Results in $OUT, summaries on stdout.
 set -u
 B=$(cd "$(dirname "$0")" && pwd)
 export LD_LIBRARY_PATH=$B:${LD_LIBRARY_PATH:-}
 OUT=${OUT:-/tmp}
 echo "== $(nproc) CPU cores; bundle $(cat "$B/COMMIT"); $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null)"
 cd "$B"
-base=()
-ls ptx-before/softmax-*.ptx >/dev/null 2>&1 && base=(--baseline-ptx ptx-before)
-timeout 110 ./compile_bench --load --compilers --repeat 9 "${base[@]}" --json "$OUT/compile-load.json"
-echo "== gpu_tests"
-timeout 40 ./gpu_tests --tutorials tutorials 2>&1 | tail -25
+for run in lean O3 lean2; do
+  echo "== compile_bench --load, pipeline $run ($(date -u +%H:%M:%S))"
+  opt=${run%2}
+  [ "$opt" = lean ] && opt=
+  TK_LLVM_OPT=$opt timeout 80 ./compile_bench --load --repeat 9 --json "$OUT/compile-load-$run.json"
+done
+echo "== compile_bench --jit-files ($(date -u +%H:%M:%S))"
+timeout 60 ./compile_bench --jit-files jit-files --json "$OUT/jit-files.json"
 RUN
 chmod +x "$B/run.sh"
-ls -la "$B"
+ls -la "$B" "$J"
