@@ -1,5 +1,6 @@
 #include "GpuLauncher.h"
 
+#include "TorchAbi.h"
 #include "driver/Float16.h"
 
 #include <fmt/format.h>
@@ -99,6 +100,22 @@ template <class T> void appendRaw(KeyBuffer &key, const T &value) {
   key.append(reinterpret_cast<const char *>(&value), sizeof(value));
 }
 
+// A dict's version tag (PEP 509): it changes whenever the dict is
+// modified, so an unchanged tag means that a lookup would find what it found
+// before. 0 (always look up) where Python no longer keeps it per mutation
+// (3.14 on). The field is deprecated from 3.12, hence the pragma.
+uint64_t dictVersion(PyObject *dict) {
+#if PY_VERSION_HEX < 0x030E0000
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+  return reinterpret_cast<PyDictObject *>(dict)->ma_version_tag;
+#pragma GCC diagnostic pop
+#else
+  (void)dict;
+  return 0;
+#endif
+}
+
 // An environment value that means yes ("1", "true", "yes", "on", any case,
 // blanks around); null means unset.
 bool envTruthy(const char *v) {
@@ -140,15 +157,14 @@ bool intClass(PyObject *v, int64_t &out, uint8_t &cls) {
 
 // A compile-time value in the key. Identity keys keep the object alive, so
 // its address cannot be reused by another object while the entry exists.
-void appendConstant(KeyBuffer &key, PyObject *v, std::vector<py::object> &keepAlive) {
-  if (v == Py_None) {
-    key += 'n';
-  } else if (PyBool_Check(v)) {
-    key += v == Py_True ? 'b' : 'c';
-  } else if (PyLong_CheckExact(v)) {
+// Inlined: one per constexpr parameter of every launch, ints first (the
+// usual BLOCK sizes).
+[[gnu::always_inline]] inline void appendConstant(KeyBuffer &key, PyObject *v,
+                                                  std::vector<py::object> &keepAlive) {
+  if (PyLong_CheckExact(v)) {
     int64_t x;
     uint8_t cls;
-    if (intClass(v, x, cls)) {
+    if (intClass(v, x, cls)) [[likely]] {
       key += 'i';
       appendRaw(key, x);
       key += char(cls);
@@ -157,6 +173,10 @@ void appendConstant(KeyBuffer &key, PyObject *v, std::vector<py::object> &keepAl
     key += 'o';
     appendRaw(key, v);
     keepAlive.push_back(py::reinterpret_borrow<py::object>(v));
+  } else if (v == Py_None) {
+    key += 'n';
+  } else if (PyBool_Check(v)) {
+    key += v == Py_True ? 'b' : 'c';
   } else if (PyFloat_CheckExact(v)) {
     key += 'f';
     appendRaw(key, PyFloat_AS_DOUBLE(v));
@@ -196,6 +216,16 @@ PyObject *strDtype() {
 PyObject *strCai() {
   static PyObject *s = PyUnicode_InternFromString("__cuda_array_interface__");
   return s;
+}
+
+// A grid whose dimensions cannot change: a tuple (not a subclass) of ints.
+bool isConstantGrid(PyObject *grid) {
+  if (!PyTuple_CheckExact(grid))
+    return false;
+  for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(grid); ++i)
+    if (!PyLong_CheckExact(PyTuple_GET_ITEM(grid, i)))
+      return false;
+  return true;
 }
 
 // The grid as three dimensions: a tuple or list of 1 to 3 ints, or one int.
@@ -248,8 +278,8 @@ bool readGrid(PyObject *grid, std::array<unsigned, 3> &dims, std::string &why) {
 GpuLauncher::GpuLauncher(py::object jitFunction, std::vector<std::string> names,
                          std::vector<bool> isConstexpr, std::vector<bool> specialize,
                          py::list defaults, py::object missing)
-    : jit_(std::move(jitFunction)), isConstexpr_(std::move(isConstexpr)),
-      specialize_(std::move(specialize)), missing_(std::move(missing)) {
+    : jit_(std::move(jitFunction)), isConstexpr_(isConstexpr.begin(), isConstexpr.end()),
+      specialize_(specialize.begin(), specialize.end()), missing_(std::move(missing)) {
   for (const std::string &n : names)
     names_.push_back(interned(n.c_str()));
   for (py::handle d : defaults)
@@ -307,6 +337,7 @@ void GpuLauncher::clear() {
   entries_.clear();
   typeInfos_.clear();
   lastKey_ = nullptr;
+  lastEntry_ = nullptr;
   // The defaults keep their count (binding indexes them): None now.
   std::vector<py::object> defaults(defaults_.size(), py::none());
   defaults_.swap(defaults);
@@ -330,18 +361,39 @@ bool GpuLauncher::interpretMode() const {
   // which scans the environment (tens of ns with the usual 30-100 entries).
   if (!environ_)
     return envTruthy(std::getenv("TK_INTERPRET"));
+  // Read again only when the dict changed since (its version tag).
+  const uint64_t version = dictVersion(environ_.ptr());
+  if (version != 0 && version == environVersion_)
+    return interpretCached_;
   PyObject *v = PyDict_GetItemWithError(environ_.ptr(), interpretKey_.ptr());
   if (!v || !PyBytes_Check(v)) {
     PyErr_Clear();
-    return false;
+    interpretCached_ = false;
+  } else {
+    interpretCached_ = envTruthy(PyBytes_AS_STRING(v));
   }
-  return envTruthy(PyBytes_AS_STRING(v));
+  environVersion_ = version;
+  return interpretCached_;
 }
 
-const GpuLauncher::TypeInfo &GpuLauncher::typeInfo(PyTypeObject *type) {
-  for (const TypeInfo &info : typeInfos_)
-    if (info.type == type)
-      return info;
+bool GpuLauncher::guardsHold(const Entry &entry) {
+  for (const Guard &g : entry.guards) {
+    PyObject *dict = g.dict.ptr();
+    const uint64_t version = PyDict_Check(dict) ? dictVersion(dict) : 0;
+    if (version != 0 && version == g.version)
+      continue;
+    PyObject *now = PyDict_Check(dict) ? PyDict_GetItemWithError(dict, g.name.ptr()) : nullptr;
+    if (now != g.value.ptr()) {
+      if (PyErr_Occurred())
+        PyErr_Clear();
+      return false;
+    }
+    g.version = version;
+  }
+  return true;
+}
+
+const GpuLauncher::TypeInfo &GpuLauncher::addTypeInfo(PyTypeObject *type) {
   // Looked at once per type: torch tensors (and subclasses such as
   // nn.Parameter) by their module, then the two generic protocols.
   PyObject *typeObj = reinterpret_cast<PyObject *>(type);
@@ -377,10 +429,46 @@ const GpuLauncher::TypeInfo &GpuLauncher::typeInfo(PyTypeObject *type) {
     info.getDevice = descriptor(strGetDevice(), &PyMethodDescr_Type);
     info.dtype = descriptor(strDtype(), &PyGetSetDescr_Type);
   }
+  if (info.kind == TypeKind::Torch)
+    if (const TorchAbi *abi = TorchAbi::get())
+      info.plainTensor = abi->isPlainTensor(type);
   if (PyErr_Occurred())
     PyErr_Clear();
   typeInfos_.push_back(std::move(info));
   return typeInfos_.back();
+}
+
+// The stand-in mode of _set_stand_in_torch(): CPU torch tensors count as
+// device 0's and torch's current stream is not read, so that tk's own work
+// per launch on real torch tensors can be measured against the stand-in
+// driver on a machine without a GPU (bench/python_launch_bench.py
+// --stand-in). Never on otherwise.
+static bool standInTorch = false;
+
+[[gnu::always_inline]] inline GpuLauncher::AbiRead
+GpuLauncher::readTorchAbi(const TypeInfo &info, PyObject *v, uint64_t &ptr, PyObject *&dtype) {
+  const TorchAbi *abi = TorchAbi::get(); // null after _set_torch_abi(False)
+  TorchAbi::Facts f;
+  if (!abi || !abi->read(v, f))
+    return AbiRead::UsePython; // which reports what is wrong, if anything
+  if (f.deviceType == TorchAbi::kCuda ? f.deviceIndex != 0
+                                      : !(standInTorch && f.deviceType == TorchAbi::kCpu))
+    return AbiRead::NotDevice0;
+  dtype = abi->dtypeObject(f.dtype);
+  if (!dtype) {
+    // The first tensor of this dtype: its dtype object, once, through the
+    // getter (the key holds the object's address, as on the Python path).
+    PyObject *d = getAttr(info.dtype.ptr(), v, strDtype());
+    if (!d)
+      return AbiRead::UsePython;
+    abi->rememberDtype(f.dtype, d);
+    Py_DECREF(d);
+    dtype = abi->dtypeObject(f.dtype);
+    if (!dtype)
+      return AbiRead::UsePython; // a dtype number past the table
+  }
+  ptr = reinterpret_cast<uint64_t>(f.data);
+  return AbiRead::Done;
 }
 
 // Inlined into launch() (it was before launch() grew its float-subclass
@@ -416,6 +504,7 @@ struct BoundLaunchObject {
   PyObject *owner; // the Launcher's Python object: keeps `launcher` alive
   GpuLauncher *launcher;
   PyObject *grid;
+  GpuLauncher::GridCache gridCache; // grid's dimensions once read, if it is a tuple of ints
 };
 
 // tk._C.LaunchBase, the C base class of JITFunction: its subscript is
@@ -434,7 +523,8 @@ struct LaunchBaseObject {
 PyObject *boundLaunchCall(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
   auto *b = reinterpret_cast<BoundLaunchObject *>(self);
   try {
-    return b->launcher->launch(b->grid, args, size_t(PyVectorcall_NARGS(nargsf)), kwnames, nullptr)
+    return b->launcher
+        ->launch(b->grid, args, size_t(PyVectorcall_NARGS(nargsf)), kwnames, nullptr, &b->gridCache)
         .release()
         .ptr();
   } catch (py::error_already_set &e) {
@@ -460,6 +550,7 @@ int boundLaunchTraverse(PyObject *self, visitproc visit, void *arg) {
 int boundLaunchClear(PyObject *self) {
   auto *b = reinterpret_cast<BoundLaunchObject *>(self);
   Py_XSETREF(b->grid, Py_NewRef(Py_None)); // a call now raises the grid's TypeError
+  b->gridCache = {};
   return 0;
 }
 
@@ -531,6 +622,7 @@ PyObject *newBoundLaunch(PyObject *owner, GpuLauncher *launcher, PyObject *grid)
   b->owner = Py_NewRef(owner);
   b->launcher = launcher;
   b->grid = Py_NewRef(grid);
+  b->gridCache = {};
   PyObject_GC_Track(b);
   return reinterpret_cast<PyObject *>(b);
 }
@@ -629,6 +721,19 @@ void bindGpuLauncher(py::module_ &m) {
   readyTypes();
   m.attr("BoundLaunch") = py::handle(reinterpret_cast<PyObject *>(boundLaunchType));
   m.attr("LaunchBase") = py::handle(reinterpret_cast<PyObject *>(launchBaseType));
+  m.def("_torch_abi", &TorchAbi::status,
+        "Whether launches read torch tensors and the stream through libtorch's C functions "
+        "(TorchAbi.h): 'on; stream: ...', or why not.");
+  m.def("_torch_abi_reads", &TorchAbi::readCount,
+        "How many tensors launches have read through libtorch's C functions (for tests).");
+  m.def("_set_torch_abi", &TorchAbi::setEnabled, py::arg("on"),
+        "Turns those C reads off (False: the Python calls, as with TK_TORCH_ABI=0) or on; for "
+        "measuring them.");
+  m.def(
+      "_set_stand_in_torch", [](bool on) { standInTorch = on; }, py::arg("on"),
+      "Stand-in driver measurements only: CPU torch tensors count as device 0's and torch's "
+      "current stream is not read.");
+  m.def("_stand_in_torch", [] { return standInTorch; });
   // A GC type (GpuLauncher::traverse/clear): it holds its JITFunction,
   // which holds it.
   py::class_<GpuLauncher> launcher(m, "Launcher", py::custom_type_setup([](PyHeapTypeObject *ht) {
@@ -678,7 +783,7 @@ py::object GpuLauncher::call(py::handle grid, py::handle argsHandle, py::handle 
 }
 
 py::object GpuLauncher::launch(py::handle grid, PyObject *const *args, size_t numArgs,
-                               PyObject *kwnames, PyObject *kwargs) {
+                               PyObject *kwnames, PyObject *kwargs, GridCache *gridCache) {
   // The Python side takes a tuple and a dict; built only when it is called.
   auto pythonArgs = [&]() {
     py::tuple t(numArgs);
@@ -705,6 +810,7 @@ py::object GpuLauncher::launch(py::handle grid, PyObject *const *args, size_t nu
   PyObject *values[kMaxParams];
   std::fill_n(values, std::min(numParams, kMaxParams), nullptr);
   PyObject *options[kNumLaunchOptions] = {};
+  bool anyOption = false; // a launch option among the keywords
   auto bindKeyword = [&](PyObject *k, PyObject *v) {
     size_t found = numParams;
     for (size_t i = 0; i < numParams && found == numParams; ++i)
@@ -723,8 +829,10 @@ py::object GpuLauncher::launch(py::handle grid, PyObject *const *args, size_t nu
       if (PyUnicode_CompareWithASCIIString(k, kLaunchOptions[i]) == 0)
         opt = i;
     keyable = opt < kNumLaunchOptions;
-    if (keyable)
+    if (keyable) {
       options[opt] = v;
+      anyOption = true;
+    }
   };
   if (keyable) {
     for (size_t i = 0; i < numArgs; ++i)
@@ -749,7 +857,7 @@ py::object GpuLauncher::launch(py::handle grid, PyObject *const *args, size_t nu
   std::vector<py::object> keepAlive;
   RuntimeValue runtime[kMaxParams];
   size_t numRuntime = 0;
-  for (size_t o = 0; keyable && o < kStreamOption; ++o)
+  for (size_t o = 0; anyOption && keyable && o < kStreamOption; ++o)
     if (options[o]) {
       key += char('A' + o);
       appendConstant(key, options[o], keepAlive);
@@ -796,14 +904,24 @@ py::object GpuLauncher::launch(py::handle grid, PyObject *const *args, size_t nu
     const TypeInfo &info = typeInfo(Py_TYPE(v));
     const TypeKind kind = info.kind;
     uint64_t ptr = 0;
-    if (kind == TypeKind::Torch || kind == TypeKind::DataPtr) {
+    PyObject *abiDtype = nullptr;
+    const AbiRead abi =
+        info.plainTensor ? readTorchAbi(info, v, ptr, abiDtype) : AbiRead::UsePython;
+    if (abi == AbiRead::NotDevice0) {
+      keyable = false; // the Python side raises the TypeError that names it
+      break;
+    }
+    if (abi == AbiRead::Done) {
+      key += 'T';
+      appendRaw(key, abiDtype);
+    } else if (kind == TypeKind::Torch || kind == TypeKind::DataPtr) {
       if (kind == TypeKind::Torch) {
         // A CPU tensor (-1) or one on another device: the Python side
         // raises the TypeError that names it.
         PyObject *dev = callNoArgs(info.getDevice.ptr(), v, strGetDevice());
-        long d = dev ? PyLong_AsLong(dev) : -1;
+        long d = dev ? PyLong_AsLong(dev) : -2;
         Py_XDECREF(dev);
-        if (d != 0) {
+        if (d != 0 && !(standInTorch && d == -1)) {
           PyErr_Clear();
           keyable = false;
           break;
@@ -870,24 +988,24 @@ py::object GpuLauncher::launch(py::handle grid, PyObject *const *args, size_t nu
     ++numRuntime;
   }
 
+  // The same key as the last launch (the common case: a loop) is found by
+  // one compare, without hashing.
   Entry *entry = nullptr;
-  lastKey_ = nullptr;
-  if (keyable) {
-    auto it = entries_.find(key.view());
-    if (it != entries_.end()) {
-      lastKey_ = &it->first;
-      entry = &it->second;
-      for (const Guard &g : entry->guards) {
-        PyObject *now = PyDict_GetItemWithError(g.dict.ptr(), g.name.ptr());
-        if (now != g.value.ptr()) {
-          if (PyErr_Occurred())
-            PyErr_Clear();
-          entry = nullptr;
-          break;
-        }
+  if (keyable && lastKey_ && key.view() == std::string_view(*lastKey_)) {
+    entry = lastEntry_;
+  } else {
+    lastKey_ = nullptr;
+    lastEntry_ = nullptr;
+    if (keyable) {
+      auto it = entries_.find(key.view());
+      if (it != entries_.end()) {
+        lastKey_ = &it->first;
+        lastEntry_ = entry = &it->second;
       }
     }
   }
+  if (entry && !guardsHold(*entry))
+    entry = nullptr;
 
   // The meta dict of a callable grid: the bound arguments and the launch
   // options given, as the Python side builds it.
@@ -972,7 +1090,16 @@ py::object GpuLauncher::launch(py::handle grid, PyObject *const *args, size_t nu
     // A mismatch cannot happen for a key the Python side compiled; if it
     // does, the general path below says what is wrong.
     if (ok) {
-      std::array<unsigned, 3> dims = gridDims(grid, buildMeta, kernel.name());
+      // A tuple of ints cannot change: its dimensions are read once per
+      // bound launch (which holds the tuple, so its address is not reused).
+      std::array<unsigned, 3> dims;
+      if (gridCache && gridCache->known) {
+        dims = gridCache->dims;
+      } else {
+        dims = gridDims(grid, buildMeta, kernel.name());
+        if (gridCache && isConstantGrid(grid.ptr()))
+          *gridCache = {true, dims};
+      }
       if (uint64_t(dims[0]) * dims[1] * dims[2] == 0)
         return entry->compiled;
       CUstream stream = streamOf(options[kStreamOption]);
@@ -1007,6 +1134,7 @@ py::object GpuLauncher::launch(py::handle grid, PyObject *const *args, size_t nu
   if (keyable) {
     auto it = entries_.insert_or_assign(std::move(ownKey), std::move(fresh)).first;
     lastKey_ = &it->first;
+    lastEntry_ = &it->second;
     use = &it->second;
   }
   return launchWith(*use, grid, r[2].cast<py::list>(), meta, stream);
@@ -1020,16 +1148,18 @@ CUstream GpuLauncher::streamOf(PyObject *option) {
         jitFunction().attr("_stream_handle")(py::handle(option)).cast<uint64_t>());
   }
   // torch's current stream on device 0, once torch is imported; before
-  // that, the default stream.
+  // that, the default stream. Through libtorch's C function once it agreed
+  // with the Python one (TorchAbi::verifyStream, at the first launch).
+  const TorchAbi *abi = TorchAbi::get();
+  void *s;
+  if (abi && abi->currentStream(0, &s)) [[likely]]
+    return static_cast<CUstream>(s);
+  if (standInTorch)
+    return nullptr;
   if (!rawStream_) {
-    // sys.modules["torch"], a dict lookup with an interned key.
-    static PyObject *torchName = PyUnicode_InternFromString("torch");
-    PyObject *torch = PyDict_GetItemWithError(PyImport_GetModuleDict(), torchName);
-    if (!torch) {
-      if (PyErr_Occurred())
-        PyErr_Clear();
+    PyObject *torch = TorchAbi::importedTorch();
+    if (!torch)
       return nullptr;
-    }
     py::object t = py::reinterpret_borrow<py::object>(torch);
     py::object c = py::getattr(t, "_C", py::none());
     if (c.is_none() || !py::hasattr(c, "_cuda_getCurrentRawStream"))
@@ -1040,9 +1170,13 @@ CUstream GpuLauncher::streamOf(PyObject *option) {
   PyObject *r = PyObject_CallOneArg(rawStream_.ptr(), deviceZero_.ptr());
   if (!r)
     throw py::error_already_set();
-  CUstream stream = reinterpret_cast<CUstream>(asPointer(r));
+  const uint64_t value = asPointer(r);
   Py_DECREF(r);
-  return stream;
+  if (PyErr_Occurred())
+    throw py::error_already_set();
+  if (abi && abi->streamUnchecked())
+    abi->verifyStream(0, value);
+  return reinterpret_cast<CUstream>(value);
 }
 
 // The general launch: runtime values as Python objects (ints, floats, bools;

@@ -18,10 +18,14 @@
 // per launch, the key is built in a buffer on the stack and the parameters
 // are packed on the stack (nothing is allocated).
 //
-// What a launch reads from Python objects is read through C calls cached per
-// type: for torch tensors the method descriptors of `data_ptr` and
-// `get_device` are called directly (no attribute lookup) and the `dtype`
-// getter likewise; torch's current stream comes from
+// What a launch reads from Python objects is read through C calls. A
+// torch.Tensor (or nn.Parameter) is read through libtorch's exported C
+// functions on the tensor's at::Tensor (TorchAbi.h: data pointer, device,
+// dtype number, mapped to torch's dtype object), and torch's current stream
+// likewise, once a probe showed that they agree with torch's Python answers;
+// otherwise, and for other tensor types, the method descriptors of
+// `data_ptr` and `get_device` and the `dtype` getter, found once per type,
+// are called directly (no attribute lookup), and the stream comes from
 // torch._C._cuda_getCurrentRawStream(0), looked up once.
 //
 // The key, per parameter (bytes appended to one string):
@@ -48,6 +52,7 @@
 #pragma once
 
 #include "JitKernel.h"
+#include "TorchAbi.h"
 
 #include <pybind11/pybind11.h>
 
@@ -74,8 +79,14 @@ public:
   /// the values of the keywords named by the tuple `kwnames` (or, with
   /// `kwargs`, a dict of keywords). What `launcher[grid](...)` calls, with
   /// no tuple or dict built on the way.
+  /// `gridCache`, when given, belongs to the caller's bound launch and
+  /// remembers the dimensions of a grid that cannot change (a tuple of ints).
+  struct GridCache {
+    bool known = false;
+    std::array<unsigned, 3> dims{};
+  };
   pybind11::object launch(pybind11::handle grid, PyObject *const *args, size_t numArgs,
-                          PyObject *kwnames, PyObject *kwargs);
+                          PyObject *kwnames, PyObject *kwargs, GridCache *gridCache = nullptr);
   /// `launcher[grid]`: a callable bound to the grid.
   pybind11::object bind(pybind11::object grid);
 
@@ -96,6 +107,9 @@ public:
 private:
   struct Guard {
     pybind11::object dict, name, value;
+    // The dict's version tag when `name` last held `value` (0: unknown).
+    // An unchanged tag means an unchanged dict, so the lookup is skipped.
+    mutable uint64_t version = 0;
   };
   struct Entry {
     pybind11::object compiled; // the Python CompiledKernel
@@ -114,12 +128,28 @@ private:
     TypeKind kind = TypeKind::Other;
     pybind11::object dataPtr, getDevice; // method descriptors
     pybind11::object dtype;              // a getset descriptor
+    // torch.Tensor or torch.nn.Parameter while TorchAbi is usable: read
+    // through libtorch's C functions (TorchAbi.h), not the descriptors.
+    bool plainTensor = false;
   };
+  /// A torch tensor's pointer and dtype object (borrowed) through TorchAbi.
+  enum class AbiRead : uint8_t { Done, NotDevice0, UsePython };
+  static AbiRead readTorchAbi(const TypeInfo &info, PyObject *v, uint64_t &ptr, PyObject *&dtype);
 
   bool interpretMode() const;
   /// jit_, or a ReferenceError once clear() has run.
   pybind11::object jitFunction() const;
-  const TypeInfo &typeInfo(PyTypeObject *type);
+  /// The type's entry: a scan of the few types seen, inlined; the first
+  /// sight of a type goes to addTypeInfo.
+  [[gnu::always_inline]] const TypeInfo &typeInfo(PyTypeObject *type) {
+    for (const TypeInfo &info : typeInfos_)
+      if (info.type == type) [[likely]]
+        return info;
+    return addTypeInfo(type);
+  }
+  [[gnu::noinline]] const TypeInfo &addTypeInfo(PyTypeObject *type);
+  /// True while every guard of `entry` still holds.
+  static bool guardsHold(const Entry &entry);
   /// `obj.data_ptr()`, `obj.get_device()`, `obj.dtype` through `info`'s
   /// descriptors when it has them; a new reference, or null (error cleared).
   static PyObject *callNoArgs(PyObject *descr, PyObject *obj, PyObject *name);
@@ -138,7 +168,8 @@ private:
 
   pybind11::object jit_;
   std::vector<pybind11::object> names_; // interned parameter names
-  std::vector<bool> isConstexpr_, specialize_;
+  // Bytes, not std::vector<bool>: read for every parameter of every launch.
+  std::vector<uint8_t> isConstexpr_, specialize_;
   std::vector<pybind11::object> defaults_;
   pybind11::object missing_;
   int interpret_ = -1; // @tk.jit(interpret=...): -1 unset (TK_INTERPRET decides)
@@ -154,7 +185,11 @@ private:
   // os.environ's dict of bytes (TK_INTERPRET is read there at each launch:
   // a dict lookup, where getenv scans the whole environment).
   pybind11::object environ_, interpretKey_;
+  // TK_INTERPRET's answer and os.environ's version tag when it was read.
+  mutable uint64_t environVersion_ = 0;
+  mutable bool interpretCached_ = false;
   const std::string *lastKey_ = nullptr; // a key of entries_ (nodes never move)
+  Entry *lastEntry_ = nullptr;           // its entry: compared before hashing
 };
 
 /// tk._C.Launcher, tk._C.BoundLaunch and tk._C.LaunchBase, the C base of

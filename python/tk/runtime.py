@@ -387,7 +387,9 @@ def _gpu_array_info(name, value, kernel_name):
     if hasattr(value, "data_ptr") and hasattr(value, "dtype"):
         device = getattr(value, "device", None)
         kind = getattr(device, "type", None)
-        if kind is not None and kind != "cuda":
+        # _C._set_stand_in_torch(True): CPU tensors stand in for cuda:0's in
+        # the stand-in driver's measurements (python_launch_bench --stand-in).
+        if kind is not None and kind != "cuda" and not (kind == "cpu" and _C._stand_in_torch()):
             raise TypeError(
                 f"{where} is a tensor on '{device}'; a GPU launch needs CUDA tensors "
                 f"({name}.cuda()), or set TK_INTERPRET=1 to run on the CPU interpreter"

@@ -16,9 +16,9 @@ import struct
 import sys
 import time
 
-fake = ctypes.CDLL(sys.argv[1], mode=ctypes.RTLD_GLOBAL)
-fake.fake_last_param.restype = ctypes.c_uint64
-fake.fake_last_stream.restype = ctypes.c_uint64
+from stand_in_driver import load, params, set_sizes  # noqa: E402
+
+fake = load(sys.argv[1])
 os.environ.pop("TK_INTERPRET", None)
 
 import numpy as np  # noqa: E402
@@ -79,14 +79,6 @@ class FakeCupy:
     def __cuda_array_interface__(self):
         return {"data": (self.ptr, False), "typestr": self.typestr, "shape": (self.n,),
                 "version": 3}
-
-
-def set_sizes(*sizes):
-    fake.fake_set_param_sizes((ctypes.c_int * len(sizes))(*sizes), len(sizes))
-
-
-def params(n):
-    return [fake.fake_last_param(i) for i in range(n)]
 
 
 @tk.jit
