@@ -38,17 +38,19 @@ mm_sig() { echo "*$1:16, *$1:16, *$1:16, i32:16, i32:16, i32:16, i32:16, i32:1, 
 # BM BN BK warps stages [GROUP_SIZE_M, default 8; in the name as _g<n>]
 # (stages: the cp.async ring's depth). The configs that won a case in the
 # runs of 2026-11-30 (bench/results/matmul-2026-11-30-*.json) and their close
-# neighbours; the rest of the older list never came within 5% of the best.
+# neighbours (the 8-warp ones within ~3% of each other, so the best of a run
+# varies among them); the rest of the older list never came within 5% of the
+# best.
 mm_configs() {
   case "$1" in
   fp16)
     printf '%s\n' "128 256 64 8 3" "128 256 64 8 3 16" "128 256 64 8 4" "128 256 32 8 4" \
-      "128 256 32 8 5" "256 128 64 8 3" "256 128 32 8 4" "128 128 64 4 3" "128 128 32 4 4" \
-      "128 64 64 4 3" "64 128 32 4 4"
+      "128 256 32 8 4 16" "128 256 32 8 5" "256 128 64 8 3" "256 128 32 8 4" "256 128 32 8 5" \
+      "128 128 64 4 3" "128 128 32 4 4" "128 64 64 4 3" "64 128 32 4 4"
     ;;
   bf16)
     printf '%s\n' "128 256 64 8 3" "128 256 64 8 3 16" "128 256 64 8 4" "128 256 32 8 4" \
-      "256 128 32 8 4"
+      "128 256 32 8 5" "256 128 64 8 3" "256 128 32 8 4"
     ;;
   esac
 }
@@ -134,9 +136,23 @@ mv "$manifest.ok" "$manifest"
 # - x_nomma: no mma.sync (ptxas then drops the ldmatrix too): the copies,
 #   waits and barriers alone;
 # - x_l2pf: cp.async with the .L2::256B prefetch hint (C still correct);
-# - x_mmaonly: the mma.sync alone (no ldmatrix, cp.async, waits or
-#   barriers): the tensor-core ceiling of this loop on the device;
-# - x_nobar: no bar.sync (racy): what the CTA-wide barriers cost.
+# - x_mmaonly: the main loop's mma.sync alone (no ldmatrix, cp.async or
+#   waits anywhere, no bar.sync in the loop): its tensor-core ceiling;
+# - x_nobar: no bar.sync in the main loop (racy): what its barrier costs.
+# The main loop is the backward branch's range with the most mma.sync (the
+# barriers outside it publish index tensors converted through shared memory:
+# removing those breaks the addresses).
+drop_in_loop() { # drop_in_loop REGEX PTX: the PTX without REGEX's lines in the main loop
+  awk -v re="$1" '
+    NR == FNR {
+      if ($0 ~ /^\$L__BB[0-9_]+:/) { lab = $0; sub(/:.*/, "", lab); at[lab] = FNR }
+      if ($0 ~ /mma\.sync/) mma[FNR] = 1
+      if ($0 ~ /bra/) { t = $NF; sub(/;$/, "", t)
+        if ((t in at) && at[t] < FNR) { n = 0; for (i = at[t]; i <= FNR; i++) n += (i in mma)
+          if (n > best) { best = n; lo = at[t]; hi = FNR } } }
+      next }
+    !(FNR >= lo && FNR <= hi && $0 ~ re)' "$2" "$2"
+}
 if [ "${MATMUL_EXPERIMENTS:-0}" = 1 ]; then
   for src in mm_fp16_128x256x64_w8_s3 mm_fp16_128x256x32_w8_s4; do
     row=$(grep " $src " "$manifest")
@@ -145,8 +161,10 @@ if [ "${MATMUL_EXPERIMENTS:-0}" = 1 ]; then
     grep -v 'mma\.sync' "$out/$src.ptx" > "$out/x_nomma_$src.ptx"
     sed 's/cp\.async\.cg\.shared\.global /cp.async.cg.shared.global.L2::256B /' "$out/$src.ptx" \
       > "$out/x_l2pf_$src.ptx"
-    grep -vE 'ldmatrix|cp\.async|bar\.sync' "$out/$src.ptx" > "$out/x_mmaonly_$src.ptx"
-    grep -v 'bar\.sync' "$out/$src.ptx" > "$out/x_nobar_$src.ptx"
+    grep -vE 'ldmatrix|cp\.async' "$out/$src.ptx" > "$out/x_mmaonly_$src.ptx.tmp"
+    drop_in_loop 'bar\.sync' "$out/x_mmaonly_$src.ptx.tmp" > "$out/x_mmaonly_$src.ptx"
+    rm "$out/x_mmaonly_$src.ptx.tmp"
+    drop_in_loop 'bar\.sync' "$out/$src.ptx" > "$out/x_nobar_$src.ptx"
     for x in noload nomma l2pf mmaonly nobar; do
       echo "$row" | sed "s/^mm $src /mmx x_${x}_$src /" >> "$manifest"
     done
