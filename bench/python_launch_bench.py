@@ -22,10 +22,12 @@
 writes python-launch.json and python-launch.md to --out-dir and prints them.
 
 Without a GPU, `--stand-in LIBCUDA` measures tk's own host work per launch
-against the stand-in driver of tests/python/fake_cuda.c (nothing else: no
-torch, no Triton): the same loop with argument objects whose reads are C
-calls (an int subclass with torch's method names, a CuPy-like class), minus
-what the stand-in's cuLaunchKernel itself costs (timed from C):
+against the stand-in driver of tests/python/fake_cuda.c (no Triton): the
+same loop with argument objects whose reads are C calls (a list subclass
+with torch's method names, a CuPy-like class) and, where torch imports, with
+real torch CPU tensors standing in for CUDA ones (read through libtorch's C
+functions, and through torch's Python methods for comparison), minus what
+the stand-in's cuLaunchKernel itself costs (timed from C):
 
     cc -shared -fPIC -O1 -Wl,-soname,libcuda.so.1 -o /tmp/fake/libcuda.so.1 \
         tests/python/fake_cuda.c
@@ -193,6 +195,11 @@ extern "C" __global__ void add(const float *x, const float *y, float *out, int n
     per_round = []
     for r in range(rounds):
         row = {"tk_us": checked("array"), "tk_packed_us": checked("packed")}
+        # The default launch again with the tensors and the stream read through
+        # torch's Python methods (TK_TORCH_ABI=0), not libtorch's C functions.
+        tk._C._set_torch_abi(False)
+        row["tk_packed_pyreads_us"] = checked("packed")
+        tk._C._set_torch_abi(True)
         tk._C._set_launch_params(initial_params)
         row["triton_us"] = timed(lambda: triton_add[grid](x, y, out, 1024, BLOCK=1024))
         row["cupy_rawkernel_us"] = timed(lambda: raw((1,), (1024,), (cx, cy, cout, n)))
@@ -204,7 +211,8 @@ extern "C" __global__ void add(const float *x, const float *y, float *out, int n
         print(f"round {r}: " + ", ".join(f"{k} {v:.3f}" if isinstance(v, float) else f"{k} {v}"
                                          for k, v in row.items()), flush=True)
         per_round.append(row)
-    results = {"rounds": per_round, "default_params": initial_params}
+    results = {"rounds": per_round, "default_params": initial_params,
+               "torch_abi": tk._C._torch_abi()}
     for key in per_round[0]:
         values = [row[key] for row in per_round if isinstance(row.get(key), float)]
         if values:
@@ -215,6 +223,12 @@ extern "C" __global__ void add(const float *x, const float *y, float *out, int n
         results["tk_over_raw_rounds"] = ratios
         results["tk_packed_over_raw"] = statistics.median(
             [row["tk_packed_us"] / row["cpp_raw_us"] for row in per_round if "cpp_raw_us" in row])
+    if "cpp_raw_extra_us" in results:
+        # tk's own host work per launch: the default (packed) launch from Python
+        # less the raw packed cuLaunchKernel loop from C++ of the same round.
+        results["tk_own_us"] = statistics.median(
+            [row["tk_packed_us"] - row["cpp_raw_extra_us"] for row in per_round
+             if isinstance(row.get("cpp_raw_extra_us"), float)])
     results["torch_read_costs_us"] = {k: timed(f) for k, f in reads.items()}
     del tl, triton
     return results
@@ -317,7 +331,42 @@ def stand_in_host_cost(libcuda, n_launches, repeats):
     results["empty_loop_ns"] = timed(lambda: None)
     results["tk_own_ns"] = (results["torch_like_ns"] - results["stand_in_launch_ns"]
                             - results["empty_loop_ns"])
+    results.update(stand_in_torch_cost(add, timed, results["stand_in_launch_ns"]
+                                       + results["empty_loop_ns"]))
     return results
+
+
+def stand_in_torch_cost(add, timed, floor_ns):
+    """With torch installed: the same launch on real torch tensors (CPU ones,
+    standing in for cuda:0's: tk._C._set_stand_in_torch), read through
+    libtorch's C functions (the default) and through torch's Python methods
+    (TK_TORCH_ABI=0's path). tk_own_torch_ns is tk's own work per launch: the
+    first less the stand-in's cuLaunchKernel and the empty loop. torch's
+    current stream is not read in this mode (there is no CUDA)."""
+    try:
+        import torch
+    except ImportError as e:
+        return {"torch": f"not measured: {e}"}
+    import tk
+
+    tk._C._set_stand_in_torch(True)
+    try:
+        x, y, out = (torch.rand(1024) for _ in range(3))
+        grid = (1,)
+        reads = tk._C._torch_abi_reads()
+        r = {"torch_ns": timed(lambda: add[grid](x, y, out, 1024, BLOCK=1024))}
+        if tk._C._torch_abi_reads() == reads:
+            r["torch_abi"] = "not used: " + tk._C._torch_abi()
+        tk._C._set_torch_abi(False)
+        r["torch_python_reads_ns"] = timed(lambda: add[grid](x, y, out, 1024, BLOCK=1024))
+        tk._C._set_torch_abi(True)
+        r["torch_method_reads_ns"] = timed(lambda: (
+            x.data_ptr(), y.data_ptr(), out.data_ptr(), x.get_device(), y.get_device(),
+            out.get_device(), x.dtype, y.dtype, out.dtype))
+        r["tk_own_torch_ns"] = r["torch_ns"] - floor_ns
+    finally:
+        tk._C._set_stand_in_torch(False)
+    return r
 
 
 def cold_start(which, cache_dir, **extra_env):
@@ -373,7 +422,7 @@ def main():
     if args.stand_in:
         r = stand_in_host_cost(args.stand_in, args.launches, args.repeats)
         for k, v in r.items():
-            print(f"{k:22s} {v:8.1f} ns")
+            print(f"{k:22s} {v:8.1f} ns" if isinstance(v, float) else f"{k:22s} {v}")
         return
     out_dir = pathlib.Path(args.out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -453,7 +502,10 @@ def markdown(r):
         "| launcher | us per launch |",
         "| --- | --- |",
         f"| tk `kernel[grid](...)` (kernelParams array) | {fmt(launch, 'tk_us', 'us')} |",
-        f"| tk `kernel[grid](...)` (packed, `extra`) | {fmt(launch, 'tk_packed_us', 'us')} |",
+        f"| tk `kernel[grid](...)` (packed, `extra`; the default) | "
+        f"{fmt(launch, 'tk_packed_us', 'us')} |",
+        f"| tk packed, torch read through Python methods (TK_TORCH_ABI=0) | "
+        f"{fmt(launch, 'tk_packed_pyreads_us', 'us')} |",
         f"| Triton `kernel[grid](...)` | {fmt(launch, 'triton_us', 'us')} |",
         f"| CuPy RawKernel (reference) | {fmt(launch, 'cupy_rawkernel_us', 'us')} |",
         f"| C++ raw cuLaunchKernel, kernelParams | {fmt(launch, 'cpp_raw_us', 'us')} |",
@@ -468,6 +520,10 @@ def markdown(r):
         f"{fmt(launch, 'tk_over_raw', '', 3).strip()}; packed: "
         f"{fmt(launch, 'tk_packed_over_raw', '', 3).strip()}. Issue 6's target, <= 5 us and "
         f"below Triton: {verdict(launch)}.",
+        "",
+        f"tk's own host work per launch (packed tk minus the raw packed C++ loop, median of "
+        f"the rounds): {fmt(launch, 'tk_own_us', 'us', 3)}. Torch reads: "
+        f"{launch.get('torch_abi', '-')}.",
         "",
     ]
     rounds = launch.get("rounds", [])

@@ -121,6 +121,41 @@ def test_launches_on_the_current_torch_stream_and_on_stream_argument():
     tk.testing.assert_close(out3, x + y, atol=0, rtol=0)
 
 
+@pytest.mark.parametrize("c_reads", [True, False])
+def test_torch_reads_and_the_stream_through_libtorch_are_right(c_reads):
+    # Tensors and the current stream come from libtorch's C functions
+    # (python/src/TorchAbi.h) unless TK_TORCH_ABI=0; both ways must launch
+    # on torch's current stream: captured into a CUDA graph, not run, while
+    # torch.cuda.graph's capture stream is current (the legacy stream would
+    # make the capture fail), and run by replay().
+    x, y = rand(1 << 16, torch.float32), rand(1 << 16, torch.float32)
+    out = torch.zeros_like(x)
+    n = x.numel()
+    grid = (tk.cdiv(n, 1024),)
+    tk._C._set_torch_abi(c_reads)
+    try:
+        reads = tk._C._torch_abi_reads()
+        add_kernel[grid](x, y, out, n, BLOCK=1024)  # compiled and loaded outside the capture
+        torch.cuda.synchronize()
+        tk.testing.assert_close(out, x + y, atol=0, rtol=0)
+        if c_reads:
+            assert tk._C._torch_abi() == "on; stream: on", tk._C._torch_abi()
+            assert tk._C._torch_abi_reads() == reads + 3
+        else:
+            assert tk._C._torch_abi_reads() == reads
+        out.zero_()
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            add_kernel[grid](x, y, out, n, BLOCK=1024)
+        torch.cuda.synchronize()
+        assert int(torch.count_nonzero(out)) == 0  # captured, not run
+        graph.replay()
+        torch.cuda.synchronize()
+        tk.testing.assert_close(out, x + y, atol=0, rtol=0)
+    finally:
+        tk._C._set_torch_abi(True)
+
+
 def test_cupy_arrays():
     cp = pytest.importorskip("cupy")
     x = cp.random.rand(3001).astype(cp.float32)
