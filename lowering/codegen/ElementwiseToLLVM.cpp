@@ -6,7 +6,8 @@
 //
 // Math (docs/codegen.md): fp32 exp, exp2, log, log2, sin, cos and rsqrt use
 // the PTX approximate instructions (exp(x) = ex2.approx(x * log2(e)), about 2
-// ulp, as Triton does); sqrt is IEEE (sqrt.rn); `/` is div.full.f32 (2 ulp,
+// ulp, as Triton does; ex2.approx.f32 written out as ptxas expands it,
+// exp2Approx); sqrt is IEEE (sqrt.rn); `/` is div.full.f32 (2 ulp,
 // Triton's default; tk.div_rn keeps div.rn), or, when the divisor is one
 // value across the thread's registers, one reciprocal and a multiply per
 // element within the same bound (UniformDivisor); fp16 and bf16 compute in fp32
@@ -67,6 +68,32 @@ llvm::CmpInst::Predicate floatPredicate(std::string_view p) {
   return P::FCMP_UNO;
 }
 
+// 2^x for fp32 with ex2.approx.f32's exact results, subnormal ones
+// included, written out as ptxas expands that instruction (an input below
+// -126 is halved, the flushing ex2.approx.ftz.f32 taken, the result
+// squared under the same predicate) instead of leaving the expansion to
+// ptxas: the SASS is byte-identical (ptxas 13.0, softmax at 16384 columns:
+// the same .text section), and ptxas and the driver's JIT assemble it
+// faster (31.0 instead of 33.8 ms minimum JIT on the H200, 30.6 instead of
+// 32.9 ms ptxas CPU; compile-load-2026-11-30-4.md). Written as inline PTX
+// because the predicated multiplies are what gives the same SASS: selects
+// in LLVM IR become selp and a different, slower to assemble, sequence.
+// mul.rn keeps ptxas from fusing the square into a following add. No side
+// effects and no memory access, so LLVM may still CSE or drop it.
+llvm::Value *exp2Approx(llvm::IRBuilderBase &b, llvm::Value *x) {
+  llvm::FunctionType *fnTy = llvm::FunctionType::get(b.getFloatTy(), {b.getFloatTy()}, false);
+  llvm::CallInst *call = b.CreateCall(
+      llvm::InlineAsm::get(fnTy,
+                           "{ .reg .pred p; .reg .f32 t; setp.lt.f32 p, $1, 0fC2FC0000; "
+                           "mov.f32 t, $1; @p mul.rn.f32 t, t, 0f3F000000; "
+                           "ex2.approx.ftz.f32 $0, t; @p mul.rn.f32 $0, $0, $0; }",
+                           "=f,f", /*hasSideEffects=*/false),
+      {x});
+  call->setDoesNotAccessMemory();
+  call->setDoesNotThrow();
+  return call;
+}
+
 // erf(x) for fp32 with |error| < 1.5e-7 (Abramowitz & Stegun 7.1.26):
 // erf(|x|) = 1 - poly(t) * exp(-x^2), t = 1 / (1 + p|x|), odd in x.
 llvm::Value *erfApprox(llvm::IRBuilderBase &b, llvm::Value *x) {
@@ -79,9 +106,7 @@ llvm::Value *erfApprox(llvm::IRBuilderBase &b, llvm::Value *x) {
   for (int i = 1; i < 5; ++i)
     poly = b.CreateFAdd(b.CreateFMul(poly, t), c(a[i]));
   poly = b.CreateFMul(poly, t);
-  llvm::Value *e =
-      b.CreateIntrinsic(llvm::Intrinsic::nvvm_ex2_approx_f, {},
-                        {b.CreateFMul(b.CreateFNeg(b.CreateFMul(ax, ax)), c(M_LOG2E))});
+  llvm::Value *e = exp2Approx(b, b.CreateFMul(b.CreateFNeg(b.CreateFMul(ax, ax)), c(M_LOG2E)));
   llvm::Value *r = b.CreateFSub(c(1.0), b.CreateFMul(poly, e));
   return b.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, r, x);
 }
@@ -334,10 +359,10 @@ llvm::Value *FunctionLowering::scalarOp(Opcode opc, const AttrDict &attrs, Type 
     auto f32 = [&](double v) { return llvm::ConstantFP::get(b.getFloatTy(), v); };
     switch (opc) {
     case Opcode::Exp:
-      r = approx(llvm::Intrinsic::nvvm_ex2_approx_f, b.CreateFMul(x, f32(M_LOG2E)));
+      r = exp2Approx(b, b.CreateFMul(x, f32(M_LOG2E)));
       break;
     case Opcode::Exp2:
-      r = approx(llvm::Intrinsic::nvvm_ex2_approx_f, x);
+      r = exp2Approx(b, x);
       break;
     case Opcode::Log:
       r = b.CreateFMul(approx(llvm::Intrinsic::nvvm_lg2_approx_f, x), f32(M_LN2));
