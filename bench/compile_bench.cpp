@@ -944,6 +944,9 @@ int stageBench(const std::string &jsonPath, int repeat, bool ptxas) {
 // hand-edited variants of a kernel's PTX (which part of it costs the time).
 // The cubin's size says whether a variant compiled to what it should.
 int jitFilesBench(const std::string &dir, const std::string &jsonPath) {
+  // As --load: without this the driver's own JIT cache answers every round
+  // after the first (0.2-0.4 ms whatever the PTX).
+  setenv("CUDA_CACHE_DISABLE", "1", 1);
   std::vector<std::string> names;
   for (const auto &entry : std::filesystem::directory_iterator(dir))
     if (entry.path().extension() == ".ptx")

@@ -8,10 +8,10 @@
 # 128x128x32 and 128x128x64 matmuls; hand-edited variants already in that
 # folder are kept), plus the run.sh that runs them there:
 #
-#   1. compile_bench --load with tk's lean LLVM pipeline (the default),
-#   2. the same with TK_LLVM_OPT=O3 (LLVM's own O3, as before the lean one),
-#   3. the lean run again (the host's speed drifts between minutes),
-#   4. compile_bench --jit-files: the JIT alone on each PTX of jit-files/,
+#   1. compile_bench --jit-files: the JIT alone on each PTX of jit-files/,
+#   2. compile_bench --load with tk's lean LLVM pipeline (the default),
+#   3. the same with TK_LLVM_OPT=O3 (LLVM's own O3, as before the lean one),
+#   4. the lean run again (the host's speed drifts between minutes),
 #
 # writing $OUT/compile-load-{lean,O3,lean2}.json and $OUT/jit-files.json;
 # about 120 s on the H200 (bench/results/compile-load-2026-11-30-4.md).
@@ -59,22 +59,23 @@ cat > "$B/run.sh" <<'RUN'
 # The compiletime GPU run, from the repository root: compile_bench --load
 # (softmax at BLOCK 1024/4096/16384 and the 128x128x32 matmul: cold source
 # -> loaded module, every stage, the kernel's time and error) with the lean
-# LLVM pipeline, with LLVM's O3, with the lean one again; then the JIT alone
-# on jit-files/*.ptx. Results in $OUT, summaries on stdout.
+# LLVM pipeline, with LLVM's O3, with the lean one again, after the JIT alone
+# on jit-files/*.ptx. Results in $OUT, summaries on stdout. Arguments name
+# other runs: "O3 lean" (lean, lean2 or a TK_LLVM_OPT level).
 set -u
 B=$(cd "$(dirname "$0")" && pwd)
 export LD_LIBRARY_PATH=$B:${LD_LIBRARY_PATH:-}
 OUT=${OUT:-/tmp}
 echo "== $(nproc) CPU cores; bundle $(cat "$B/COMMIT"); $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null)"
 cd "$B"
-for run in lean O3 lean2; do
+echo "== compile_bench --jit-files ($(date -u +%H:%M:%S))"
+timeout 40 ./compile_bench --jit-files jit-files --json "$OUT/jit-files.json"
+for run in ${@:-lean O3 lean2}; do
   echo "== compile_bench --load, pipeline $run ($(date -u +%H:%M:%S))"
   opt=${run%2}
   [ "$opt" = lean ] && opt=
-  TK_LLVM_OPT=$opt timeout 80 ./compile_bench --load --repeat 9 --json "$OUT/compile-load-$run.json"
+  TK_LLVM_OPT=$opt timeout 60 ./compile_bench --load --repeat 9 --json "$OUT/compile-load-$run.json"
 done
-echo "== compile_bench --jit-files ($(date -u +%H:%M:%S))"
-timeout 60 ./compile_bench --jit-files jit-files --json "$OUT/jit-files.json"
 RUN
 chmod +x "$B/run.sh"
 ls -la "$B" "$J"
