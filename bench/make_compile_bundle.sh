@@ -5,8 +5,9 @@
 # gpu-bundle-compiletime/ (git-ignored), writes the PTX the driver's JIT is
 # timed on into gpu-bundle-compiletime/jit-files/ (an empty kernel for the
 # JIT's fixed cost, the vector add, softmax at 1024/4096/16384, the
-# 128x128x32 and 128x128x64 matmuls; hand-edited variants already in that
-# folder are kept), plus the run.sh that runs them there:
+# 128x128x32 and 128x128x64 matmuls, and bench/jit_variants.py's hand-edited
+# variants of softmax-16384 and the 128x128x32 matmul), plus the run.sh that
+# runs them there:
 #
 #   1. compile_bench --jit-files: the JIT alone on each PTX of jit-files/,
 #   2. compile_bench --load with tk's lean LLVM pipeline (the default),
@@ -23,6 +24,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${1:-build}
 B=gpu-bundle-compiletime
+rm -rf "$B/jit-files"
 mkdir -p "$B/tutorials" "$B/jit-files"
 for f in bin/compile_bench libtk.so; do
   cp "$BUILD/$f" "$B/"
@@ -53,6 +55,7 @@ for cfg in "32 4 4" "64 4 3"; do
     -D BLOCK_SIZE_K="$1" -D GROUP_SIZE_M=8 -D ACTIVATION=plain \
     -o "$J/20-matmul-128x128x$1-w$2-s$3.ptx"
 done
+python3 bench/jit_variants.py "$J"
 
 cat > "$B/run.sh" <<'RUN'
 #!/bin/bash
