@@ -93,18 +93,20 @@ double msSince(Clock::time_point t0) {
 }
 
 // tk's LLVM pipeline ("lean"): LLVM 19's O3 module pipeline as PassBuilder
-// builds it for NVPTX, printed with `opt -O3 -print-pipeline-passes`, minus
-// three of its eight InstCombine runs (the third, fifth and seventh: after
-// the loop passes of the function simplification, at the end of it, and after
-// the SLP vectoriser) and the final verifier (tk verifies the IR it lowers).
-// With the two limits of setLLVMLimits() it takes 48 instead of 89 ms on the
-// 128x128x32 fp16 ring matmul (opt -time-passes, development machine; softmax
-// 4.7 instead of 4.9) and gives byte-identical PTX on 51 kernels: every
-// FileCheck PTX test, softmax and layer norm at 1024/4096/16384 and four
-// matmul configs (compile-load-2026-11-30-4.md). Without the first or the
-// second InstCombine 25 or 15 of them change; any one of the last six can go
-// alone, but without the fourth, sixth and eighth as well 9 change, without
-// all six 39. O1 changes 16.
+// builds it for NVPTX with tk's tuning options (printed by `opt -O3
+// -print-pipeline-passes`, without the SLP vectoriser, which
+// PipelineTuningOptions leaves off), minus three of its eight InstCombine
+// runs (the third, fifth and seventh: after the loop passes of the function
+// simplification, at the end of it, and after the vector combiner) and the
+// final verifier (tk verifies the IR it lowers). With the two limits of
+// setLLVMLimits() it takes 44 instead of 85 ms on the 128x128x32 fp16 ring
+// matmul (opt -time-passes, development machine; softmax-16384 4.5 instead
+// of 4.8; on the H200 65-92 instead of 119-127 ms) and gives byte-identical
+// PTX on 51 kernels: every FileCheck PTX test, softmax and layer norm at
+// 1024/4096/16384 and four matmul configs (compile-load-2026-11-30-4.md).
+// Without the first or the second InstCombine 25 or 15 of them change; any
+// one of the last six can go alone, but without the fourth, sixth and eighth
+// as well 9 change, without all six 39. O1 changes 16.
 const char *const kLeanPipeline =
     "annotation2metadata,forceattrs,function(nvvm-reflect,nvvm-intr-range),inferattrs,"
     "coro-early,function<eager-inv>(ee-instrument<>,lower-expect,"
@@ -182,14 +184,17 @@ LLVMPipeline llvmPipeline() {
 
 // Two of LLVM's compile-time limits, lowered once per process by the first
 // compile with the lean pipeline (the other pipelines are LLVM's as they
-// are; a process that switches TK_LLVM_OPT keeps the limits). tk's kernels are long single blocks
-// of shared-memory stores and loads (the matmul's ring: 160 + 160), over which dead store
-// elimination walks MemorySSA up to 90 steps per store and GVN's memory dependence analysis scans
-// up to 100 instructions per load: 30 and 12 ms of the matmul's O3. At 10 and 20 they take 5
-// and 4.6 ms; the PTX of the 51 kernels above is byte-identical down to 5 and 10 (at a walk limit
-// of 2 scan-tuple.tk keeps a dead global store). The options are LLVM's command-line options of
-// tk's own statically linked copy (libtk.so hides its symbols), so nothing outside tk sees them.
-// Missing options (another LLVM) leave the defaults.
+// are; a process that switches TK_LLVM_OPT keeps the limits). tk's kernels
+// are long single blocks of shared-memory stores and loads (the matmul's
+// ring: 160 + 160), over which dead store elimination walks MemorySSA up to
+// 90 steps per store and GVN's memory dependence analysis scans up to 100
+// instructions per load: 30 and 12 ms of the matmul's O3 (opt, development
+// machine). At 10 and 20 they take 5 and 4.6 ms; the PTX of the 51 kernels
+// above is byte-identical down to 5 and 10 (at a walk limit of 2
+// scan-tuple.tk keeps a dead global store). The options are LLVM's
+// command-line options of tk's own statically linked copy (libtk.so hides
+// its symbols), so nothing outside tk sees them. Missing options (another
+// LLVM) leave the defaults.
 void setLLVMLimits() {
   static std::once_flag once;
   std::call_once(once, [] {
