@@ -14,11 +14,13 @@
 //
 // The first launch for a key benchmarks every config (CUDA events, warm-up,
 // repetitions, median), then launches the fastest; later launches with the
-// same key launch it directly. The key is the values of the `key`
-// parameters plus the dtype of every pointer parameter; results persist
-// under $TK_CACHE_DIR/autotune/ (default ~/.cache/tk), keyed also by the
-// kernel source, the options, the config list and the GPU's name, so a
-// second process launches without tuning.
+// same key launch it directly, from any thread, without a lock, an
+// allocation or a Kernel copy (a lock-free table of tuned keys). The
+// autotuner keeps the kernels it loaded until it goes. The key is the
+// values of the `key` parameters plus the dtype of every pointer parameter;
+// results persist under $TK_CACHE_DIR/autotune/ (default ~/.cache/tk), keyed
+// also by the kernel source, the options, the config list and the GPU's
+// name, so a second process launches without tuning.
 //
 // Before a config is compiled for the device, configs that need more threads
 // or shared memory than the device has are pruned; configs that fail to

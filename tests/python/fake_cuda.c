@@ -7,7 +7,7 @@
  *   lib = ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)  # before tk loads "libcuda.so.1"
  *   lib.fake_set_param_sizes((ctypes.c_int * 3)(8, 8, 4), 3)
  *   kernel[(4,)](...)
- *   lib.fake_launch_count(), lib.fake_last_grid(0), lib.fake_last_param(i)
+ *   lib.fake_launch_count(), lib.fake_last_grid(0), lib.fake_last_param(i)  # this thread's
  *   lib.fake_loaded_modules()  # modules loaded and not unloaded
  *   lib.fake_module_loads(), lib.fake_module_unloads()  # totals since the start
  *   lib.fake_unloads_outside_primary()  # unloads without the primary context current
@@ -33,10 +33,12 @@ static int loadedModules, moduleLoads, moduleUnloads, unloadsOutsidePrimary;
 /* The calling thread's current context: cuModuleUnload must find the
  * primary one (0x10) current. */
 static __thread void *currentContext;
-static unsigned lastGrid[3], lastBlock[3], lastShared;
-static uint64_t lastStream;
+/* The calling thread's last launch: threads launching at once (tk's
+ * concurrent launch tests) each keep their own record. */
+static __thread unsigned lastGrid[3], lastBlock[3], lastShared;
+static __thread uint64_t lastStream;
 static int paramSizes[64], numParamSizes;
-static uint64_t lastParams[64];
+static __thread uint64_t lastParams[64];
 
 void fake_set_param_sizes(const int *sizes, int n) {
   numParamSizes = n > 64 ? 64 : n;
@@ -193,7 +195,7 @@ CUresult cuFuncSetAttribute(void *f, int attr, int v) {
  * or packed in one buffer through `extra` (CU_LAUNCH_PARAM_BUFFER_POINTER 1,
  * CU_LAUNCH_PARAM_BUFFER_SIZE 2, CU_LAUNCH_PARAM_END 0), each parameter at
  * its natural alignment, as the driver reads them. */
-static int lastUsedExtra;
+static __thread int lastUsedExtra;
 static void recordParams(void **params, void **extra) {
   const char *buffer = 0;
   lastUsedExtra = params == 0 && extra != 0;
@@ -312,8 +314,9 @@ CUresult cuGetErrorString(CUresult r, const char **s) {
   return OK;
 }
 /* The PTX -> cubin link: the "cubin" is the PTX itself. */
-static const char *linked;
-static size_t linkedSize;
+/* Per thread: tk's compile threads link at once. */
+static __thread const char *linked;
+static __thread size_t linkedSize;
 CUresult cuLinkCreate_v2(unsigned n, int *o, void **v, void **state) {
   (void)n, (void)o, (void)v;
   *state = (void *)0x60;
