@@ -59,7 +59,8 @@ std::string TorchAbi::init(PyObject *torchModule) {
   getDeviceType_ = symbol<TensorFn>(cpu, "aoti_torch_get_device_type");
   getDeviceIndex_ = symbol<TensorFn>(cpu, "aoti_torch_get_device_index");
   getDtype_ = symbol<TensorFn>(cpu, "aoti_torch_get_dtype");
-  if (!getDataPtr_ || !getDeviceType_ || !getDeviceIndex_ || !getDtype_)
+  getLayout_ = symbol<TensorFn>(cpu, "aoti_torch_get_layout");
+  if (!getDataPtr_ || !getDeviceType_ || !getDeviceIndex_ || !getDtype_ || !getLayout_)
     return cpu ? "libtorch_cpu.so lacks the aoti_torch_get_* functions"
                : "libtorch_cpu.so is not loaded";
 
@@ -96,6 +97,14 @@ std::string TorchAbi::init(PyObject *torchModule) {
   }
   if (codes[0] == codes[1] || codes[0] != codes[2] || dtypeObject(codes[0]) == nullptr)
     return "aoti_torch_get_dtype gave the same number to float32 and int64";
+  // A sparse probe: its layout is not strided, so read() refuses it before
+  // it asks for a data pointer.
+  py::object sparse = torch.attr("zeros")(2).attr("to_sparse")();
+  Facts f;
+  int32_t layout = kStrided;
+  if (getLayout_(reinterpret_cast<char *>(sparse.ptr()) + sizeof(PyObject), &layout) != 0 ||
+      layout == kStrided || read(sparse.ptr(), f))
+    return "aoti_torch_get_layout does not tell a sparse tensor from a strided one";
 
   void *cuda = loadedLibrary("libtorch_cuda.so", torchLib);
   getCurrentStream_ = symbol<StreamFn>(cuda, "aoti_torch_get_current_cuda_stream");

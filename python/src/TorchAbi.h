@@ -10,7 +10,8 @@
 // time against a probe tensor before it is used:
 //   - torch/csrc/inductor/aoti_torch/c/shim.h (the AOTInductor shim, a C ABI
 //     libtorch exports): aoti_torch_get_data_ptr, aoti_torch_get_device_type,
-//     aoti_torch_get_device_index, aoti_torch_get_dtype take an
+//     aoti_torch_get_device_index, aoti_torch_get_dtype, aoti_torch_get_layout
+//     take an
 //     AtenTensorHandle, which is an `at::Tensor *`, and return 0 on success;
 //     aoti_torch_get_current_cuda_stream(device, &stream) (libtorch_cuda).
 //   - torch/csrc/autograd/python_variable.h: a THPVariable (the object of a
@@ -51,6 +52,7 @@ public:
     int32_t deviceType = -1, deviceIndex = -1, dtype = -1;
   };
   static constexpr int32_t kCpu = 0, kCuda = 1;
+  static constexpr int32_t kStrided = 0; // c10::Layout
 
   /// The process's instance once torch is imported and the probe agreed;
   /// null otherwise (tried again only while torch is not imported yet).
@@ -75,7 +77,11 @@ public:
   [[gnu::always_inline]] bool read(PyObject *tensor, Facts &f) const {
     void *h = reinterpret_cast<char *>(tensor) + sizeof(PyObject);
     ++reads_;
-    return getDeviceType_(h, &f.deviceType) == 0 && getDeviceIndex_(h, &f.deviceIndex) == 0 &&
+    // Strided tensors only: data_ptr() throws for sparse ones, and torch's
+    // shim logs what it catches (the Python path reports it instead).
+    int32_t layout;
+    return getLayout_(h, &layout) == 0 && layout == kStrided &&
+           getDeviceType_(h, &f.deviceType) == 0 && getDeviceIndex_(h, &f.deviceIndex) == 0 &&
            getDataPtr_(h, &f.data) == 0 && getDtype_(h, &f.dtype) == 0;
   }
   /// How many tensors read() has read, for tests that must see this path
@@ -117,7 +123,8 @@ private:
   inline static bool settled_ = false;
 
   PyTypeObject *tensorType_ = nullptr, *parameterType_ = nullptr;
-  TensorFn getDeviceType_ = nullptr, getDeviceIndex_ = nullptr, getDtype_ = nullptr;
+  TensorFn getDeviceType_ = nullptr, getDeviceIndex_ = nullptr, getDtype_ = nullptr,
+           getLayout_ = nullptr;
   DataPtrFn getDataPtr_ = nullptr;
   StreamFn getCurrentStream_ = nullptr;
   enum class StreamState : uint8_t { Unchecked, On, Off };

@@ -137,6 +137,27 @@ def other_devices_and_empty_tensors():
 
 
 @check
+def sparse_tensors_are_refused_without_torch_logging():
+    # read() checks the layout first: asking libtorch for a sparse tensor's
+    # data pointer would make its shim log the exception to stderr.
+    import tempfile
+
+    sparse = torch.rand(8, 8).to_sparse()
+    with tempfile.TemporaryFile() as err:
+        saved = os.dup(2)
+        os.dup2(err.fileno(), 2)
+        try:
+            raises(RuntimeError, lambda: add_kernel[GRID](sparse, y, out, 64, BLOCK=64),
+                   "storage")
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+        err.seek(0)
+        logged = err.read().decode()
+    assert "aoti_torch" not in logged, logged
+
+
+@check
 def a_launch_allocates_no_python_objects():
     import gc
 
