@@ -2,13 +2,16 @@
 // variants, tk::Autotuner's tuned keys). Many threads look entries up on
 // every launch; an entry is added once per new key, rarely, by a thread that
 // holds the owner's lock. A lookup takes no lock, allocates nothing and
-// touches no reference count: two acquire loads (the table, then a slot) per
-// probe of an open-addressing hash table.
+// touches no reference count: it compares the key with the entry inserted
+// last (a caller that launches one key over and over stops there, without
+// hashing), else hashes it and probes an open-addressing hash table, two
+// acquire loads (the table, then a slot) per probe.
 //
 //   struct Entry { uint64_t hash; int key; const GpuKernel *kernel; };
 //   LaunchTable<Entry> table;
 //   // a launch, any thread:
-//   if (const Entry *e = table.find(hashOf(k), [&](const Entry &e) { return e.key == k; }))
+//   auto same = [&](const Entry &e) { return e.key == k; };
+//   if (const Entry *e = table.find([&] { return hashOf(k); }, same))
 //     ... launch e->kernel ...
 //   // a miss: under the owner's mutex, look again, then compile and
 //   table.insert(std::make_unique<Entry>(Entry{hashOf(k), k, compiled}));
@@ -49,12 +52,18 @@ public:
   LaunchTable(const LaunchTable &) = delete;
   LaunchTable &operator=(const LaunchTable &) = delete;
 
-  /// The entry with `hash` for which `same(entry)` holds, or null. Any
-  /// thread, any time, including during an insert.
-  template <class Same> const Entry *find(uint64_t hash, Same &&same) const noexcept {
+  /// The entry for which `same(entry)` holds, or null; `hashOf()` gives
+  /// the hash such an entry has. Any thread, any time, including during an
+  /// insert.
+  template <class HashOf, class Same>
+  const Entry *find(HashOf &&hashOf, Same &&same) const noexcept {
+    const Entry *latest = latest_.load(std::memory_order_acquire);
+    if (latest && same(*latest))
+      return latest;
     const Table *t = current_.load(std::memory_order_acquire);
     if (!t)
       return nullptr;
+    const uint64_t hash = hashOf();
     const size_t mask = t->size - 1;
     for (size_t i = size_t(hash) & mask;; i = (i + 1) & mask) {
       const Entry *e = t->slots[i].load(std::memory_order_acquire);
@@ -79,6 +88,7 @@ public:
     }
     const Entry *e = entries_.emplace_back(std::move(entry)).get();
     place(*t, e);
+    latest_.store(e, std::memory_order_release);
     return e;
   }
 
@@ -105,6 +115,7 @@ private:
   }
 
   std::atomic<Table *> current_{nullptr};
+  std::atomic<const Entry *> latest_{nullptr};  // the entry inserted last
   std::vector<std::unique_ptr<Table>> tables_;  // every table built, the current one last
   std::vector<std::unique_ptr<Entry>> entries_; // in insertion order
 };

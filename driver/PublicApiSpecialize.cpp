@@ -297,7 +297,7 @@ std::string Specializer::describe(const Key &key) const {
 const SpecializedVariants::Variant *SpecializedVariants::variantFor(std::span<const Arg> args,
                                                                     std::string &error) {
   const Specializer::Key key = specializer.keyOf(args);
-  const uint64_t hash = hashOf(key);
+  auto hash = [&] { return hashOf(key); };
   auto same = [&](const Variant &v) { return sameKey(v.key, key); };
   if (const Variant *v = compiled.find(hash, same))
     return v;
@@ -310,7 +310,7 @@ const SpecializedVariants::Variant *SpecializedVariants::variantFor(std::span<co
   std::lock_guard<std::mutex> lock(mutex);
   if (const Variant *v = compiled.find(hash, same))
     return v;
-  return compiled.insert(std::make_unique<Variant>(Variant{hash, key, std::move(kernel)}));
+  return compiled.insert(std::make_unique<Variant>(Variant{hash(), key, std::move(kernel)}));
 }
 
 } // namespace tk::detail

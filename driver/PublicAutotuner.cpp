@@ -290,10 +290,11 @@ Status AutotunerData::keyBits(std::span<const Arg> args, std::vector<int64_t> &b
 
 const AutotunerData::Tuned *AutotunerData::findTuned(std::span<const int64_t> bits,
                                                      const Specializer::Key &spec) const {
-  return tuned.find(tunedHash(bits, spec), [&](const Tuned &t) {
-    return sameKey(t.spec, spec) &&
-           std::equal(t.bits.begin(), t.bits.end(), bits.begin(), bits.end());
-  });
+  return tuned.find([&] { return tunedHash(bits, spec); },
+                    [&](const Tuned &t) {
+                      return sameKey(t.spec, spec) &&
+                             std::equal(t.bits.begin(), t.bits.end(), bits.begin(), bits.end());
+                    });
 }
 
 const AutotunerData::Tuned *AutotunerData::fastLookup(std::span<const Arg> args) const noexcept {
