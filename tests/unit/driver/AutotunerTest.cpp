@@ -4,11 +4,13 @@
 // errors reported before any driver call).
 #include "driver/Autotuner.h"
 #include "driver/GpuKernel.h"
+#include "driver/LaunchTable.h"
 #include "lowering/LLVMTarget.h"
 #include "tk/tk.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
@@ -630,4 +632,68 @@ TEST(PublicApi, ErrorsBeforeAnyGpuWork) {
   EXPECT_EQ(p.tryLaunch([](const tk::Config &) { return tk::Grid(1); }, std::vector<tk::Arg>{x, 10})
                 .message,
             "autotuner of 'add_kernel': the key names 'x_ptr', which is a pointer");
+}
+
+// The launch paths' lock-free table (driver/LaunchTable.h): lookups while it
+// grows, from other threads too.
+namespace {
+struct TableEntry {
+  uint64_t hash;
+  int key;
+  int value;
+};
+} // namespace
+
+TEST(LaunchTable, FindsEveryEntryAcrossGrowth) {
+  tk::detail::LaunchTable<TableEntry> table;
+  auto hashOf = [](int k) { return tk::detail::mixHash(0, uint64_t(k)); };
+  auto find = [&](int k) {
+    return table.find([&] { return hashOf(k); }, [&](const TableEntry &e) { return e.key == k; });
+  };
+  EXPECT_EQ(find(1), nullptr);
+  // Random keys, some colliding in the low bits a small table indexes by.
+  std::mt19937 rng(11);
+  std::vector<int> keys;
+  for (int i = 0; i < 300; ++i)
+    keys.push_back(int(rng() % 100000) * 64);
+  std::sort(keys.begin(), keys.end());
+  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+  for (size_t i = 0; i < keys.size(); ++i) {
+    const TableEntry *e =
+        table.insert(std::make_unique<TableEntry>(TableEntry{hashOf(keys[i]), keys[i], int(i)}));
+    EXPECT_EQ(find(keys[i]), e); // the latest entry
+    // Every earlier one is still found, through the grown tables.
+    for (size_t j = 0; j <= i; j += 7)
+      ASSERT_TRUE(find(keys[j]) && find(keys[j])->value == int(j)) << i << " " << j;
+  }
+  EXPECT_EQ(table.size(), keys.size());
+  EXPECT_EQ(find(-64), nullptr);
+  EXPECT_EQ(find(keys[0] + 1), nullptr);
+}
+
+TEST(LaunchTable, ReadersSeeWholeEntriesWhileOneThreadInserts) {
+  tk::detail::LaunchTable<TableEntry> table;
+  auto hashOf = [](int k) { return tk::detail::mixHash(7, uint64_t(k)); };
+  constexpr int kEntries = 2000;
+  std::atomic<int> inserted{0};
+  std::atomic<int> wrong{0};
+  std::vector<std::thread> readers;
+  for (int r = 0; r < 3; ++r)
+    readers.emplace_back([&, r] {
+      while (inserted.load() < kEntries)
+        for (int k = r; k < inserted.load(); k += 3) {
+          // Published before `inserted` counted it: found, and whole.
+          const TableEntry *e = table.find([&] { return hashOf(k); },
+                                           [&](const TableEntry &x) { return x.key == k; });
+          if (!e || e->value != 3 * k)
+            ++wrong;
+        }
+    });
+  for (int k = 0; k < kEntries; ++k) {
+    table.insert(std::make_unique<TableEntry>(TableEntry{hashOf(k), k, 3 * k}));
+    inserted.store(k + 1);
+  }
+  for (std::thread &t : readers)
+    t.join();
+  EXPECT_EQ(wrong.load(), 0);
 }
