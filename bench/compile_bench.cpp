@@ -12,7 +12,8 @@
 // (layouts, shared memory, barriers, the cp.async ring), and, when tk is
 // built with LLVM, LLVM lowering, LLVM's optimisation pipeline and NVPTX code
 // generation (PTXTimings). Kernels: the tutorials' vector add, softmax at
-// BLOCK 1024/4096/16384 (4/8/16 warps), layer norm, and the matmul at
+// BLOCK 1024/4096/16384 with the warps tutorial 2 picks (4/8/32; 16384 on
+// 16 warps too, the previous pick, for comparison), layer norm, and the matmul at
 // 128x128x32 fp16, 4 warps, 4 stages (fewer repetitions: N / 5, at least
 // 5). --ptxas adds the toolkit's ptxas on each PTX at tk's JIT level (wall
 // and CPU time of the process), the local proxy for the driver's JIT.
@@ -126,7 +127,8 @@ const std::vector<Case> &allCases() {
        0},
       softmaxCase("softmax-1024", 1024, 4),
       softmaxCase("softmax-4096", 4096, 8),
-      softmaxCase("softmax-16384", 16384, 16),
+      softmaxCase("softmax-16384", 16384, 32),
+      softmaxCase("softmax-16384-w16", 16384, 16),
       {"layer-norm-1024",
        "tutorials/03-layer-norm.tk",
        "layer_norm_fwd",

@@ -46,6 +46,10 @@ for cfg in "1024 4" "4096 8" "16384 16"; do
   "$tkc" tutorials/02-fused-softmax.tk --emit=ptx --num-warps="$2" --signature "$softmax_sig" \
     -D BLOCK_SIZE="$1" -o "$J/10-softmax-$1.ptx"
 done
+# Tutorial 2's pick at 16384 since session 4 (10-softmax-16384.ptx above is
+# the 16-warp one, which bench/jit_variants.py edits).
+"$tkc" tutorials/02-fused-softmax.tk --emit=ptx --num-warps=32 --signature "$softmax_sig" \
+  -D BLOCK_SIZE=16384 -o "$J/10-softmax-16384-w32.ptx"
 matmul_sig="*fp16:16, *fp16:16, *fp16:16, i32:16, i32:16, i32:16, i32:16, i32:1, i32:16, i32:1, \
 i32:16, i32:1"
 for cfg in "32 4 4" "64 4 3"; do
@@ -60,7 +64,7 @@ python3 bench/jit_variants.py "$J"
 cat > "$B/run.sh" <<'RUN'
 #!/bin/bash
 # The compiletime GPU run, from the repository root: compile_bench --load
-# (softmax at BLOCK 1024/4096/16384 and the 128x128x32 matmul: cold source
+# (softmax at BLOCK 1024/4096/16384, 16384 on 32 and 16 warps, and the 128x128x32 matmul: cold source
 # -> loaded module, every stage, the kernel's time and error) with the lean
 # LLVM pipeline, with LLVM's O3, with the lean one again, after the JIT alone
 # on jit-files/*.ptx. Results in $OUT, summaries on stdout. Arguments name
