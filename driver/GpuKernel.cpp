@@ -28,6 +28,16 @@ public:
                                                  const std::string &fileName,
                                                  const GpuCompileOptions &opts, bool pin,
                                                  std::string &error, GpuFailure &failure);
+  /// getOrCompile() for the public entry points: `failure` optional, reset
+  /// first.
+  static std::shared_ptr<GpuKernel> get(const std::string &source, const std::string &fileName,
+                                        const GpuCompileOptions &opts, bool pin, std::string &error,
+                                        GpuFailure *failure) {
+    GpuFailure local;
+    GpuFailure &f = failure ? *failure : local;
+    f = GpuFailure();
+    return getOrCompile(source, fileName, opts, pin, error, f);
+  }
 };
 
 namespace {
@@ -555,19 +565,13 @@ std::shared_ptr<const GpuKernel> GpuKernel::compileShared(const std::string &sou
                                                           const std::string &fileName,
                                                           const GpuCompileOptions &opts,
                                                           std::string &error, GpuFailure *failure) {
-  GpuFailure local;
-  GpuFailure &f = failure ? *failure : local;
-  f = GpuFailure();
-  return GpuKernelCache::getOrCompile(source, fileName, opts, /*pin=*/false, error, f);
+  return GpuKernelCache::get(source, fileName, opts, /*pin=*/false, error, failure);
 }
 
 GpuKernel *GpuKernel::compile(const std::string &source, const std::string &fileName,
                               const GpuCompileOptions &opts, std::string &error,
                               GpuFailure *failure) {
-  GpuFailure local;
-  GpuFailure &f = failure ? *failure : local;
-  f = GpuFailure();
-  return GpuKernelCache::getOrCompile(source, fileName, opts, /*pin=*/true, error, f).get();
+  return GpuKernelCache::get(source, fileName, opts, /*pin=*/true, error, failure).get();
 }
 
 GpuKernel *GpuKernel::compileFile(const std::string &path, const GpuCompileOptions &opts,

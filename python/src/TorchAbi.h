@@ -130,8 +130,8 @@ private:
   enum class StreamState : uint8_t { Unchecked, On, Off };
   mutable StreamState streamState_ = StreamState::Off;
   mutable std::string streamStatus_;
-  mutable PyObject *dtypes_[kMaxDtypes] = {};
-  mutable uint64_t reads_ = 0; // strong references, kept for the process
+  mutable PyObject *dtypes_[kMaxDtypes] = {}; // strong references, kept for the process
+  mutable uint64_t reads_ = 0;
 };
 
 } // namespace tk
