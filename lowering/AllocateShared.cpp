@@ -96,13 +96,30 @@ std::vector<int64_t> reduceScratchParts(const Operation &reduce, int64_t &total)
   return parts;
 }
 
+int64_t convertRowPadding(const Operation &op) {
+  const std::vector<int64_t> &shape = op.result()->type()->shape();
+  if (shape.size() < 2)
+    return 0;
+  int64_t elemBytes = sharedElementBytes(op.result()->type());
+  int64_t rowBytes = shape.back() * elemBytes;
+  // Rows of an even number of 4-byte words put one column of consecutive
+  // rows in a few banks: a 64 x 64 fp32 tile read down its columns (a
+  // transpose) hits one bank 32 times. One word more per row sends rows r
+  // and r + 1 to neighbouring banks.
+  if (rowBytes < 8 || rowBytes % 8 != 0)
+    return 0;
+  return std::max<int64_t>(1, 4 / elemBytes);
+}
+
 int64_t scratchBytes(const Operation &op, int64_t numWarps) {
   (void)numWarps; // the layouts say how many warps take part
   if (op.is(Opcode::ConvertLayout)) {
     const LayoutAttr *from = distributedLayout(op.operand(0)), *to = distributedLayout(op.result());
     if (!from || !to || from == to)
       return 0;
-    return op.result()->type()->numElements() * sharedElementBytes(op.result()->type());
+    const std::vector<int64_t> &shape = op.result()->type()->shape();
+    int64_t rows = op.result()->type()->numElements() / shape.back();
+    return rows * (shape.back() + convertRowPadding(op)) * sharedElementBytes(op.result()->type());
   }
   if (op.is(Opcode::Reduce)) {
     int64_t total = 0;
@@ -124,7 +141,12 @@ int64_t scratchBytes(const Operation &op, int64_t numWarps) {
       if (!def || !def->is(Opcode::RingView))
         elements += op.operand(i)->type()->numElements();
     }
-    return elements * sharedElementBytes(op.operand(0)->type());
+    // wgmma (an mma version 3 result) reads its staging at a 1024-byte
+    // aligned address (the swizzle atom), which the lowering rounds up to.
+    auto *res = dyn_cast<TensorType>(op.result()->type());
+    auto *mma = res ? dyn_cast<MmaLayout>(res->layout()) : nullptr;
+    int64_t pad = elements && mma && mma->version() == 3 ? 1024 : 0;
+    return elements * sharedElementBytes(op.operand(0)->type()) + pad;
   }
   return 0;
 }
@@ -140,6 +162,7 @@ struct Item {
   Operation *op;
   int64_t size, start, end;
   int64_t offset = 0;
+  int64_t align = 16; // a buffer's `align` attribute (wgmma rings: 1024)
 };
 
 bool escapes(const Operation *user) {
@@ -213,7 +236,8 @@ int64_t allocateShared(Function &fn) {
       }
       if (end != std::numeric_limits<int64_t>::max() && isRing(*op))
         end = ringEnd(*op, end, order, first);
-      items.push_back({op, bufferBytes(*op), first[op], end});
+      items.push_back({op, bufferBytes(*op), first[op], end, 0,
+                       std::max<int64_t>(16, op->attrs().getInt("align").value_or(16))});
       continue;
     }
     if (int64_t bytes = scratchBytes(*op, numWarps))
@@ -247,12 +271,16 @@ int64_t allocateShared(Function &fn) {
       if (!pooled[j] && items[j].start <= it.end && it.start <= items[j].end)
         taken.push_back({items[j].offset, items[j].offset + items[j].size});
     std::sort(taken.begin(), taken.end());
-    int64_t offset = pool;
+    auto up = [&](int64_t n) { return (n + it.align - 1) / it.align * it.align; };
+    int64_t offset = up(pool);
     for (auto [b, e] : taken) {
       if (offset + it.size <= b)
         break;
-      offset = std::max(offset, alignTo16(e));
+      offset = std::max(offset, up(e));
     }
+    if (it.align > 16)
+      fn.attrs().set("shared_align",
+                     std::max(it.align, fn.attrs().getInt("shared_align").value_or(16)));
     it.offset = offset;
     it.op->setAttr("scratch_offset", offset);
     total = std::max(total, offset + it.size);

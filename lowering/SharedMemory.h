@@ -35,6 +35,14 @@ int64_t reduceWarpsAlongAxis(const Operation &reduce);
 /// warp.
 std::vector<int64_t> reduceScratchParts(const Operation &reduce, int64_t &total);
 
+/// Elements of padding after each row (the last dimension) of a
+/// convert_layout's scratch, which holds the tensor row-major: one 4-byte
+/// word (one element for 8-byte types) when a row is an even number of words,
+/// so that threads reading or writing down a column (a transpose, lanes that
+/// step across rows) meet different banks; 0 for rank-1 tensors and short or
+/// odd rows. 64 x 64 fp32: rows of 65 floats.
+int64_t convertRowPadding(const Operation &op);
+
 /// Bytes of scratch `op` needs while it runs: a reduction whose axis spans
 /// warps, a layout conversion between different layouts (the whole tensor),
 /// the exchanges of reshape/trans/atomics, a scan, a dot staging its
