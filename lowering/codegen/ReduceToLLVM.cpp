@@ -34,8 +34,9 @@
 // and within a thread when the layout has no repeats along the axis.
 //
 // convert_layout stages the tensor through shared memory: every thread writes
-// the elements it holds at their row-major index, a barrier, every thread
-// reads the elements its new layout gives it.
+// the elements it holds at their row-major index (rows padded by a word, see
+// convertRowPadding), a barrier, every thread reads the elements its new
+// layout gives it.
 #include "lowering/SharedMemory.h"
 #include "lowering/codegen/FunctionLowering.h"
 
@@ -70,14 +71,15 @@ public:
   bool run();
 
 private:
-  // a's positions come before b's.
-  Tuple combine(const Tuple &a, const Tuple &b);
+  // a's positions come before b's; `ordered`: all of them (a thread's own
+  // registers), so an argmax/argmin tie keeps a without comparing positions.
+  Tuple combine(const Tuple &a, const Tuple &b, bool ordered = false);
   // One butterfly step: `a` combined with the lane `lane ^ laneMask`'s tuple.
   // Both partners combine the same two tuples in the same order (for a
   // combiner region the lane whose `coord` has `bit` clear goes left; the
   // other kinds are commutative), so they end with the same bits.
   Tuple butterfly(const Tuple &a, unsigned laneMask, llvm::Value *coord, uint32_t bit);
-  Tuple argCombine(const Tuple &a, const Tuple &b);
+  Tuple argCombine(const Tuple &a, const Tuple &b, bool ordered);
   llvm::Value *storageOf(llvm::Value *v) {
     return v->getType()->isIntegerTy(1) ? b_.CreateZExt(v, b_.getInt8Ty()) : v;
   }
@@ -92,29 +94,38 @@ private:
   bool failed_ = false;
 };
 
-Tuple ReduceLowering::argCombine(const Tuple &a, const Tuple &b) {
+Tuple ReduceLowering::argCombine(const Tuple &a, const Tuple &b, bool ordered) {
   bool isMax = *kind_ == "argmax";
   Type *t = types_[0];
-  llvm::Value *bBetter, *tie;
+  llvm::Value *bBetter, *tie = nullptr;
   if (t->isFloatLike()) {
-    llvm::Value *aNaN = b_.CreateFCmpUNO(a[0], a[0]), *bNaN = b_.CreateFCmpUNO(b[0], b[0]);
-    llvm::Value *strict = isMax ? b_.CreateFCmpOGT(b[0], a[0]) : b_.CreateFCmpOLT(b[0], a[0]);
-    bBetter = b_.CreateAnd(b_.CreateNot(bNaN), b_.CreateOr(aNaN, strict));
-    tie = b_.CreateOr(b_.CreateFCmpOEQ(a[0], b[0]), b_.CreateAnd(aNaN, bNaN));
+    // b is better when it is a number and a is NaN or below (above) it:
+    // b >u a (unordered or greater: a NaN or b > a), b not NaN.
+    llvm::Value *bNum = b_.CreateFCmpORD(b[0], b[0]);
+    llvm::Value *unordered = isMax ? b_.CreateFCmpUGT(b[0], a[0]) : b_.CreateFCmpULT(b[0], a[0]);
+    bBetter = b_.CreateAnd(bNum, unordered);
+    if (!ordered) {
+      llvm::Value *bothNaN = b_.CreateAnd(b_.CreateFCmpUNO(a[0], a[0]), b_.CreateNot(bNum));
+      tie = b_.CreateOr(b_.CreateFCmpOEQ(a[0], b[0]), bothNaN);
+    }
   } else {
     bool sign = isSigned(t->dtype());
     llvm::CmpInst::Predicate p = isMax ? (sign ? llvm::CmpInst::ICMP_SGT : llvm::CmpInst::ICMP_UGT)
                                        : (sign ? llvm::CmpInst::ICMP_SLT : llvm::CmpInst::ICMP_ULT);
     bBetter = b_.CreateICmp(p, b[0], a[0]);
-    tie = b_.CreateICmpEQ(a[0], b[0]);
+    if (!ordered)
+      tie = b_.CreateICmpEQ(a[0], b[0]);
   }
-  llvm::Value *pickB = b_.CreateOr(bBetter, b_.CreateAnd(tie, b_.CreateICmpSLT(b[1], a[1])));
+  // Equal values keep the lower position: when all of a's positions come
+  // before b's (a thread's own registers, combined in order), that is a.
+  llvm::Value *pickB =
+      ordered ? bBetter : b_.CreateOr(bBetter, b_.CreateAnd(tie, b_.CreateICmpSLT(b[1], a[1])));
   return {b_.CreateSelect(pickB, b[0], a[0]), b_.CreateSelect(pickB, b[1], a[1])};
 }
 
-Tuple ReduceLowering::combine(const Tuple &a, const Tuple &b) {
+Tuple ReduceLowering::combine(const Tuple &a, const Tuple &b, bool ordered) {
   if (isArg_)
-    return argCombine(a, b);
+    return argCombine(a, b, ordered);
   if (kind_)
     return {fl_.combine(*kind_, types_[0], a[0], b[0])};
   Block &body = op_.body();
@@ -188,7 +199,7 @@ bool ReduceLowering::run() {
       v.push_back(fl_.get(operand)[static_cast<size_t>(r)]);
     if (isArg_)
       v.push_back(inCoords[static_cast<size_t>(r)][axis_]);
-    acc[o] = acc[o].empty() ? v : combine(acc[o], v);
+    acc[o] = acc[o].empty() ? v : combine(acc[o], v, /*ordered=*/true);
     if (failed_)
       return false;
   }
@@ -310,10 +321,14 @@ bool FunctionLowering::lowerConvertLayout(Operation &op) {
   if (isBool)
     storage = b_.getInt8Ty();
   const std::vector<int64_t> &shape = in->type()->shape();
+  // Row-major, each row (the last dimension) padded (SharedMemory.h).
+  int64_t pad = convertRowPadding(op);
   auto linear = [&](const std::vector<llvm::Value *> &c) {
     llvm::Value *lin = b_.getInt32(0);
-    for (unsigned d = 0; d < shape.size(); ++d)
-      lin = b_.CreateAdd(b_.CreateMul(lin, b_.getInt32(shape[d])), c[d]);
+    for (unsigned d = 0; d < shape.size(); ++d) {
+      int64_t stride = shape[d] + (d + 1 == shape.size() ? pad : 0);
+      lin = b_.CreateAdd(b_.CreateMul(lin, b_.getInt32(stride)), c[d]);
+    }
     return lin;
   };
   const Regs &src = get(in);
