@@ -3,7 +3,8 @@
 # gpu_difftest, autotuner_tests, tutorial 05), the Python package with its GPU
 # tests and launch bench, and the speed benches (softmax/LayerNorm with the C++
 # compile_bench --load, which times the matmul's compile too, and
-# launch_bench; matmul against Triton and cuBLAS). The device tool
+# launch_bench; bench/novel_bench.py's kernels outside the repository; matmul
+# against Triton and cuBLAS). The device tool
 # carries at most 64 MiB, so every bundle's libtk.so is one hard-linked file
 # and the lot travels as one xz archive, gpu-bundle-final/bundle.tar.xz
 # (git-ignored), with run.sh beside it.
@@ -58,6 +59,9 @@ bench)
   python3 -u bench/gpu_bench.py --ptx-dir gpu-bundle-perf/ptx --out-dir "$res" --commit "$commit" \
     --compile-bench gpu-bundle-perf/drv/compile_bench --launch-bench gpu-bundle-perf/drv/launch_bench \
     2>&1 | tail -n 40
+  echo "== kernels outside the repository: tk vs Triton vs torch"
+  PYTHONPATH=$PWD/gpu-bundle-py python3 -u bench/novel_bench.py --out-dir "$res" --commit "$commit" \
+    --suffix=-final 2>&1 | tail -n 14
   echo "== matmul"
   python3 -u bench/matmul_bench.py --ptx-dir gpu-bundle-dot/ptx --out-dir "$res" --commit "$commit" \
     --suffix=-final 2>&1 | tail -n 40
