@@ -14,6 +14,9 @@
 # - chk_<dtype>_<BM>x<BN>x<BK>_w<W>_<t>.ptx: bench/dot_check.tk for the
 #   correctness sweep; t = nn, tn, nt (A and/or B transposed: its unit stride
 #   on the other dimension), sizes and strides unspecialised (ragged edges).
+# - names ending in _a: the same for --arch=sm_90a, where the fp16/bf16 dots
+#   that fit take Hopper's wgmma (mm and chk; chk_..._a1: --num-stages=1, so
+#   the dot stages its operands itself instead of reading the cp.async ring).
 #
 # Manifest rows: kind name dtype BM BN BK warps [t] smem, smem the dynamic
 # shared memory its launch needs (0: static shared memory only).
@@ -65,6 +68,18 @@ for dt in fp16 bf16; do
     echo "mm $name $dt $bm $bn $bk $w" >> "$manifest"
   done < <(mm_configs $dt)
 done
+# sm_90a (wgmma): the configs of the brief of 2026-11-30 (session 5).
+for dt in fp16 bf16; do
+  for cfg in "128 256 64 8 3" "128 256 64 8 4" "128 128 64 4 3" "128 128 64 8 3" \
+             "256 128 64 8 3" "128 256 32 8 4" "128 128 32 4 4"; do
+    set -- $cfg
+    name="mm_${dt}_$1x$2x$3_w$4_s$5_a"
+    emit "$name" tutorials/04-matmul.tk --kernel matmul_kernel --num-warps="$4" --arch=sm_90a \
+      --num-stages="$5" --signature "$(mm_sig $dt)" -D BLOCK_SIZE_M="$1" -D BLOCK_SIZE_N="$2" \
+      -D BLOCK_SIZE_K="$3" -D GROUP_SIZE_M=8 -D ACTIVATION=plain
+    echo "mm $name $dt $1 $2 $3 $4" >> "$manifest"
+  done
+done
 for cfg in "128 64 32 4" "64 64 32 4"; do
   set -- $cfg
   name="bias_$1x$2x$3_w$4"
@@ -84,6 +99,21 @@ chk_sig() {
   esac
   echo "$ab, $ab, $c, i32, i32, i32, $am, $ak, $bk, $bn, i32, i32:1"
 }
+# emit_chk NAME DTYPE BM BN BK WARPS TRANS C ACC_INT [tkc options...]: one
+# dot_check variant and its manifest row (a compile failure is reported and
+# left out).
+emit_chk() {
+  local name="$1" dt="$2" bm="$3" bn="$4" bk="$5" w="$6" t="$7" c="$8" acc="$9"
+  shift 9
+  if emit "$name" bench/dot_check.tk --num-warps="$w" --signature "$(chk_sig $dt $c $t)" \
+      -D BM="$bm" -D BN="$bn" -D BK="$bk" -D ACC_INT=$acc "$@" 2> "$out/$name.err"; then
+    rm -f "$out/$name.err"
+    echo "chk $name $dt $bm $bn $bk $w $t" >> "$manifest"
+  else
+    echo "FAILED to compile $name:" >&2
+    head -5 "$out/$name.err" >&2
+  fi
+}
 for dt in fp16 bf16 fp32 i8; do
   c=fp32 acc=0
   if [ "$dt" = i8 ]; then c=i32 acc=1; fi
@@ -91,15 +121,21 @@ for dt in fp16 bf16 fp32 i8; do
              "64 256 32 8" "256 64 16 8" "32 16 64 2"; do
     set -- $cfg
     for t in nn tn nt; do
-      name="chk_${dt}_$1x$2x$3_w$4_$t"
-      if emit "$name" bench/dot_check.tk --num-warps="$4" --signature "$(chk_sig $dt $c $t)" \
-          -D BM="$1" -D BN="$2" -D BK="$3" -D ACC_INT=$acc 2> "$out/$name.err"; then
-        rm -f "$out/$name.err"
-        echo "chk $name $dt $1 $2 $3 $4 $t" >> "$manifest"
-      else
-        echo "FAILED to compile $name:" >&2
-        head -5 "$out/$name.err" >&2
-      fi
+      emit_chk "chk_${dt}_$1x$2x$3_w$4_$t" $dt $1 $2 $3 $4 $t $c $acc
+    done
+  done
+done
+# The same on sm_90a (wgmma where the tile fits: M a multiple of 64 per warp
+# group), plus tiles that take its other layouts (N = 16, 32; K = 128), and
+# with the pipeline off (_a1: the dot stages A and B itself).
+for dt in fp16 bf16; do
+  for cfg in "16 16 16 4" "64 64 32 4" "128 128 32 4" "128 64 64 8" "64 256 32 8" "256 64 16 8" \
+             "64 16 64 4" "64 32 16 4" "128 256 64 8" "128 128 128 8" "256 128 64 8"; do
+    set -- $cfg
+    for t in nn tn nt; do
+      emit_chk "chk_${dt}_$1x$2x$3_w$4_${t}_a" $dt $1 $2 $3 $4 $t fp32 0 --arch=sm_90a
+      emit_chk "chk_${dt}_$1x$2x$3_w$4_${t}_a1" $dt $1 $2 $3 $4 $t fp32 0 --arch=sm_90a \
+        --num-stages=1
     done
   done
 done
@@ -108,7 +144,9 @@ done
 if command -v ptxas > /dev/null || [ -x /usr/local/cuda/bin/ptxas ]; then
   px=$(command -v ptxas || echo /usr/local/cuda/bin/ptxas)
   while read -r kind name rest; do
-    if "$px" -arch=sm_90 "$out/$name.ptx" -o /dev/null 2> "$out/$name.ptxas"; then
+    arch=sm_90
+    case "$name" in *_a | *_a1) arch=sm_90a ;; esac
+    if "$px" -arch=$arch "$out/$name.ptx" -o /dev/null 2> "$out/$name.ptxas"; then
       rm -f "$out/$name.ptxas"
       echo "$kind $name $rest"
     else

@@ -402,6 +402,13 @@ def bench(ptx_dir, rows, cases=SPEED_CASES, compare_jit=None, repeat=1):
             entry["head_to_head"] = {"rounds": rounds, "cublas_tflops": cub, "tk_tflops": tkm,
                                      "tk_vs_cublas": tkm / cub}
         entry["tk_configs"] = configs
+        # The best per path: names ending in _a are sm_90a builds (wgmma).
+        for key, pick in (("wgmma", True), ("mma_sync", False)):
+            side = [c for c in good if c["kernel"].endswith("_a") == pick]
+            if side:
+                top = max(side, key=lambda c: c["tflops"])
+                entry[f"tk_{key}_tflops"] = top["tflops"]
+                entry[f"tk_{key}_best"] = top["kernel"]
         entry["tk_tflops"] = best["tflops"] if best else 0.0
         entry["tk_best"] = best["kernel"] if best else None
         entry["tk_vs_cublas"] = entry["tk_tflops"] / entry["cublas_tflops"]
@@ -411,6 +418,11 @@ def bench(ptx_dir, rows, cases=SPEED_CASES, compare_jit=None, repeat=1):
               f"{entry['triton_tflops']:.1f}, cuBLAS {entry['cublas_tflops']:.1f} "
               f"(after the tk configs {entry['cublas_tflops_after']:.1f}) TFLOP/s; "
               f"tk/cuBLAS {entry['tk_vs_cublas']:.2f}")
+        for key in ("wgmma", "mma_sync"):
+            if f"tk_{key}_tflops" in entry:
+                print(f"    best {key}: {entry[f'tk_{key}_tflops']:.1f} "
+                      f"({entry[f'tk_{key}_best']}), "
+                      f"{entry[f'tk_{key}_tflops'] / entry['cublas_tflops']:.2f} of cuBLAS")
         if "head_to_head" in entry:
             h = entry["head_to_head"]
             print(f"    head to head (cuBLAS / tk's best, alternating): "
@@ -438,7 +450,7 @@ def plot(results, path):
     labels = [f"{r['dtype']} {r['size']}" for r in results]
     x = np.arange(len(labels))
     fig, ax = plt.subplots(figsize=(8, 4))
-    for i, (key, name) in enumerate((("tk_tflops", "tk (mma.sync)"),
+    for i, (key, name) in enumerate((("tk_tflops", "tk (best)"),
                                      ("triton_tflops", "Triton 3.6"),
                                      ("cublas_tflops", "cuBLAS"))):
         ax.bar(x + (i - 1) * 0.27, [r[key] for r in results], 0.27, label=name)
@@ -468,12 +480,16 @@ def main():
                    help="speed cases to run, e.g. fp16:4096,fp16:8192 (default: all four)")
     p.add_argument("--only", default=None,
                    help="a regular expression: time only the mm kernels whose name matches")
+    p.add_argument("--check", default=None,
+                   help="a regular expression: check only the chk kernels whose name matches")
     args = p.parse_args()
     global JIT_LEVEL
     JIT_LEVEL = args.jit_level
     rows = read_manifest(args.ptx_dir)
     if args.only:
         rows = [r for r in rows if r[0] not in ("mm", "mmx") or re.search(args.only, r[1])]
+    if args.check:
+        rows = [r for r in rows if r[0] != "chk" or re.search(args.check, r[1])]
     cases = SPEED_CASES
     if args.cases:
         cases = tuple((c.split(":")[0], int(c.split(":")[1])) for c in args.cases.split(","))

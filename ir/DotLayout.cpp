@@ -46,8 +46,8 @@ std::string DotOperandLayout::str() const {
 
 std::string validateMma(int64_t version, const std::vector<int64_t> &warps,
                         const std::vector<int64_t> &instr) {
-  if (version != 2)
-    return fmt::format("mma version {} is not supported (2: mma.sync)", version);
+  if (version != 2 && version != 3)
+    return fmt::format("mma version {} is not supported (2: mma.sync, 3: wgmma)", version);
   if (warps.size() != 2 || instr.size() != 2)
     return fmt::format("an mma layout needs two warps and two instr dimensions, got {} and {}",
                        warps.size(), instr.size());
@@ -56,6 +56,15 @@ std::string validateMma(int64_t version, const std::vector<int64_t> &warps,
       return fmt::format("mma warps [{}] must be powers of two", fmt::join(warps, ", "));
   if (warps[0] * warps[1] > 32)
     return fmt::format("mma warps [{}] multiply to more than 32", fmt::join(warps, ", "));
+  if (version == 3) {
+    // wgmma: warp groups of 4 warps along M, each instruction 64 x N.
+    if (warps[0] < 4 || warps[1] != 1)
+      return fmt::format("wgmma warps [{}] must be [4 x groups, 1]", fmt::join(warps, ", "));
+    if (instr[0] != 64 || instr[1] < 8 || instr[1] > 256 || instr[1] % 8)
+      return fmt::format("wgmma instr [{}] must be [64, N] with N a multiple of 8 up to 256",
+                         fmt::join(instr, ", "));
+    return {};
+  }
   if (instr[0] != 16 || instr[1] != 8)
     return fmt::format("mma instr [{}] is not supported ([16, 8])", fmt::join(instr, ", "));
   return {};
@@ -63,6 +72,20 @@ std::string validateMma(int64_t version, const std::vector<int64_t> &warps,
 
 // ThreadMap dimensions of the dot layouts (Layout.cpp's distribute calls this
 // for them). Warp w is (w / wn, w % wn) over [wm, wn].
+int64_t wgmmaSharedRowBlock(int64_t block, int64_t numWarps) {
+  assert(numWarps >= 4 && numWarps % 4 == 0 && block >= 0);
+  int64_t w = block % numWarps, t = block / numWarps;
+  int64_t mi = t / 2, h = t % 2, groups = numWarps / 4;
+  return 8 * (mi * groups + w / 4) + 2 * (w % 4) + h;
+}
+
+uint64_t wgmmaDescriptor(uint64_t address, uint64_t leadingBytes, uint64_t strideBytes,
+                         int64_t swizzleBytes) {
+  uint64_t mode = swizzleBytes == 128 ? 1 : swizzleBytes == 64 ? 2 : swizzleBytes == 32 ? 3 : 0;
+  return ((address >> 4) & 0x3FFF) | ((leadingBytes >> 4) & 0x3FFF) << 16 |
+         ((strideBytes >> 4) & 0x3FFF) << 32 | mode << 62;
+}
+
 void distributeDotLayout(const LayoutAttr *layout, std::vector<ThreadMap::Dim> &dims,
                          std::vector<unsigned> &order, int64_t &numWarps) {
   const MmaLayout *mma = nullptr;

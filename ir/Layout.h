@@ -148,10 +148,14 @@ std::string validateShared(int64_t vec, int64_t perPhase, int64_t maxPhase,
 /// and columns 2 * (l % 4) + {0, 1}: as a ThreadMap this is the blocked
 /// layout size [1, 2], threads [8, 4], warps [wm, wn], order [1, 0], whose
 /// register pairs (k0 = 2i, 2i + 1) are the two row halves of one piece.
-/// `version = 2` is Ampere's mma.sync; Hopper's wgmma (version 3, a warp
-/// group per 64-row piece) is the same class with another distribution.
+/// `version = 2` is Ampere's mma.sync. `version = 3` is Hopper's wgmma:
+/// warps = [W, 1] (W / 4 warp groups along M), instr = [64, n] (one
+/// wgmma.m64n<n>k16 per 64-row piece); its ThreadMap is mma version 2's with
+/// warps [W, 1], so epilogues are the same (the lowering permutes A's rows
+/// in shared memory to make it so, lowering/codegen/DotToLLVM.cpp).
 ///
 ///   tensor<128x128xfp32, mma<version = 2, warps = [2, 2], instr = [16, 8]>>
+///   tensor<128x256xfp32, mma<version = 3, warps = [8, 1], instr = [64, 256]>>
 class MmaLayout : public LayoutAttr {
 public:
   static const MmaLayout *get(IRContext &ctx, int64_t version, std::vector<int64_t> warps,
@@ -195,8 +199,27 @@ private:
   int64_t kWidth_;
 };
 
-/// Empty when the mma parameters are consistent (version 2, two powers of
-/// two warps multiplying to at most 32, instr [16, 8]), else why not.
+/// wgmma (mma version 3) with `numWarps` warps: the 8-row block of A's
+/// shared tile that holds accumulator row block `block` (rows 8 block ..
+/// 8 block + 7 of the result). Under the ThreadMap, warp w holds row blocks
+/// (2 mi + h) W + w (piece mi, half h); wgmma gives warp w % 4 of group
+/// w / 4 rows 16 (w % 4) + 8 h of its 64-row piece. So block (2 mi + h) W + w
+/// goes to block 8 (mi G + w / 4) + 2 (w % 4) + h of the tile (G = W / 4
+/// groups; piece mi of group g is the tile's 64-row piece mi G + g). A
+/// permutation of [0, M / 8) for M a multiple of 16 W.
+int64_t wgmmaSharedRowBlock(int64_t block, int64_t numWarps);
+
+/// A wgmma shared-memory matrix descriptor: start address >> 4 in bits
+/// 0-13, leading byte offset >> 4 in 16-29, stride byte offset >> 4 in
+/// 32-45, base offset 0, swizzle in 62-63 (1: 128 B, 2: 64 B, 3: 32 B for
+/// `swizzleBytes`). Offsets are multiples of 16 below 256 KiB.
+uint64_t wgmmaDescriptor(uint64_t address, uint64_t leadingBytes, uint64_t strideBytes,
+                         int64_t swizzleBytes);
+
+/// Empty when the mma parameters are consistent (two powers of two warps
+/// multiplying to at most 32; version 2: instr [16, 8]; version 3: warps
+/// [4 x groups, 1], instr [64, n], n a multiple of 8 up to 256), else why
+/// not.
 std::string validateMma(int64_t version, const std::vector<int64_t> &warps,
                         const std::vector<int64_t> &instr);
 

@@ -24,6 +24,20 @@
 // Other dots stay on the FMA path; the reason is written on the op as
 // `fma_reason` (visible under TK_DUMP_IR=accelerate-dot), and their
 // accumulator is converted to the result's layout if it differs.
+//
+// On sm_90a (the function's `arch` attribute, set by tkc and the driver for
+// an arch-specific target) an fp16/bf16 dot takes Hopper's wgmma instead
+// when its shape fits: num_warps a multiple of 4 (W / 4 warp groups along
+// M), M a multiple of 16 W (whole 64-row pieces per group), N a multiple of
+// 8 up to 256 (one wgmma.m64n<N>k16 per piece and k step), K a multiple of
+// 16, and rows of the shared tiles wgmma's swizzle can describe (K and N of
+// 16, 32 or a multiple of 64 elements). Its layout is
+//
+//   mma<version = 3, warps = [W, 1], instr = [64, N]>
+//
+// whose ThreadMap is mma version 2's with warps [W, 1], so the epilogue is
+// the same. Otherwise it stays on mma.sync with the reason written as
+// `wgmma_reason`.
 #include "ir/Builder.h"
 #include "ir/IRContext.h"
 #include "ir/Layout.h"
@@ -43,7 +57,8 @@ const LayoutAttr *layoutOf(Value *v) {
 
 class DotAccelerator {
 public:
-  DotAccelerator(IRContext &ctx, int64_t numWarps) : ctx_(ctx), numWarps_(numWarps) {}
+  DotAccelerator(IRContext &ctx, int64_t numWarps, std::string arch)
+      : ctx_(ctx), numWarps_(numWarps), arch_(std::move(arch)) {}
 
   void run(Operation &dot) {
     std::string reason = whyNot(dot);
@@ -55,7 +70,7 @@ public:
       return;
     }
     const LayoutAttr *old = layoutOf(dot.result());
-    const MmaLayout *mma = MmaLayout::get(ctx_, 2, {wm_, wn_}, {16, 8});
+    const MmaLayout *mma = MmaLayout::get(ctx_, version_, {wm_, wn_}, instr_);
     Value *res = dot.result(), *acc = dot.operand(2);
 
     // A loop-carried accumulator: %acc is the body's argument and the body
@@ -218,6 +233,7 @@ private:
   // Empty when `dot` goes to the tensor cores (and wm_, wn_ are set), else
   // why not.
   std::string whyNot(Operation &dot) {
+    dot.attrs().erase("wgmma_reason");
     Type *a = dot.operand(0)->type(), *c = dot.result()->type();
     if (!layoutOf(dot.result()) || !layoutOf(dot.operand(0)))
       return "the dot has no layout (run --coalesce first)";
@@ -237,6 +253,15 @@ private:
                          "fp32, int8 + int32)",
                          a->elementType()->str(), a->elementType()->str(), c->elementType()->str());
     int64_t M = a->shape()[0], K = a->shape()[1], N = c->shape()[1];
+    version_ = 2, instr_ = {16, 8};
+    if (kStep == 16 && isWgmmaArch()) {
+      std::string why = whyNotWgmma(M, N, K);
+      if (why.empty()) {
+        version_ = 3, wm_ = numWarps_, wn_ = 1, instr_ = {64, N};
+        return {};
+      }
+      dot.attrs().set("wgmma_reason", why);
+    }
     if (M % 16 || N % 8 || K % kStep)
       return fmt::format("shape {}x{}x{} (MxNxK) is not a multiple of the instruction's "
                          "16x8x{}",
@@ -256,9 +281,33 @@ private:
     return {};
   }
 
+  bool isWgmmaArch() const { return arch_ == "sm_90a"; }
+
+  // Empty when an fp16/bf16 dot of M x N x K fits wgmma (see the header),
+  // else why not.
+  std::string whyNotWgmma(int64_t M, int64_t N, int64_t K) const {
+    if (numWarps_ % 4)
+      return fmt::format("{} warps are not whole warp groups of 4", numWarps_);
+    if (M % (16 * numWarps_))
+      return fmt::format("M = {} is not a multiple of {} (64 rows per warp group, {} warps)", M,
+                         16 * numWarps_, numWarps_);
+    if (N % 8 || N > 256)
+      return fmt::format("N = {} is not a multiple of 8 up to 256", N);
+    // A shared tile's row (K, or N for a row-major B) is 32, 64 or n x 128
+    // bytes: a swizzle wgmma's descriptors describe.
+    auto rowFits = [](int64_t elems) { return elems == 16 || elems == 32 || elems % 64 == 0; };
+    if (K % 16 || !rowFits(K))
+      return fmt::format("K = {} is not 16, 32 or a multiple of 64", K);
+    if (!rowFits(N))
+      return fmt::format("N = {} is not 16, 32 or a multiple of 64", N);
+    return {};
+  }
+
   IRContext &ctx_;
   int64_t numWarps_;
-  int64_t wm_ = 1, wn_ = 1;
+  std::string arch_;
+  int64_t wm_ = 1, wn_ = 1, version_ = 2;
+  std::vector<int64_t> instr_ = {16, 8};
   // (value, layout) -> the value re-created in that layout (epilogue).
   std::map<std::pair<Value *, const LayoutAttr *>, Value *> remat_;
 };
@@ -275,7 +324,8 @@ public:
         if (op->is(Opcode::Dot) && op->result()->type()->rank() == 2)
           dots.push_back(op);
       });
-      DotAccelerator acc(module.context(), fn->attrs().getInt("num_warps").value_or(4));
+      DotAccelerator acc(module.context(), fn->attrs().getInt("num_warps").value_or(4),
+                         fn->attrs().getString("arch").value_or(""));
       for (Operation *dot : dots)
         acc.run(*dot);
       changed |= !dots.empty();

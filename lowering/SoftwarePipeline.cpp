@@ -205,13 +205,18 @@ public:
     // The rings and the prologue: stages 0 .. S-2 of iterations lb, lb + step, ...
     b.setInsertionPoint(&loop_);
     std::vector<Value *> rings;
+    bool wgmma = feedsWgmma(loads);
     for (Operation *load : loads) {
       Type *t = load->result()->type();
       std::vector<int64_t> shape = {stages, t->shape()[0], t->shape()[1]};
       const SharedLayout *l = SharedLayout::get(ctx_, 8, 1, 1, {2, 1, 0});
-      rings.push_back(
-          b.create(Opcode::LocalAlloc, loc, {}, {ctx_.tensor(shape, t->elementType(), l)})
-              ->result());
+      Operation *alloc =
+          b.create(Opcode::LocalAlloc, loc, {}, {ctx_.tensor(shape, t->elementType(), l)});
+      // wgmma reads its stages through descriptors whose swizzle repeats
+      // every 1024 bytes of address: each stage starts on such a boundary.
+      if (wgmma)
+        alloc->setAttr("align", int64_t(1024));
+      rings.push_back(alloc->result());
     }
     wait(0);
     std::vector<std::unique_ptr<Level>> pro;
@@ -233,15 +238,21 @@ public:
     // When one dot reads both rings, the wait moves into it (ring_wait, see
     // the header) and stage 0's wait goes before the loop.
     int64_t pending = (stages - 2) * static_cast<int64_t>(loads.size());
-    Operation *dot = soleDot(loads);
+    // A wgmma dot reads the stage after the body's wait, which also makes
+    // the cp.async writes visible to the async proxy (fence_async); it
+    // finishes its reads (wgmma.wait_group 0) before the next iteration's
+    // barrier, so the slot the body's copy refills is free.
+    Operation *dot = wgmma ? nullptr : soleDot(loads);
     if (dot)
       wait(pending);
     Operation *first = body_->front();
     b.setInsertionPoint(first);
     Value *idx = b.div(loc, b.sub(loc, iv, lb), step);
-    if (!dot)
+    if (!dot) {
       wait(pending);
-    else
+      if (wgmma)
+        first->prevNode()->setAttr("fence_async", true);
+    } else
       dot->attrs().set("ring_wait", Attribute(pending));
     std::vector<Value *> views;
     for (size_t i = 0; i < loads.size(); ++i)
@@ -267,6 +278,18 @@ public:
   }
 
 private:
+  // Whether a dot on wgmma (mma version 3) reads one of `loads`.
+  static bool feedsWgmma(const std::vector<Operation *> &loads) {
+    for (Operation *load : loads)
+      for (Operation *u : load->result()->users()) {
+        auto *t = dyn_cast<TensorType>(u->result()->type());
+        auto *mma = t ? dyn_cast<MmaLayout>(t->layout()) : nullptr;
+        if (mma && mma->version() == 3)
+          return true;
+      }
+    return false;
+  }
+
   // The dot that takes `loads` (two of them) directly as its A and B, when it
   // is their only user and the body has no other shared-memory traffic or
   // control flow (ops with regions, atomics, scans): it may then own the

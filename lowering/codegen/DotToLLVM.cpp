@@ -75,18 +75,47 @@ struct SmemTile {
   llvm::Value *base = nullptr; // i8 addrspace(3)*
   int64_t rows = 0, rowLen = 0, elemBytes = 0;
   int64_t perPhase = 1, maxPhase = 1;
+  // wgmma's layout (see WgmmaDot): rows longer than 128 bytes are cut into
+  // 128-byte column blocks, each a [rows][128 B] array; and A's M
+  // coordinate (the row when permDim is 0, else the column) is permuted in
+  // 8-row blocks for `permWarps` warps (wgmmaSharedRowBlock).
+  bool blocks = false;
+  int64_t permWarps = 0;
+  unsigned permDim = 0;
 
   int64_t bytes() const { return rows * rowLen * elemBytes; }
   int64_t vec() const { return std::max<int64_t>(1, kChunkBytes / elemBytes); }
+  /// Elements of one row of a column block (the whole row without blocks).
+  int64_t blockLen() const { return blocks ? std::min(rowLen, 128 / elemBytes) : rowLen; }
 
   void swizzle() {
-    int64_t rowBytes = rowLen * elemBytes;
+    int64_t rowBytes = blockLen() * elemBytes;
     perPhase = std::max<int64_t>(1, 128 / rowBytes);
     maxPhase = std::clamp<int64_t>(rowBytes / kChunkBytes, 1, 8);
   }
 
   /// The byte address of element (row, col) (i32 values).
   llvm::Value *address(llvm::IRBuilderBase &b, llvm::Value *row, llvm::Value *col) const {
+    if (permWarps) {
+      llvm::Value *&m = permDim == 0 ? row : col;
+      llvm::Value *block = b.CreateUDiv(m, b.getInt32(8));
+      int64_t w = permWarps;
+      llvm::Value *warp = b.CreateURem(block, b.getInt32(w)),
+                  *t = b.CreateUDiv(block, b.getInt32(w));
+      llvm::Value *to = b.CreateAdd(
+          b.CreateMul(b.CreateAdd(b.CreateMul(b.CreateUDiv(t, b.getInt32(2)), b.getInt32(w / 4)),
+                                  b.CreateUDiv(warp, b.getInt32(4))),
+                      b.getInt32(8)),
+          b.CreateAdd(b.CreateMul(b.CreateURem(warp, b.getInt32(4)), b.getInt32(2)),
+                      b.CreateURem(t, b.getInt32(2))));
+      m = b.CreateAdd(b.CreateMul(to, b.getInt32(8)), b.CreateURem(m, b.getInt32(8)));
+    }
+    int64_t len = blockLen();
+    llvm::Value *blockOffset = nullptr;
+    if (len < rowLen) {
+      blockOffset = b.CreateMul(b.CreateUDiv(col, b.getInt32(len)), b.getInt32(rows * len));
+      col = b.CreateURem(col, b.getInt32(len));
+    }
     llvm::Value *c = col;
     if (maxPhase > 1) {
       llvm::Value *phase = b.CreateAnd(b.CreateUDiv(row, b.getInt32(perPhase)), maxPhase - 1);
@@ -94,7 +123,9 @@ struct SmemTile {
       c = b.CreateAdd(b.CreateMul(b.CreateXor(chunk, phase), b.getInt32(vec())),
                       b.CreateURem(col, b.getInt32(vec())));
     }
-    llvm::Value *elem = b.CreateAdd(b.CreateMul(row, b.getInt32(rowLen)), c);
+    llvm::Value *elem = b.CreateAdd(b.CreateMul(row, b.getInt32(len)), c);
+    if (blockOffset)
+      elem = b.CreateAdd(elem, blockOffset);
     return b.CreateGEP(b.getInt8Ty(), base, b.CreateMul(elem, b.getInt32(elemBytes)));
   }
 };
@@ -103,6 +134,25 @@ struct SmemTile {
 bool isRingView(Value *v) {
   Operation *def = v->definingOp();
   return def && def->is(Opcode::RingView);
+}
+
+// A ring that feeds wgmma (--pipeline aligns it to 1024 bytes) takes its
+// layout: 128-byte column blocks, and A's rows permuted (see SmemTile).
+void wgmmaRingLayout(Value *ring, unsigned fast, SmemTile &t) {
+  Operation *alloc = ring->definingOp();
+  if (!alloc || alloc->attrs().getInt("align").value_or(16) < 1024)
+    return;
+  t.blocks = true;
+  for (Operation *view : ring->users())
+    if (view->is(Opcode::RingView))
+      for (Operation *dot : view->result()->users()) {
+        auto *rt = dot->is(Opcode::Dot) ? dyn_cast<TensorType>(dot->result()->type()) : nullptr;
+        auto *mma = rt ? dyn_cast<MmaLayout>(rt->layout()) : nullptr;
+        if (mma && mma->version() == 3 && dot->operand(0) == view->result()) {
+          t.permWarps = mma->warps()[0];
+          t.permDim = fast == 1 ? 0 : 1;
+        }
+      }
 }
 
 // The stage `idx` % S of `ring` (a local_alloc of shape [S, ...]) holding a
@@ -114,6 +164,7 @@ SmemTile ringStage(FunctionLowering &fl, Value *ring, llvm::Value *idx, Type *ti
   // async_copy.
   SmemTile t{nullptr, tile->shape()[1 - fast], tile->shape()[fast],
              dtypeBytes(ring->type()->dtype())};
+  wgmmaRingLayout(ring, fast, t);
   t.swizzle();
   llvm::Value *i = b.CreateZExtOrTrunc(idx, b.getInt32Ty());
   llvm::Value *slot = b.CreateURem(i, b.getInt32(static_cast<uint32_t>(ring->type()->shape()[0])));
@@ -121,6 +172,16 @@ SmemTile ringStage(FunctionLowering &fl, Value *ring, llvm::Value *idx, Type *ti
                        b.CreateMul(slot, b.getInt32(static_cast<uint32_t>(t.bytes()))));
   return t;
 }
+
+// One PTX statement without operands, kept in place.
+void ptxStatement(llvm::IRBuilderBase &b, const char *text) {
+  auto *fnTy = llvm::FunctionType::get(b.getVoidTy(), {}, false);
+  b.CreateCall(llvm::InlineAsm::get(fnTy, text, "~{memory}", true), {});
+}
+
+// Makes this thread's generic-proxy writes to shared memory (st.shared,
+// cp.async) visible to the async proxy that wgmma reads through.
+void fenceProxyAsync(llvm::IRBuilderBase &b) { ptxStatement(b, "fence.proxy.async.shared::cta;"); }
 
 // Rounds an fp32 value to tf32 (nearest, ties away), as the interpreter.
 llvm::Value *roundTF32(llvm::IRBuilderBase &b, llvm::Value *v) {
@@ -132,10 +193,12 @@ llvm::Value *roundTF32(llvm::IRBuilderBase &b, llvm::Value *v) {
 
 // cp.async.wait_group `pending`, then a barrier: the groups committed
 // before the last `pending` have landed and every thread sees them.
-void asyncWait(FunctionLowering &fl, int64_t pending) {
+void asyncWait(FunctionLowering &fl, int64_t pending, bool fenceAsync = false) {
   llvm::IRBuilderBase &b = fl.builder();
   b.CreateIntrinsic(llvm::Intrinsic::nvvm_cp_async_wait_group, {},
                     {b.getInt32(static_cast<uint32_t>(pending))});
+  if (fenceAsync)
+    fenceProxyAsync(b);
   fl.target().barrier(b);
 }
 
@@ -564,6 +627,188 @@ private:
   llvm::Value *warpM_ = nullptr, *warpN_ = nullptr, *quad_ = nullptr, *rowInMatrix_ = nullptr;
 };
 
+// The wgmma dot (mma version 3, see the header): both operands in shared
+// memory (a ring stage, or staged here at a 1024-aligned scratch address),
+// one wgmma.mma_async per 64-row piece of the warp group and k step of 16.
+class WgmmaDot {
+public:
+  WgmmaDot(FunctionLowering &fl, Operation &op, const MmaLayout *mma)
+      : fl_(fl), b_(fl.builder()), op_(op), mma_(mma) {}
+
+  bool run() {
+    Value *a = op_.operand(0), *bv = op_.operand(1), *res = op_.result();
+    DType dt = a->type()->dtype();
+    M_ = a->type()->shape()[0], K_ = a->type()->shape()[1], N_ = bv->type()->shape()[1];
+    W_ = mma_->warps()[0];
+    if ((dt != DType::F16 && dt != DType::BF16) || M_ % (16 * W_) || K_ % 16 ||
+        mma_->instr()[1] != N_ || fl_.numWarps() != W_)
+      return fl_.unsupported(
+          op_, fmt::format("on wgmma with shape {}x{}x{} and {}", M_, N_, K_, mma_->str()));
+    // MN-major: A's registers run along M, B's along N (as the ring or the
+    // staging stores them); K-major otherwise.
+    mnA_ = fl_.threadMap(a).order()[0] == 0;
+    mnB_ = fl_.threadMap(bv).order()[0] == 1;
+    bool ringA = isRingView(a), ringB = isRingView(bv);
+    SmemTile ta, tb;
+    if (ringA)
+      ta = ringStage(fl_, a->definingOp()->operand(0), fl_.get(a->definingOp()->operand(1))[0],
+                     a->type(), mnA_ ? 0 : 1);
+    if (ringB)
+      tb = ringStage(fl_, bv->definingOp()->operand(0), fl_.get(bv->definingOp()->operand(1))[0],
+                     bv->type(), mnB_ ? 1 : 0);
+    bool staged = !ringA || !ringB;
+    if (staged) {
+      // The scratch base rounded up to 1024 (--allocate-shared counts the
+      // extra bytes).
+      llvm::Value *raw = fl_.scratch();
+      llvm::Value *addr = b_.CreatePtrToInt(raw, b_.getInt32Ty());
+      llvm::Value *pad = b_.CreateAnd(b_.CreateSub(b_.getInt32(0), addr), b_.getInt32(1023));
+      llvm::Value *base = b_.CreateGEP(b_.getInt8Ty(), raw, pad);
+      if (!ringA) {
+        ta = SmemTile{base, mnA_ ? K_ : M_, mnA_ ? M_ : K_, 2};
+        ta.blocks = true, ta.permWarps = W_, ta.permDim = mnA_ ? 1 : 0;
+        ta.swizzle();
+        stageOperand(fl_, a, ta, mnA_ ? 1 : 0, false, kChunkBytes);
+        base = b_.CreateGEP(b_.getInt8Ty(), base, b_.getInt32(static_cast<uint32_t>(ta.bytes())));
+      }
+      if (!ringB) {
+        tb = SmemTile{base, mnB_ ? K_ : N_, mnB_ ? N_ : K_, 2};
+        tb.blocks = true;
+        tb.swizzle();
+        stageOperand(fl_, bv, tb, mnB_ ? 0 : 1, false, kChunkBytes);
+      }
+      fenceProxyAsync(b_);
+      fl_.target().barrier(b_);
+    }
+
+    ThreadMap map = fl_.threadMap(res);
+    Regs acc = fl_.get(op_.operand(2));
+    int64_t pieces = M_ / (16 * W_), groups = W_ / 4;
+    llvm::Value *group = b_.CreateUDiv(fl_.warpId(), b_.getInt32(4));
+    if (groups > 1)
+      group = b_.CreateURem(group, b_.getInt32(static_cast<uint32_t>(groups)));
+    // Piece mi's accumulator registers in wgmma's order: d[4 ni + 2 h + c]
+    // is row half h, column 8 ni + 2 (lane % 4) + c, i.e. the ThreadMap's
+    // register (2 mi + h, 2 ni + c).
+    std::vector<std::vector<int64_t>> regsOf(static_cast<size_t>(pieces));
+    for (int64_t mi = 0; mi < pieces; ++mi)
+      for (int64_t ni = 0; ni < N_ / 8; ++ni)
+        for (int64_t h = 0; h < 2; ++h)
+          for (int64_t c = 0; c < 2; ++c)
+            regsOf[mi].push_back(map.registerOf({2 * mi + h, 2 * ni + c}));
+    ptxStatement(b_, "wgmma.fence.sync.aligned;");
+    for (int64_t kk = 0; kk < K_ / 16; ++kk) {
+      llvm::Value *descB = descriptor(tb, mnB_, b_.getInt32(0), kk);
+      for (int64_t mi = 0; mi < pieces; ++mi) {
+        llvm::Value *piece = b_.CreateAdd(b_.getInt32(static_cast<uint32_t>(mi * groups)), group);
+        llvm::Value *descA = descriptor(ta, mnA_, b_.CreateMul(piece, b_.getInt32(64)), kk);
+        Regs c;
+        for (int64_t r : regsOf[mi])
+          c.push_back(acc[r]);
+        Regs d = issue(dt, descA, descB, c);
+        for (size_t i = 0; i < d.size(); ++i)
+          acc[regsOf[mi][i]] = d[i];
+      }
+    }
+    ptxStatement(b_, "wgmma.commit_group.sync.aligned;");
+    waitGroup(acc);
+    if (staged)
+      fl_.target().barrier(b_);
+    fl_.set(res, std::move(acc));
+    return true;
+  }
+
+private:
+  // The descriptor of the 64 x 16 (A) or 16 x N (B) matrix of k step `kk`
+  // whose M (N) coordinates start at `mn0` (a multiple of 64, i32) in tile
+  // `t`. K-major (rows along M/N, K along the row): 8-row groups SBO = 8 row
+  // bytes apart, the k step 32 bytes into the row (into the column block of
+  // 128 bytes that holds it). MN-major (rows along K): the k step 16 rows
+  // down, 8-row groups SBO apart, 128-byte column blocks LBO apart.
+  llvm::Value *descriptor(const SmemTile &t, bool mnMajor, llvm::Value *mn0, int64_t kk) {
+    int64_t rowBytes = t.blockLen() * t.elemBytes, blockBytes = t.rows * rowBytes;
+    llvm::Value *offset;
+    uint64_t lbo = 16;
+    if (!mnMajor) {
+      int64_t kByte = kk * 32;
+      offset =
+          b_.CreateAdd(b_.CreateMul(mn0, b_.getInt32(static_cast<uint32_t>(rowBytes))),
+                       b_.getInt32(static_cast<uint32_t>(kByte / 128 * blockBytes + kByte % 128)));
+    } else {
+      lbo = static_cast<uint64_t>(blockBytes);
+      // mn0 * 2 bytes / 128 column blocks, each blockBytes.
+      offset = b_.CreateAdd(b_.CreateMul(b_.CreateUDiv(mn0, b_.getInt32(64)),
+                                         b_.getInt32(static_cast<uint32_t>(blockBytes))),
+                            b_.getInt32(static_cast<uint32_t>(16 * kk * rowBytes)));
+    }
+    llvm::Value *addr = b_.CreateAdd(b_.CreatePtrToInt(t.base, b_.getInt32Ty()), offset);
+    uint64_t fixed = wgmmaDescriptor(0, lbo, static_cast<uint64_t>(8 * rowBytes), rowBytes);
+    llvm::Value *start =
+        b_.CreateZExt(b_.CreateAnd(b_.CreateLShr(addr, 4), b_.getInt32(0x3FFF)), b_.getInt64Ty());
+    return b_.CreateOr(start, b_.getInt64(fixed));
+  }
+
+  // wgmma.mma_async m64n<N>k16: d = A x B + d, N / 2 fp32 registers per
+  // thread, tied in and out.
+  Regs issue(DType dt, llvm::Value *descA, llvm::Value *descB, const Regs &c) {
+    const char *ty = dt == DType::BF16 ? "bf16" : "f16";
+    size_t n = c.size();
+    std::string regs;
+    for (size_t i = 0; i < n; ++i)
+      regs += fmt::format("{}${}", i ? ", " : "", i);
+    std::string text = fmt::format(
+        "{{ .reg .pred p; setp.ne.b32 p, ${}, 0; wgmma.mma_async.sync.aligned.m64n{}k16.f32.{}.{} "
+        "{{{}}}, ${}, ${}, p, 1, 1, {}, {}; }}",
+        n + 2, N_, ty, ty, regs, n, n + 1, mnA_ ? 1 : 0, mnB_ ? 1 : 0);
+    std::string cons;
+    for (size_t i = 0; i < n; ++i)
+      cons += "=f,";
+    cons += "l,l,r";
+    for (size_t i = 0; i < n; ++i)
+      cons += fmt::format(",{}", i);
+    std::vector<llvm::Type *> params = {b_.getInt64Ty(), b_.getInt64Ty(), b_.getInt32Ty()};
+    params.insert(params.end(), n, b_.getFloatTy());
+    std::vector<llvm::Type *> outs(n, b_.getFloatTy());
+    auto *fnTy =
+        llvm::FunctionType::get(llvm::StructType::get(b_.getContext(), outs), params, false);
+    std::vector<llvm::Value *> args = {descA, descB, b_.getInt32(1)};
+    args.insert(args.end(), c.begin(), c.end());
+    llvm::Value *call = b_.CreateCall(llvm::InlineAsm::get(fnTy, text, cons, true), args);
+    Regs out;
+    for (unsigned i = 0; i < n; ++i)
+      out.push_back(b_.CreateExtractValue(call, {i}));
+    return out;
+  }
+
+  // wgmma.wait_group 0, with the accumulator passed through it (in chunks
+  // of at most 128 registers) so nothing reads it before the wait.
+  void waitGroup(Regs &acc) {
+    for (size_t at = 0; at < acc.size(); at += 128) {
+      size_t n = std::min<size_t>(128, acc.size() - at);
+      std::string cons;
+      for (size_t i = 0; i < n; ++i)
+        cons += "=f,";
+      for (size_t i = 0; i < n; ++i)
+        cons += fmt::format("{}{}", i ? "," : "", i);
+      std::vector<llvm::Type *> tys(n, b_.getFloatTy());
+      auto *fnTy = llvm::FunctionType::get(llvm::StructType::get(b_.getContext(), tys), tys, false);
+      std::vector<llvm::Value *> args(acc.begin() + static_cast<std::ptrdiff_t>(at),
+                                      acc.begin() + static_cast<std::ptrdiff_t>(at + n));
+      llvm::Value *call = b_.CreateCall(
+          llvm::InlineAsm::get(fnTy, "wgmma.wait_group.sync.aligned 0;", cons, true), args);
+      for (unsigned i = 0; i < n; ++i)
+        acc[at + i] = b_.CreateExtractValue(call, {i});
+    }
+  }
+
+  FunctionLowering &fl_;
+  llvm::IRBuilder<> &b_;
+  Operation &op_;
+  const MmaLayout *mma_;
+  int64_t M_ = 0, N_ = 0, K_ = 0, W_ = 4;
+  bool mnA_ = false, mnB_ = false;
+};
+
 } // namespace
 
 // async_copy ring, index, ptr [, mask] (see the header).
@@ -624,7 +869,8 @@ bool FunctionLowering::lowerDot(Operation &op) {
   if (op.is(Opcode::AsyncCopy))
     return lowerAsyncCopy(*this, op);
   if (op.is(Opcode::AsyncWait)) {
-    asyncWait(*this, op.attrs().getInt("pending").value_or(0));
+    asyncWait(*this, op.attrs().getInt("pending").value_or(0),
+              op.attrs().getBool("fence_async").value_or(false));
     return true;
   }
   if (op.is(Opcode::RingView)) {
@@ -641,7 +887,7 @@ bool FunctionLowering::lowerDot(Operation &op) {
     return unsupported(op, "whose accumulator layout differs from its result's (run "
                            "--accelerate-dot)");
   if (auto *mma = dyn_cast<MmaLayout>(layoutOf(res)))
-    return MmaDot(*this, op, mma).run();
+    return mma->version() == 3 ? WgmmaDot(*this, op, mma).run() : MmaDot(*this, op, mma).run();
   if (!isa<BlockedLayout>(layoutOf(res)))
     return unsupported(op, "with a result layout other than blocked or mma");
   return FmaDot(*this, op).run();

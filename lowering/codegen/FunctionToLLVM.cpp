@@ -266,7 +266,10 @@ std::unique_ptr<llvm::Module> lowerToLLVM(Module &module, const TargetOptions &o
           dynamic ? llvm::GlobalValue::ExternalLinkage : llvm::GlobalValue::InternalLinkage,
           dynamic ? nullptr : llvm::UndefValue::get(arrTy), fn.name() + "_smem", nullptr,
           llvm::GlobalValue::NotThreadLocal, target->sharedAddressSpace());
-      smem->setAlignment(llvm::Align(16));
+      // 16 bytes, or what a buffer needs (--allocate-shared's shared_align:
+      // 1024 for wgmma's swizzled rings).
+      smem->setAlignment(llvm::Align(static_cast<uint64_t>(
+          std::max<int64_t>(16, fn.attrs().getInt("shared_align").value_or(16)))));
     }
 
     std::vector<llvm::Type *> params;

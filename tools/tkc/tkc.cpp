@@ -511,6 +511,11 @@ bool lowerToGPU(Compilation &c, Module &module) {
   for (auto &fn : module.functions())
     if (c.options.numStages > 0 && !fn->attrs().has("num_stages"))
       fn->attrs().set("num_stages", c.options.numStages);
+  // An arch-specific target (sm_90a) is recorded for the passes that use
+  // its instructions (--accelerate-dot: wgmma).
+  for (auto &fn : module.functions())
+    if (c.options.arch.ends_with('a') && !fn->attrs().has("arch"))
+      fn->attrs().set("arch", c.options.arch);
   PassManager pm(c.diag);
   pm.configureFromEnvironment();
   pm.setSink([](std::string_view text) { printErr(text); });
