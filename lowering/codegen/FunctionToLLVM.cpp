@@ -96,12 +96,23 @@ llvm::Value *FunctionLowering::threadOffset(const LayoutAttr *layout, const Thre
   // In the entry block, so the value dominates every use in any region.
   llvm::IRBuilder<> eb(entry_->getTerminator());
   const ThreadMap::Dim &d = map.dim(dim);
-  llvm::Value *l =
-      eb.CreateURem(eb.CreateUDiv(lane_, eb.getInt32(d.laneStride)), eb.getInt32(d.threads));
-  llvm::Value *w =
-      eb.CreateURem(eb.CreateUDiv(warp_, eb.getInt32(d.warpStride)), eb.getInt32(d.warps));
-  slot =
-      eb.CreateMul(eb.CreateAdd(eb.CreateMul(w, eb.getInt32(d.threads)), l), eb.getInt32(d.size));
+  // (id / stride) % count, without the steps that change nothing (a
+  // division by 1; a count of 1 makes the part 0), and so on below: LLVM
+  // would fold them, but only after its first passes have walked them.
+  // `ids` is the number of ids (32 lanes, numWarps warps): when stride *
+  // count covers them the remainder is the quotient.
+  auto part = [&](llvm::Value *id, int64_t ids, int64_t stride, int64_t count) -> llvm::Value * {
+    if (count == 1)
+      return nullptr;
+    llvm::Value *q = stride == 1 ? id : eb.CreateUDiv(id, eb.getInt32(stride));
+    return stride * count >= ids ? q : eb.CreateURem(q, eb.getInt32(count));
+  };
+  llvm::Value *l = part(lane_, kWarpSize, d.laneStride, d.threads);
+  llvm::Value *w = part(warp_, numWarps_, d.warpStride, d.warps);
+  if (w && d.threads != 1)
+    w = eb.CreateMul(w, eb.getInt32(d.threads));
+  llvm::Value *t = l && w ? eb.CreateAdd(w, l) : l ? l : w ? w : eb.getInt32(0);
+  slot = d.size == 1 ? t : eb.CreateMul(t, eb.getInt32(d.size));
   return slot;
 }
 
@@ -109,15 +120,23 @@ std::vector<std::vector<llvm::Value *>> FunctionLowering::coordinates(Value *v) 
   ThreadMap map = threadMap(v);
   const LayoutAttr *layout = layoutOf(v);
   std::vector<std::vector<llvm::Value *>> out(static_cast<size_t>(map.numRegisters()));
+  // One value per dimension and register offset: registers that differ only
+  // in other dimensions share it (a 2-d tile's rows and columns).
+  std::map<std::pair<unsigned, int64_t>, llvm::Value *> made;
   for (int64_t r = 0; r < map.numRegisters(); ++r)
     for (unsigned d = 0; d < map.rank(); ++d) {
-      // Extents are powers of two: the wrap-around of a small dimension is a
-      // mask, which folds away when the tile fits.
-      llvm::Value *c =
-          b_.CreateAdd(threadOffset(layout, map, d), b_.getInt32(map.registerOffset(r, d)));
-      if (map.dim(d).tile() > map.dim(d).extent)
-        c = b_.CreateAnd(c, b_.getInt32(map.dim(d).extent - 1));
-      out[r].push_back(c);
+      int64_t offset = map.registerOffset(r, d);
+      llvm::Value *&c = made[{d, offset}];
+      if (!c) {
+        c = threadOffset(layout, map, d);
+        if (offset != 0)
+          c = b_.CreateAdd(c, b_.getInt32(static_cast<uint32_t>(offset)));
+        // Extents are powers of two: the wrap-around of a small dimension
+        // is a mask, which folds away when the tile fits.
+        if (map.dim(d).tile() > map.dim(d).extent)
+          c = b_.CreateAnd(c, b_.getInt32(map.dim(d).extent - 1));
+      }
+      out[static_cast<size_t>(r)].push_back(c);
     }
   return out;
 }
