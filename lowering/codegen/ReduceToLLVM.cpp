@@ -71,15 +71,22 @@ public:
   bool run();
 
 private:
-  // a's positions come before b's; `ordered`: all of them (a thread's own
-  // registers), so an argmax/argmin tie keeps a without comparing positions.
-  Tuple combine(const Tuple &a, const Tuple &b, bool ordered = false);
+  // a's positions come before b's.
+  Tuple combine(const Tuple &a, const Tuple &b);
   // One butterfly step: `a` combined with the lane `lane ^ laneMask`'s tuple.
   // Both partners combine the same two tuples in the same order (for a
   // combiner region the lane whose `coord` has `bit` clear goes left; the
   // other kinds are commutative), so they end with the same bits.
   Tuple butterfly(const Tuple &a, unsigned laneMask, llvm::Value *coord, uint32_t bit);
-  Tuple argCombine(const Tuple &a, const Tuple &b, bool ordered);
+  Tuple argCombine(const Tuple &a, const Tuple &b);
+  // argmax/argmin over one thread's (value, position) pairs in position
+  // order: the extreme value by the same max/min chain a plain max/min
+  // reduce of the operand emits (so LLVM shares the two when a kernel asks
+  // for both, as tk.max(x, return_indices=True) does), then the first
+  // position holding it, found from the last pair back with each match
+  // overriding; the first position when none matches (all NaN: NaN loses to
+  // any number, and an all-NaN run keeps its first).
+  Tuple firstExtreme(const std::vector<Tuple> &run);
   llvm::Value *storageOf(llvm::Value *v) {
     return v->getType()->isIntegerTy(1) ? b_.CreateZExt(v, b_.getInt8Ty()) : v;
   }
@@ -94,38 +101,47 @@ private:
   bool failed_ = false;
 };
 
-Tuple ReduceLowering::argCombine(const Tuple &a, const Tuple &b, bool ordered) {
+Tuple ReduceLowering::argCombine(const Tuple &a, const Tuple &b) {
   bool isMax = *kind_ == "argmax";
   Type *t = types_[0];
-  llvm::Value *bBetter, *tie = nullptr;
+  llvm::Value *bBetter, *tie;
   if (t->isFloatLike()) {
     // b is better when it is a number and a is NaN or below (above) it:
     // b >u a (unordered or greater: a NaN or b > a), b not NaN.
     llvm::Value *bNum = b_.CreateFCmpORD(b[0], b[0]);
     llvm::Value *unordered = isMax ? b_.CreateFCmpUGT(b[0], a[0]) : b_.CreateFCmpULT(b[0], a[0]);
     bBetter = b_.CreateAnd(bNum, unordered);
-    if (!ordered) {
-      llvm::Value *bothNaN = b_.CreateAnd(b_.CreateFCmpUNO(a[0], a[0]), b_.CreateNot(bNum));
-      tie = b_.CreateOr(b_.CreateFCmpOEQ(a[0], b[0]), bothNaN);
-    }
+    llvm::Value *bothNaN = b_.CreateAnd(b_.CreateFCmpUNO(a[0], a[0]), b_.CreateNot(bNum));
+    tie = b_.CreateOr(b_.CreateFCmpOEQ(a[0], b[0]), bothNaN);
   } else {
     bool sign = isSigned(t->dtype());
     llvm::CmpInst::Predicate p = isMax ? (sign ? llvm::CmpInst::ICMP_SGT : llvm::CmpInst::ICMP_UGT)
                                        : (sign ? llvm::CmpInst::ICMP_SLT : llvm::CmpInst::ICMP_ULT);
     bBetter = b_.CreateICmp(p, b[0], a[0]);
-    if (!ordered)
-      tie = b_.CreateICmpEQ(a[0], b[0]);
+    tie = b_.CreateICmpEQ(a[0], b[0]);
   }
-  // Equal values keep the lower position: when all of a's positions come
-  // before b's (a thread's own registers, combined in order), that is a.
-  llvm::Value *pickB =
-      ordered ? bBetter : b_.CreateOr(bBetter, b_.CreateAnd(tie, b_.CreateICmpSLT(b[1], a[1])));
+  // Equal values keep the lower position.
+  llvm::Value *pickB = b_.CreateOr(bBetter, b_.CreateAnd(tie, b_.CreateICmpSLT(b[1], a[1])));
   return {b_.CreateSelect(pickB, b[0], a[0]), b_.CreateSelect(pickB, b[1], a[1])};
 }
 
-Tuple ReduceLowering::combine(const Tuple &a, const Tuple &b, bool ordered) {
+Tuple ReduceLowering::firstExtreme(const std::vector<Tuple> &run) {
+  Type *t = types_[0];
+  llvm::Value *extreme = run[0][0];
+  for (size_t i = 1; i < run.size(); ++i)
+    extreme = fl_.combine(*kind_ == "argmax" ? "max" : "min", t, extreme, run[i][0]);
+  llvm::Value *position = run[0][1];
+  for (size_t i = run.size(); i-- > 0;) {
+    llvm::Value *hit = t->isFloatLike() ? b_.CreateFCmpOEQ(run[i][0], extreme)
+                                        : b_.CreateICmpEQ(run[i][0], extreme);
+    position = b_.CreateSelect(hit, run[i][1], position);
+  }
+  return {extreme, position};
+}
+
+Tuple ReduceLowering::combine(const Tuple &a, const Tuple &b) {
   if (isArg_)
-    return argCombine(a, b, ordered);
+    return argCombine(a, b);
   if (kind_)
     return {fl_.combine(*kind_, types_[0], a[0], b[0])};
   Block &body = op_.body();
@@ -188,6 +204,7 @@ bool ReduceLowering::run() {
   if (isArg_)
     inCoords = fl_.coordinates(in);
   std::vector<Tuple> acc(static_cast<size_t>(numOut));
+  std::vector<std::vector<Tuple>> runs(isArg_ ? static_cast<size_t>(numOut) : 0);
   for (int64_t r = 0; r < inMap.numRegisters(); ++r) {
     std::vector<int64_t> k = inMap.registerIndex(r);
     if (k[axis_] >= d.extent)
@@ -197,12 +214,18 @@ bool ReduceLowering::run() {
     Tuple v;
     for (Value *operand : op_.operands())
       v.push_back(fl_.get(operand)[static_cast<size_t>(r)]);
-    if (isArg_)
+    if (isArg_) {
       v.push_back(inCoords[static_cast<size_t>(r)][axis_]);
-    acc[o] = acc[o].empty() ? v : combine(acc[o], v, /*ordered=*/true);
+      runs[o].push_back(std::move(v));
+      continue;
+    }
+    acc[o] = acc[o].empty() ? v : combine(acc[o], v);
     if (failed_)
       return false;
   }
+  for (size_t o = 0; o < runs.size(); ++o)
+    if (!runs[o].empty())
+      acc[o] = firstExtreme(runs[o]);
 
   // 2. Across lanes. For a combiner region the lane whose axis coordinate
   // has bit m clear holds the lower positions and goes left.
