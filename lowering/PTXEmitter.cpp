@@ -95,25 +95,38 @@ double msSince(Clock::time_point t0) {
 // tk's LLVM pipeline ("lean"): LLVM 19's O3 module pipeline as PassBuilder
 // builds it for NVPTX with tk's tuning options (printed by `opt -O3
 // -print-pipeline-passes`, without the SLP vectoriser, which
-// PipelineTuningOptions leaves off), minus three of its eight InstCombine
-// runs (the third, fifth and seventh: after the loop passes of the function
-// simplification, at the end of it, and after the vector combiner) and the
-// final verifier (tk verifies the IR it lowers). With the two limits of
-// setLLVMLimits() it takes 44 instead of 85 ms on the 128x128x32 fp16 ring
-// matmul (opt -time-passes, development machine; softmax-16384 4.5 instead
-// of 4.8; on the H200 65-92 instead of 119-127 ms) and gives byte-identical
-// PTX on 51 kernels: every FileCheck PTX test, softmax and layer norm at
-// 1024/4096/16384 and four matmul configs (compile-load-2026-11-30-4.md).
-// Without the first or the second InstCombine 25 or 15 of them change; any
-// one of the last six can go alone, but without the fourth, sixth and eighth
-// as well 9 change, without all six 39. O1 changes 16.
+// PipelineTuningOptions leaves off), less what does nothing for tk's
+// kernels or costs more than it finds in them:
+//  - five of its eight InstCombine runs: the third, fifth and seventh (after
+//    the loop passes of the function simplification, at its end, after the
+//    vector combiner) and, since the lowering emits less IR (2026-11-30 s5),
+//    the sixth (after loop-load-elim) and the last;
+//  - GVN's load elimination (gvn<no-memdep>): EarlyCSE over MemorySSA has
+//    already removed the redundant loads tk's kernels have, and the memory
+//    dependence queries behind it were a fifth of the matmul's compile
+//    (basic alias analysis of every shared load against the 20 accesses
+//    before it);
+//  - called-value propagation (it annotates indirect calls; tk emits none);
+//  - the final verifier (tk verifies the IR it lowers).
+// With setLLVMLimits() the whole compile of the 128x128x32 fp16 ring matmul
+// (tkc --emit=ptx, callgrind) runs 610 instead of 833 million instructions
+// (memdep 137, DSE's limit 34, the two InstCombines 37, called-value
+// propagation 15), where the session-4 pipeline had taken opt from 85 to 44
+// ms. The PTX is byte-identical to the previous lean pipeline's on 63
+// kernels: every FileCheck PTX test, softmax at 1024/4096/16384 (16384 on
+// 32 and 16 warps), layer norm at 1024/4096/16384 and four matmul configs at
+// sm_90 and sm_90a (compile-load-2026-11-30-s5.md); that one equalled O3 on 51
+// (compile-load-2026-11-30-4.md), and llvm_pipeline_tests checks lean == O3
+// on the softmax and the ring matmul. Of the InstCombines, without the first
+// or the second 29 or 17 of the 63 change, without the fourth as well as the
+// sixth and last 50; O1 changed 16 of the 51.
 const char *const kLeanPipeline =
     "annotation2metadata,forceattrs,function(nvvm-reflect,nvvm-intr-range),inferattrs,"
     "coro-early,function<eager-inv>(ee-instrument<>,lower-expect,"
     "simplifycfg<bonus-inst-threshold=1;no-forward-switch-cond;no-switch-range-to-icmp;"
     "no-switch-to-lookup;keep-loops;no-hoist-common-insts;no-sink-common-insts;"
     "speculate-blocks;simplify-cond-branch;no-speculate-unpredictables>,sroa<modify-cfg>,"
-    "early-cse<>,callsite-splitting),openmp-opt,ipsccp,called-value-propagation,globalopt,"
+    "early-cse<>,callsite-splitting),openmp-opt,ipsccp,globalopt,"
     "function<eager-inv>(mem2reg,instcombine<max-iterations=1;no-use-loop-info;"
     "no-verify-fixpoint>,simplifycfg<bonus-inst-threshold=1;no-forward-switch-cond;"
     "switch-range-to-icmp;no-switch-to-lookup;keep-loops;no-hoist-common-insts;"
@@ -138,7 +151,7 @@ const char *const kLeanPipeline =
     "no-switch-to-lookup;keep-loops;no-hoist-common-insts;no-sink-common-insts;"
     "speculate-blocks;simplify-cond-branch;no-speculate-unpredictables>,loop(loop-idiom,"
     "indvars,simple-loop-unswitch<nontrivial;trivial>,loop-deletion,loop-unroll-full),"
-    "sroa<modify-cfg>,vector-combine,mldst-motion<no-split-footer-bb>,gvn<>,sccp,bdce,"
+    "sroa<modify-cfg>,vector-combine,mldst-motion<no-split-footer-bb>,gvn<no-memdep>,sccp,bdce,"
     "instcombine<max-iterations=1;no-use-loop-info;no-verify-fixpoint>,jump-threading,"
     "correlated-propagation,adce,memcpyopt,dse,move-auto-init,"
     "loop-mssa(licm<allowspeculation>),coro-elide,simplifycfg<bonus-inst-threshold=1;"
@@ -150,13 +163,12 @@ const char *const kLeanPipeline =
     "function<eager-inv>(float2int,lower-constant-intrinsics,chr,"
     "loop(loop-rotate<header-duplication;no-prepare-for-lto>,loop-deletion),loop-distribute,"
     "inject-tli-mappings,loop-vectorize<no-interleave-forced-only;no-vectorize-forced-only;>,"
-    "infer-alignment,loop-load-elim,instcombine<max-iterations=1;no-use-loop-info;"
-    "no-verify-fixpoint>,simplifycfg<bonus-inst-threshold=1;forward-switch-cond;"
+    "infer-alignment,loop-load-elim,simplifycfg<bonus-inst-threshold=1;forward-switch-cond;"
     "switch-range-to-icmp;switch-to-lookup;no-keep-loops;hoist-common-insts;"
     "sink-common-insts;speculate-blocks;simplify-cond-branch;no-speculate-unpredictables>,"
     "vector-combine,loop-unroll<O3>,transform-warning,sroa<preserve-cfg>,"
-    "infer-alignment,instcombine<max-iterations=1;no-use-loop-info;no-verify-fixpoint>,"
-    "loop-mssa(licm<allowspeculation>),alignment-from-assumptions,loop-sink,instsimplify,"
+    "infer-alignment,loop-mssa(licm<allowspeculation>),alignment-from-assumptions,loop-sink,"
+    "instsimplify,"
     "div-rem-pairs,tailcallelim,simplifycfg<bonus-inst-threshold=1;no-forward-switch-cond;"
     "switch-range-to-icmp;no-switch-to-lookup;keep-loops;no-hoist-common-insts;"
     "no-sink-common-insts;speculate-blocks;simplify-cond-branch;speculate-unpredictables>),"
@@ -182,28 +194,25 @@ LLVMPipeline llvmPipeline() {
   return LLVMPipeline::Lean;
 }
 
-// Two of LLVM's compile-time limits, lowered once per process by the first
+// One of LLVM's compile-time limits, lowered once per process by the first
 // compile with the lean pipeline (the other pipelines are LLVM's as they
-// are; a process that switches TK_LLVM_OPT keeps the limits). tk's kernels
+// are; a process that switches TK_LLVM_OPT keeps the limit). tk's kernels
 // are long single blocks of shared-memory stores and loads (the matmul's
 // ring: 160 + 160), over which dead store elimination walks MemorySSA up to
-// 90 steps per store and GVN's memory dependence analysis scans up to 100
-// instructions per load: 30 and 12 ms of the matmul's O3 (opt, development
-// machine). At 10 and 20 they take 5 and 4.6 ms; the PTX of the 51 kernels
-// above is byte-identical down to 5 and 10 (at a walk limit of 2
-// scan-tuple.tk keeps a dead global store). The options are LLVM's
-// command-line options of tk's own statically linked copy (libtk.so hides
-// its symbols), so nothing outside tk sees them. Missing options (another
-// LLVM) leave the defaults.
+// 90 steps per store: 30 ms of the matmul's O3 (opt, development machine).
+// At 5 steps the PTX of the 63 kernels above is byte-identical (at 2
+// scan-tuple.tk keeps a dead global store); 10, the previous limit, cost 34
+// million more instructions on the matmul. (GVN's memory dependence scan
+// limit, lowered before, no longer matters: the lean GVN does not use it.)
+// The option is one of LLVM's command-line options of tk's own statically
+// linked copy (libtk.so hides its symbols), so nothing outside tk sees it. A
+// missing option (another LLVM) leaves the default.
 void setLLVMLimits() {
   static std::once_flag once;
   std::call_once(once, [] {
-    llvm::StringMap<llvm::cl::Option *> &options = llvm::cl::getRegisteredOptions();
-    const std::pair<const char *, const char *> limits[] = {{"dse-memoryssa-walklimit", "10"},
-                                                            {"memdep-block-scan-limit", "20"}};
-    for (const auto &[name, value] : limits)
-      if (llvm::cl::Option *option = options.lookup(name))
-        option->addOccurrence(0, name, value);
+    llvm::cl::Option *option = llvm::cl::getRegisteredOptions().lookup("dse-memoryssa-walklimit");
+    if (option)
+      option->addOccurrence(0, "dse-memoryssa-walklimit", "5");
   });
 }
 

@@ -1,14 +1,15 @@
 // tk's LLVM pipeline (lowering/PTXEmitter.cpp): the lean pipeline, LLVM 19's
-// O3 less three InstCombine runs, with lower limits for dead store
-// elimination and GVN's memory dependence scans, must parse in the LLVM tk
-// is built with and give the PTX LLVM's own O3 gives (TK_LLVM_OPT=O3) on the
-// kernels it was chosen on: the softmax tutorial at two widths and the
-// 128x128x32 fp16 ring matmul, whose shared-memory stores and loads are
-// what the limits cut short. The limits are process-wide LLVM options set by
-// the first lean compile, so this binary is its own process and compiles at
-// O3 before anything else. TK_LLVM_OPT=O0 (no optimisation) must differ, so
-// the comparison would notice a pipeline that does nothing. No GPU needed; a
-// tree without LLVM skips.
+// O3 less five InstCombine runs, GVN's load elimination and called-value
+// propagation, with a lower limit for dead store elimination, must parse in
+// the LLVM tk is built with and give the PTX LLVM's own O3 gives
+// (TK_LLVM_OPT=O3) on kernels it was chosen on: the softmax tutorial at two
+// widths and the 128x128x32 fp16 ring matmul, whose shared-memory stores and
+// loads are what the limit and the memory dependence queries were about. The
+// limit is a process-wide LLVM option set by the first lean compile, so this
+// binary is its own process and compiles at O3 before anything else.
+// TK_LLVM_OPT=O0 (no optimisation) must differ, so the comparison would
+// notice a pipeline that does nothing. No GPU needed; a tree without LLVM
+// skips.
 #include "driver/GpuKernel.h"
 
 #include <gtest/gtest.h>
