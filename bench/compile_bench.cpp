@@ -72,6 +72,7 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -92,7 +93,8 @@ struct Case {
   int numWarps;
   int numStages; // 0: the compiler's default
   Workload workload;
-  int block; // softmax: BLOCK_SIZE (the row length the kernel is timed on)
+  int block;                  // softmax: BLOCK_SIZE (the row length the kernel is timed on)
+  const char *arch = "sm_90"; // sm_90a: the matmul on wgmma
 };
 
 const char *kSoftmaxFile = "tutorials/02-fused-softmax.tk";
@@ -112,6 +114,24 @@ Case softmaxCase(const char *name, int block, int warps) {
           0,
           Workload::Softmax,
           block};
+}
+
+// The matmul of tutorial 4 with one tile config (wgmma on sm_90a).
+Case matmulCase(const char *name, int bm, int bn, int bk, int warps, int stages, const char *arch) {
+  return {name,
+          "tutorials/04-matmul.tk",
+          "matmul_kernel",
+          kMatmulSignature,
+          {{"BLOCK_SIZE_M", ConstValue::ofInt(bm)},
+           {"BLOCK_SIZE_N", ConstValue::ofInt(bn)},
+           {"BLOCK_SIZE_K", ConstValue::ofInt(bk)},
+           {"GROUP_SIZE_M", ConstValue::ofInt(8)},
+           {"ACTIVATION", ConstValue::ofString("")}},
+          warps,
+          stages,
+          Workload::Matmul,
+          0,
+          arch};
 }
 
 const std::vector<Case> &allCases() {
@@ -151,6 +171,8 @@ const std::vector<Case> &allCases() {
        4,
        Workload::Matmul,
        0},
+      matmulCase("matmul-128x128x64-wgmma", 128, 128, 64, 4, 4, "sm_90a"),
+      matmulCase("matmul-128x256x64-wgmma", 128, 256, 64, 8, 4, "sm_90a"),
   };
   return cases;
 }
@@ -194,6 +216,8 @@ bool stagedCompile(const Case &c, const std::string &source, double times[NumSta
       fn->attrs().set("num_warps", int64_t(c.numWarps));
       if (c.numStages > 0)
         fn->attrs().set("num_stages", int64_t(c.numStages));
+      if (std::string_view(c.arch).ends_with('a')) // as GpuKernel: wgmma
+        fn->attrs().set("arch", c.arch);
     }
     t0 = Clock::now();
     PassManager pm(diag);
@@ -211,6 +235,7 @@ bool stagedCompile(const Case &c, const std::string &source, double times[NumSta
 #ifdef TK_BENCH_WITH_LLVM
   if (ok) {
     TargetOptions target;
+    target.arch = c.arch;
     target.numWarps = c.numWarps;
     PTXTimings pt;
     ptx.clear();
@@ -301,6 +326,7 @@ GpuCompileOptions gpuOptions(const Case &c, const std::string &salt) {
   for (const auto &[k, v] : c.constants)
     o.constants[k] = v;
   o.numWarps = c.numWarps;
+  o.arch = c.arch;
   if (c.numStages > 0)
     o.numStages = c.numStages;
   o.jitOptimizationLevel = gJitLevel;
@@ -893,7 +919,7 @@ int stageBench(const std::string &jsonPath, int repeat, bool ptxas) {
         std::string cubin;
         double cpu0 = childCpuMs();
         auto t0 = Clock::now();
-        if (!assembleWithPtxas(ptx, "sm_90", cubin, error, kDefaultJitLevel)) {
+        if (!assembleWithPtxas(ptx, c.arch, cubin, error, kDefaultJitLevel)) {
           std::fprintf(stderr, "%s: %s\n", c.name, error.c_str());
           return 1;
         }

@@ -59,6 +59,15 @@ for cfg in "32 4 4" "64 4 3"; do
     -D BLOCK_SIZE_K="$1" -D GROUP_SIZE_M=8 -D ACTIVATION=plain \
     -o "$J/20-matmul-128x128x$1-w$2-s$3.ptx"
 done
+# The same tutorial on sm_90a: the dot on wgmma (compile_bench's
+# matmul-*-wgmma cases).
+for cfg in "128 64 4 4" "256 64 8 4"; do
+  set -- $cfg
+  "$tkc" tutorials/04-matmul.tk --kernel matmul_kernel --emit=ptx --num-warps="$3" --arch=sm_90a \
+    --num-stages="$4" --signature "$matmul_sig" -D BLOCK_SIZE_M=128 -D BLOCK_SIZE_N="$1" \
+    -D BLOCK_SIZE_K="$2" -D GROUP_SIZE_M=8 -D ACTIVATION=plain \
+    -o "$J/21-matmul-128x$1x$2-w$3-s$4-sm90a.ptx"
+done
 python3 bench/jit_variants.py "$J"
 
 cat > "$B/run.sh" <<'RUN'

@@ -68,17 +68,44 @@ for dt in fp16 bf16; do
     echo "mm $name $dt $bm $bn $bk $w" >> "$manifest"
   done < <(mm_configs $dt)
 done
-# sm_90a (wgmma): the configs of the brief of 2026-11-30 (session 5).
+# sm_90a (wgmma): the configs of the brief of 2026-11-30 (session 5), each
+# dot keeping one wgmma group in flight (the compiler's default, _a); for
+# comparison _a0: TK_WGMMA_INFLIGHT=0 (wait_group 0 in every iteration), and
+# _ax: a hand-edited _a whose wgmma.wait_group 0 after the loop is moved to
+# the top of the loop's exit block (ptxas serialises the wgmma when other
+# instructions come first there, warning C7514).
+emit_mm_a() { # emit_mm_a SUFFIX DTYPE BM BN BK WARPS STAGES [env...]
+  local suffix="$1" dt="$2" bm="$3" bn="$4" bk="$5" w="$6" st="$7"
+  shift 7
+  local name="mm_${dt}_${bm}x${bn}x${bk}_w${w}_s${st}_$suffix"
+  env "$@" "$tkc" tutorials/04-matmul.tk --kernel matmul_kernel --num-warps="$w" --arch=sm_90a \
+    --num-stages="$st" --signature "$(mm_sig $dt)" -D BLOCK_SIZE_M="$bm" -D BLOCK_SIZE_N="$bn" \
+    -D BLOCK_SIZE_K="$bk" -D GROUP_SIZE_M=8 -D ACTIVATION=plain --emit=ptx -o "$out/$name.ptx"
+  env "$@" "$tkc" tutorials/04-matmul.tk --kernel matmul_kernel --num-warps="$w" --arch=sm_90a \
+    --num-stages="$st" --signature "$(mm_sig $dt)" -D BLOCK_SIZE_M="$bm" -D BLOCK_SIZE_N="$bn" \
+    -D BLOCK_SIZE_K="$bk" -D GROUP_SIZE_M=8 -D ACTIVATION=plain --emit=ir-gpu -o "$out/$name.ptx.ir"
+  echo "mm $name $dt $bm $bn $bk $w" >> "$manifest"
+}
 for dt in fp16 bf16; do
-  for cfg in "128 256 64 8 3" "128 256 64 8 4" "128 128 64 4 3" "128 128 64 8 3" \
-             "256 128 64 8 3" "128 256 32 8 4" "128 128 32 4 4"; do
-    set -- $cfg
-    name="mm_${dt}_$1x$2x$3_w$4_s$5_a"
-    emit "$name" tutorials/04-matmul.tk --kernel matmul_kernel --num-warps="$4" --arch=sm_90a \
-      --num-stages="$5" --signature "$(mm_sig $dt)" -D BLOCK_SIZE_M="$1" -D BLOCK_SIZE_N="$2" \
-      -D BLOCK_SIZE_K="$3" -D GROUP_SIZE_M=8 -D ACTIVATION=plain
-    echo "mm $name $dt $1 $2 $3 $4" >> "$manifest"
+  for cfg in "128 256 64 8 3" "128 256 64 8 4" "128 128 64 4 3" "128 128 64 4 4" \
+             "128 128 64 8 4" "256 128 64 8 3" "256 128 64 8 4" "128 256 32 8 4" "128 128 32 4 4"; do
+    emit_mm_a a $dt $cfg
   done
+done
+for cfg in "128 256 64 8 4" "128 128 64 4 4" "256 128 64 8 4"; do
+  emit_mm_a a0 fp16 $cfg TK_WGMMA_INFLIGHT=0
+  set -- $cfg
+  src="$out/mm_fp16_$1x$2x$3_w$4_s$5_a.ptx" dst="mm_fp16_$1x$2x$3_w$4_s$5_ax"
+  python3 - "$src" "$out/$dst.ptx" << 'PY'
+import re, sys
+lines = open(sys.argv[1]).read().split("\n")
+drain = max(i for i, l in enumerate(lines) if "wgmma.wait_group.sync.aligned 0;" in l)
+label = max(i for i in range(drain) if re.match(r"^\$L__BB[0-9_]+:$", lines[i]))
+lines.insert(label + 1, "\twgmma.wait_group.sync.aligned 0;")
+open(sys.argv[2], "w").write("\n".join(lines))
+PY
+  cp "$out/mm_fp16_$1x$2x$3_w$4_s$5_a.ptx.ir" "$out/$dst.ptx.ir"
+  echo "mm $dst fp16 $1 $2 $3 $4" >> "$manifest"
 done
 for cfg in "128 64 32 4" "64 64 32 4"; do
   set -- $cfg
@@ -145,7 +172,7 @@ if command -v ptxas > /dev/null || [ -x /usr/local/cuda/bin/ptxas ]; then
   px=$(command -v ptxas || echo /usr/local/cuda/bin/ptxas)
   while read -r kind name rest; do
     arch=sm_90
-    case "$name" in *_a | *_a1) arch=sm_90a ;; esac
+    case "$name" in *_a | *_a0 | *_a1 | *_ax) arch=sm_90a ;; esac
     if "$px" -arch=$arch "$out/$name.ptx" -o /dev/null 2> "$out/$name.ptxas"; then
       rm -f "$out/$name.ptxas"
       echo "$kind $name $rest"

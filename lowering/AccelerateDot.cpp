@@ -46,6 +46,7 @@
 #include <algorithm>
 #include <fmt/format.h>
 #include <map>
+#include <set>
 
 namespace tk {
 namespace {
@@ -146,6 +147,10 @@ private:
   // the conversion; DCE erases what is left unused.
   void epilogue(Operation *conv) {
     remat_.clear();
+    anchor_ = conv;
+    afterConv_.clear();
+    for (Operation *op = conv->nextNode(); op; op = op->nextNode())
+      afterConv_.insert(op);
     const LayoutAttr *l = layoutOf(conv->operand(0));
     remat_[{conv->result(), l}] = conv->operand(0);
     for (Operation *op = conv->nextNode(); op; op = op->nextNode()) {
@@ -202,10 +207,16 @@ private:
     }
     if (def->is(Opcode::Load) && def->attrs().getBool("volatile").value_or(false))
       return nullptr;
-    // Just before the original: its operands' copies sit before theirs, so
-    // every use stays dominated.
+    // Ops of the epilogue are copied just before the original: its
+    // operands' copies sit before theirs, so every use stays dominated.
+    // Pure ops from before the conversion (offsets computed at the top of
+    // the kernel) are copied at the conversion instead, in creation order,
+    // so they do not live across a loop; on wgmma they then also come after
+    // the wait that drains the loop's last group (--pipeline's async_wait
+    // right after the loop), where ptxas wants nothing before the wait.
+    // Loads stay where they were (the loop may write their memory).
     Builder b(ctx_);
-    b.setInsertionPoint(def);
+    b.setInsertionPoint(afterConv_.count(def) || def->is(Opcode::Load) ? def : anchor_);
     Value *out =
         b.create(def->opcode(), def->loc(), ops, {withLayout(v, l)}, def->attrs())->result();
     remat_[{v, l}] = out;
@@ -310,6 +321,9 @@ private:
   std::vector<int64_t> instr_ = {16, 8};
   // (value, layout) -> the value re-created in that layout (epilogue).
   std::map<std::pair<Value *, const LayoutAttr *>, Value *> remat_;
+  // The epilogue's conversion and the ops after it in its block.
+  Operation *anchor_ = nullptr;
+  std::set<Operation *> afterConv_;
 };
 
 class AccelerateDotPass : public Pass {

@@ -67,10 +67,13 @@
 #include "ir/Layout.h"
 #include "lowering/Pass.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <map>
 #include <memory>
 #include <set>
+#include <string_view>
 
 namespace tk {
 namespace {
@@ -206,6 +209,18 @@ public:
     b.setInsertionPoint(&loop_);
     std::vector<Value *> rings;
     bool wgmma = feedsWgmma(loads);
+    // Stages are copied `distance` iterations ahead: S - 1, or S - 2 when
+    // the wgmma dots keep their group in flight across the back edge
+    // (wgmma_pending = 1: iteration i's copy then refills the slot of
+    // iteration i - 2, whose wgmma every warp group has waited for before
+    // the barrier at the top of iteration i).
+    // TK_WGMMA_INFLIGHT=0 keeps the simple form (wait_group 0 in each
+    // iteration, S - 1 ahead), for comparisons.
+    const char *knob = std::getenv("TK_WGMMA_INFLIGHT");
+    bool keepInFlight = wgmma && stages >= 3 && !(knob && std::string_view(knob) == "0");
+    std::vector<Operation *> inFlight =
+        keepInFlight ? carriedWgmmaDots(loads) : std::vector<Operation *>{};
+    int64_t distance = inFlight.empty() ? stages - 1 : stages - 2;
     for (Operation *load : loads) {
       Type *t = load->result()->type();
       std::vector<int64_t> shape = {stages, t->shape()[0], t->shape()[1]};
@@ -220,7 +235,7 @@ public:
     }
     wait(0);
     std::vector<std::unique_ptr<Level>> pro;
-    for (int64_t s = 0; s + 1 < stages; ++s) {
+    for (int64_t s = 0; s < distance; ++s) {
       pro.push_back(std::make_unique<Level>());
       Level &lv = *pro.back();
       lv.prev = s ? pro[static_cast<size_t>(s - 1)].get() : nullptr;
@@ -237,7 +252,7 @@ public:
     // The body: wait for stage i, view it, refill the slot of stage i - 1.
     // When one dot reads both rings, the wait moves into it (ring_wait, see
     // the header) and stage 0's wait goes before the loop.
-    int64_t pending = (stages - 2) * static_cast<int64_t>(loads.size());
+    int64_t pending = (distance - 1) * static_cast<int64_t>(loads.size());
     // A wgmma dot reads the stage after the body's wait, which also makes
     // the cp.async writes visible to the async proxy (fence_async); it
     // finishes its reads (wgmma.wait_group 0) before the next iteration's
@@ -259,14 +274,14 @@ public:
       views.push_back(
           b.create(Opcode::RingView, loc, {rings[i], idx}, {loads[i]->result()->type()})->result());
     std::vector<std::unique_ptr<Level>> ahead;
-    for (int64_t k = 1; k < stages; ++k) {
+    for (int64_t k = 1; k <= distance; ++k) {
       ahead.push_back(std::make_unique<Level>());
       ahead.back()->prev = k > 1 ? ahead[static_cast<size_t>(k - 2)].get() : nullptr;
       ahead.back()->memo[iv] = ivPlus(iv, k);
     }
     Level &last = *ahead.back();
     Value *guard = inRange(b, loc, last.memo[iv]);
-    Value *nextIdx = b.add(loc, idx, b.constantInt(loc, stages - 1, ivType));
+    Value *nextIdx = b.add(loc, idx, b.constantInt(loc, distance, ivType));
     for (size_t i = 0; i < loads.size(); ++i)
       copyInto(b, *loads[i], rings[i], nextIdx, last, guard, first);
     for (size_t i = 0; i < loads.size(); ++i) {
@@ -275,9 +290,37 @@ public:
     }
     b.setInsertionPointAfter(&loop_);
     wait(0);
+    // After the loop the last wgmma group is drained (wgmma.wait_group 0)
+    // before anything reads the loop's accumulators.
+    for (Operation *d : inFlight)
+      d->setAttr("wgmma_pending", int64_t(1));
+    if (!inFlight.empty())
+      loop_.nextNode()->setAttr("wgmma_drain", true);
   }
 
 private:
+  // The wgmma dots reading `loads` when each one's accumulator is carried by
+  // the loop and read by nothing else (its acc the body's argument, its
+  // result only yielded), so its group may stay in flight across the back
+  // edge; empty when any wgmma dot is otherwise.
+  std::vector<Operation *> carriedWgmmaDots(const std::vector<Operation *> &loads) const {
+    std::vector<Operation *> dots;
+    for (Operation *load : loads)
+      for (Operation *u : load->result()->users()) {
+        auto *t = dyn_cast<TensorType>(u->result()->type());
+        auto *mma = t ? dyn_cast<MmaLayout>(t->layout()) : nullptr;
+        if (!mma || mma->version() != 3 || std::find(dots.begin(), dots.end(), u) != dots.end())
+          continue;
+        Value *acc = u->operand(2);
+        const std::vector<Operation *> &users = u->result()->users();
+        if (u->parentBlock() != body_ || !acc->isBlockArgument() || acc->ownerBlock() != body_ ||
+            acc->users().size() != 1 || users.size() != 1 || !users[0]->is(Opcode::Yield))
+          return {};
+        dots.push_back(u);
+      }
+    return dots;
+  }
+
   // Whether a dot on wgmma (mma version 3) reads one of `loads`.
   static bool feedsWgmma(const std::vector<Operation *> &loads) {
     for (Operation *load : loads)

@@ -183,6 +183,27 @@ void ptxStatement(llvm::IRBuilderBase &b, const char *text) {
 // cp.async) visible to the async proxy that wgmma reads through.
 void fenceProxyAsync(llvm::IRBuilderBase &b) { ptxStatement(b, "fence.proxy.async.shared::cta;"); }
 
+// wgmma.wait_group `pending`, with the accumulator registers passed through
+// it (in chunks of at most 128) so nothing reads them before the wait.
+void wgmmaWait(llvm::IRBuilderBase &b, Regs &acc, int64_t pending) {
+  std::string text = fmt::format("wgmma.wait_group.sync.aligned {};", pending);
+  for (size_t at = 0; at < acc.size(); at += 128) {
+    size_t n = std::min<size_t>(128, acc.size() - at);
+    std::string cons;
+    for (size_t i = 0; i < n; ++i)
+      cons += "=f,";
+    for (size_t i = 0; i < n; ++i)
+      cons += fmt::format("{}{}", i ? "," : "", i);
+    std::vector<llvm::Type *> tys(n, b.getFloatTy());
+    auto *fnTy = llvm::FunctionType::get(llvm::StructType::get(b.getContext(), tys), tys, false);
+    std::vector<llvm::Value *> args(acc.begin() + static_cast<std::ptrdiff_t>(at),
+                                    acc.begin() + static_cast<std::ptrdiff_t>(at + n));
+    llvm::Value *call = b.CreateCall(llvm::InlineAsm::get(fnTy, text, cons, true), args);
+    for (unsigned i = 0; i < n; ++i)
+      acc[at + i] = b.CreateExtractValue(call, {i});
+  }
+}
+
 // Rounds an fp32 value to tf32 (nearest, ties away), as the interpreter.
 llvm::Value *roundTF32(llvm::IRBuilderBase &b, llvm::Value *v) {
   auto *fnTy = llvm::FunctionType::get(b.getInt32Ty(), {b.getFloatTy()}, false);
@@ -193,12 +214,32 @@ llvm::Value *roundTF32(llvm::IRBuilderBase &b, llvm::Value *v) {
 
 // cp.async.wait_group `pending`, then a barrier: the groups committed
 // before the last `pending` have landed and every thread sees them.
-void asyncWait(FunctionLowering &fl, int64_t pending, bool fenceAsync = false) {
+// With `fenceAsync` the landed bytes are also made visible to wgmma; with a
+// `drain` loop (wgmma_drain) the wgmma groups its dots left in flight are
+// waited for and the loop's wgmma accumulators re-read after that wait,
+// before the barrier that lets others reuse the ring.
+void asyncWait(FunctionLowering &fl, int64_t pending, bool fenceAsync = false,
+               Operation *drain = nullptr) {
   llvm::IRBuilderBase &b = fl.builder();
   b.CreateIntrinsic(llvm::Intrinsic::nvvm_cp_async_wait_group, {},
                     {b.getInt32(static_cast<uint32_t>(pending))});
   if (fenceAsync)
     fenceProxyAsync(b);
+  if (drain) {
+    bool waited = false;
+    for (unsigned r = 0; r < drain->numResults(); ++r) {
+      auto *t = dyn_cast<TensorType>(drain->result(r)->type());
+      auto *mma = t ? dyn_cast<MmaLayout>(t->layout()) : nullptr;
+      if (!mma || mma->version() != 3)
+        continue;
+      Regs regs = fl.get(drain->result(r));
+      wgmmaWait(b, regs, 0);
+      fl.set(drain->result(r), std::move(regs));
+      waited = true;
+    }
+    if (!waited)
+      ptxStatement(b, "wgmma.wait_group.sync.aligned 0;");
+  }
   fl.target().barrier(b);
 }
 
@@ -711,7 +752,10 @@ public:
       }
     }
     ptxStatement(b_, "wgmma.commit_group.sync.aligned;");
-    waitGroup(acc);
+    // wgmma_pending = 1 (--pipeline, an accumulator only the loop carries):
+    // this group stays in flight into the next iteration; the async_wait
+    // after the loop drains it.
+    wgmmaWait(b_, acc, op_.attrs().getInt("wgmma_pending").value_or(0));
     if (staged)
       fl_.target().barrier(b_);
     fl_.set(res, std::move(acc));
@@ -778,27 +822,6 @@ private:
     for (unsigned i = 0; i < n; ++i)
       out.push_back(b_.CreateExtractValue(call, {i}));
     return out;
-  }
-
-  // wgmma.wait_group 0, with the accumulator passed through it (in chunks
-  // of at most 128 registers) so nothing reads it before the wait.
-  void waitGroup(Regs &acc) {
-    for (size_t at = 0; at < acc.size(); at += 128) {
-      size_t n = std::min<size_t>(128, acc.size() - at);
-      std::string cons;
-      for (size_t i = 0; i < n; ++i)
-        cons += "=f,";
-      for (size_t i = 0; i < n; ++i)
-        cons += fmt::format("{}{}", i ? "," : "", i);
-      std::vector<llvm::Type *> tys(n, b_.getFloatTy());
-      auto *fnTy = llvm::FunctionType::get(llvm::StructType::get(b_.getContext(), tys), tys, false);
-      std::vector<llvm::Value *> args(acc.begin() + static_cast<std::ptrdiff_t>(at),
-                                      acc.begin() + static_cast<std::ptrdiff_t>(at + n));
-      llvm::Value *call = b_.CreateCall(
-          llvm::InlineAsm::get(fnTy, "wgmma.wait_group.sync.aligned 0;", cons, true), args);
-      for (unsigned i = 0; i < n; ++i)
-        acc[at + i] = b_.CreateExtractValue(call, {i});
-    }
   }
 
   FunctionLowering &fl_;
@@ -869,8 +892,10 @@ bool FunctionLowering::lowerDot(Operation &op) {
   if (op.is(Opcode::AsyncCopy))
     return lowerAsyncCopy(*this, op);
   if (op.is(Opcode::AsyncWait)) {
+    Operation *drain = op.attrs().getBool("wgmma_drain").value_or(false) ? op.prevNode() : nullptr;
     asyncWait(*this, op.attrs().getInt("pending").value_or(0),
-              op.attrs().getBool("fence_async").value_or(false));
+              op.attrs().getBool("fence_async").value_or(false),
+              drain && drain->is(Opcode::For) ? drain : nullptr);
     return true;
   }
   if (op.is(Opcode::RingView)) {
