@@ -103,7 +103,7 @@ double msSince(Clock::time_point t0) {
 //    the sixth (after loop-load-elim) and the last;
 //  - GVN's load elimination (gvn<no-memdep>): EarlyCSE over MemorySSA has
 //    already removed the redundant loads tk's kernels have, and the memory
-//    dependence queries behind it were a fifth of the matmul's compile
+//    dependence queries behind it were a sixth of the matmul's compile
 //    (basic alias analysis of every shared load against the 20 accesses
 //    before it);
 //  - called-value propagation (it annotates indirect calls; tk emits none);
