@@ -17,13 +17,26 @@
 //   %b = exp %a : L2
 //   %c = convert_layout %b : L2 -> L1          ==>   %b' = exp %x : L1
 //
-// Only ops of the same block are combined in 4, so nothing moves into or out
-// of a loop. Ops left without users are erased.
+//  5. a conversion of a value that a few cheap ops compute (elementwise
+//     ops, broadcast, expand_dims over the leaves of 3 or values already in
+//     the target layout; at most kRecomputeBudget ops) is those ops again,
+//     cloned in the target layout: an index or mask tile that both a load
+//     (in its layout) and a store (in another) use is computed twice in
+//     registers instead of going through shared memory once.
+//
+//   %m = and %r, %c : L1         (from splat/make_range/expand_dims/broadcast)
+//   %k = convert_layout %m : L1 -> L2    ==>   %m' = and %r', %c' : L2
+//
+// Only ops of the same block are combined in 4, and 5 places each clone next
+// to the op it copies, so nothing moves into or out of a loop. Ops left
+// without users are erased.
 #include "ir/Builder.h"
 #include "ir/IRContext.h"
+#include "ir/Layout.h"
 #include "lowering/Pass.h"
 
 #include <algorithm>
+#include <map>
 #include <vector>
 
 namespace tk {
@@ -36,6 +49,23 @@ const LayoutAttr *layoutOfValue(Value *v) {
 
 bool isRematerializable(const Operation *op) {
   return op && (op->is(Opcode::Constant) || op->is(Opcode::Splat) || op->is(Opcode::MakeRange));
+}
+
+// Rule 5 clones at most this many ops per conversion: an index or mask
+// chain (splat, make_range, add, expand_dims, cmp, broadcast, and) is 6-10.
+constexpr int kRecomputeBudget = 16;
+
+// The ops rule 5 may clone besides those of 3: pure, one result, no regions,
+// each operand a tensor whose layout follows from the result's.
+bool isRecomputable(const Operation *op) {
+  if (!op || op->numResults() != 1 || op->numRegions() != 0 || !op->isSideEffectFree())
+    return false;
+  if (op->is(Opcode::Broadcast) || op->is(Opcode::ExpandDims))
+    return true;
+  if (!op->hasTrait(OpTrait::Elementwise))
+    return false;
+  return std::all_of(op->operands().begin(), op->operands().end(),
+                     [](Value *v) { return v->type()->isTensor(); });
 }
 
 class Remover {
@@ -94,6 +124,59 @@ private:
     return nullptr;
   }
 
+  // The layout operand `i` of `op` needs for `op`'s result to be in `l`.
+  const LayoutAttr *operandLayout(const Operation &op, const LayoutAttr *l) {
+    if (op.is(Opcode::ExpandDims))
+      return SliceLayout::get(ctx_, static_cast<unsigned>(*op.attrs().getInt("axis")), l);
+    return l; // elementwise and broadcast: the same layout
+  }
+
+  // Whether `v` can be had in layout `l` without a conversion by cloning
+  // its cheap defining ops (rule 5), within `budget` ops.
+  bool recomputable(Value *v, const LayoutAttr *l, int &budget) {
+    Operation *def = v->definingOp();
+    if (layoutOfValue(v) == l || isRematerializable(def) ||
+        (def && def->is(Opcode::ConvertLayout) && layoutOfValue(def->operand(0)) == l))
+      return true;
+    if (!isRecomputable(def) || --budget < 0)
+      return false;
+    const LayoutAttr *want = operandLayout(*def, l);
+    for (Value *operand : def->operands())
+      if (!recomputable(operand, want, budget))
+        return false;
+    return true;
+  }
+
+  // `v` in layout `l`, cloning as recomputable() found possible, each value
+  // once (`done`). A clone goes right after the op it copies, in the same
+  // block: it is computed where (and as often as) the original is, so a
+  // value from before a loop is not recomputed in every iteration, and its
+  // operands (clones placed after their own originals, or values defined
+  // before them) are all defined before it.
+  Value *recompute(Value *v, const LayoutAttr *l,
+                   std::map<std::pair<Value *, const LayoutAttr *>, Value *> &done) {
+    Operation *def = v->definingOp();
+    if (layoutOfValue(v) == l)
+      return v;
+    if (def->is(Opcode::ConvertLayout) && layoutOfValue(def->operand(0)) == l)
+      return def->operand(0);
+    auto key = std::make_pair(v, l);
+    if (auto it = done.find(key); it != done.end())
+      return it->second;
+    std::vector<Value *> operands = def->operands();
+    if (!isRematerializable(def)) {
+      const LayoutAttr *want = operandLayout(*def, l);
+      for (Value *&operand : operands)
+        operand = recompute(operand, want, done);
+    }
+    Builder b(ctx_);
+    b.setInsertionPointAfter(def);
+    Value *copy =
+        b.create(def->opcode(), def->loc(), operands, {retype(v, l)}, def->attrs())->result();
+    done[key] = copy;
+    return copy;
+  }
+
   bool rewrite(Operation &cvt) {
     Value *in = cvt.operand(0), *out = cvt.result();
     const LayoutAttr *target = layoutOfValue(out);
@@ -127,7 +210,7 @@ private:
     if (!def || !def->hasTrait(OpTrait::Elementwise) || def->numResults() != 1 ||
         def->numRegions() != 0 || def->parentBlock() != cvt.parentBlock() ||
         in->users().size() != 1 || !def->isSideEffectFree())
-      return false;
+      return recomputeInTarget(cvt);
     for (Value *v : def->operands()) {
       if (!v->type()->isTensor())
         return false;
@@ -135,7 +218,7 @@ private:
       bool free = layoutOfValue(v) == target || isRematerializable(d) ||
                   (d && d->is(Opcode::ConvertLayout) && layoutOfValue(d->operand(0)) == target);
       if (!free)
-        return false;
+        return recomputeInTarget(cvt);
     }
     std::vector<Value *> operands;
     std::vector<Operation *> oldDefs;
@@ -154,6 +237,22 @@ private:
     def->erase();
     for (Operation *d : oldDefs)
       eraseIfDead(d);
+    return true;
+  }
+
+  // 5.
+  bool recomputeInTarget(Operation &cvt) {
+    Value *in = cvt.operand(0), *out = cvt.result();
+    const LayoutAttr *target = layoutOfValue(out);
+    Operation *def = in->definingOp();
+    int budget = kRecomputeBudget;
+    if (!target || !isRecomputable(def) || !recomputable(in, target, budget))
+      return false;
+    std::map<std::pair<Value *, const LayoutAttr *>, Value *> done;
+    Value *copy = recompute(in, target, done);
+    out->replaceAllUsesWith(copy);
+    cvt.erase();
+    eraseIfDead(def);
     return true;
   }
 
