@@ -27,9 +27,9 @@
 //   %m = and %r, %c : L1         (from splat/make_range/expand_dims/broadcast)
 //   %k = convert_layout %m : L1 -> L2    ==>   %m' = and %r', %c' : L2
 //
-// Only ops of the same block are combined in 4, and 5 places each clone next
-// to the op it copies, so nothing moves into or out of a loop. Ops left
-// without users are erased.
+// Only ops of the same block are combined in 4, and 5 clones an op of an
+// enclosing block next to the op it copies, so nothing moves into or out of
+// a loop. Ops left without users are erased.
 #include "ir/Builder.h"
 #include "ir/IRContext.h"
 #include "ir/Layout.h"
@@ -147,13 +147,14 @@ private:
     return true;
   }
 
-  // `v` in layout `l`, cloning as recomputable() found possible, each value
-  // once (`done`). A clone goes right after the op it copies, in the same
-  // block: it is computed where (and as often as) the original is, so a
-  // value from before a loop is not recomputed in every iteration, and its
-  // operands (clones placed after their own originals, or values defined
-  // before them) are all defined before it.
-  Value *recompute(Value *v, const LayoutAttr *l,
+  // `v` in layout `l` for `cvt`, cloning as recomputable() found possible,
+  // each value once (`done`). A clone of an op in `cvt`'s block goes right
+  // before `cvt` (computed where it is needed, live no longer than that);
+  // a clone of an op from an enclosing block goes right after the op it
+  // copies, so a value from before a loop is not recomputed in every
+  // iteration. Either way its operands (clones made first, or values
+  // defined before the op) are defined before it.
+  Value *recompute(Value *v, const LayoutAttr *l, Operation &cvt,
                    std::map<std::pair<Value *, const LayoutAttr *>, Value *> &done) {
     Operation *def = v->definingOp();
     if (layoutOfValue(v) == l)
@@ -167,10 +168,13 @@ private:
     if (!isRematerializable(def)) {
       const LayoutAttr *want = operandLayout(*def, l);
       for (Value *&operand : operands)
-        operand = recompute(operand, want, done);
+        operand = recompute(operand, want, cvt, done);
     }
     Builder b(ctx_);
-    b.setInsertionPointAfter(def);
+    if (def->parentBlock() == cvt.parentBlock())
+      b.setInsertionPoint(&cvt);
+    else
+      b.setInsertionPointAfter(def);
     Value *copy =
         b.create(def->opcode(), def->loc(), operands, {retype(v, l)}, def->attrs())->result();
     done[key] = copy;
@@ -249,7 +253,7 @@ private:
     if (!target || !isRecomputable(def) || !recomputable(in, target, budget))
       return false;
     std::map<std::pair<Value *, const LayoutAttr *>, Value *> done;
-    Value *copy = recompute(in, target, done);
+    Value *copy = recompute(in, target, cvt, done);
     out->replaceAllUsesWith(copy);
     cvt.erase();
     eraseIfDead(def);
