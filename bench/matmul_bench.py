@@ -402,9 +402,10 @@ def bench(ptx_dir, rows, cases=SPEED_CASES, compare_jit=None, repeat=1):
             entry["head_to_head"] = {"rounds": rounds, "cublas_tflops": cub, "tk_tflops": tkm,
                                      "tk_vs_cublas": tkm / cub}
         entry["tk_configs"] = configs
-        # The best per path: names ending in _a are sm_90a builds (wgmma).
+        # The best per path: names ending in _a (_a0, _ax: variants) are
+        # sm_90a builds (wgmma).
         for key, pick in (("wgmma", True), ("mma_sync", False)):
-            side = [c for c in good if c["kernel"].endswith("_a") == pick]
+            side = [c for c in good if bool(re.search(r"_a[0-9x]?$", c["kernel"])) == pick]
             if side:
                 top = max(side, key=lambda c: c["tflops"])
                 entry[f"tk_{key}_tflops"] = top["tflops"]

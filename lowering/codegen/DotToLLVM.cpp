@@ -214,6 +214,44 @@ llvm::Value *roundTF32(llvm::IRBuilderBase &b, llvm::Value *v) {
 
 // cp.async.wait_group `pending`, then a barrier: the groups committed
 // before the last `pending` have landed and every thread sees them.
+// wgmma.wait_group 0 after the loop `loop` whose dots left their groups in
+// flight, with its wgmma accumulators passed through the wait (re-set to the
+// values after it). ptxas serialises every wgmma of the kernel (warning
+// C7514) when any instruction runs between the loop's exit and this wait,
+// and LLVM sinks index math computed at the top of the kernel (the
+// epilogue's) to the start of the block that uses it. So what follows the
+// wait goes in a block of its own, entered by a branch LLVM cannot fold: the
+// sunk instructions land after the wait. (Either way of the branch is
+// correct; the predicate is only opaque to LLVM.)
+void drainWgmma(FunctionLowering &fl, Operation &loop) {
+  llvm::IRBuilderBase &b = fl.builder();
+  bool waited = false;
+  for (unsigned r = 0; r < loop.numResults(); ++r) {
+    auto *t = dyn_cast<TensorType>(loop.result(r)->type());
+    auto *mma = t ? dyn_cast<MmaLayout>(t->layout()) : nullptr;
+    if (!mma || mma->version() != 3)
+      continue;
+    Regs regs = fl.get(loop.result(r));
+    wgmmaWait(b, regs, 0);
+    fl.set(loop.result(r), std::move(regs));
+    waited = true;
+  }
+  if (!waited)
+    ptxStatement(b, "wgmma.wait_group.sync.aligned 0;");
+  llvm::LLVMContext &ctx = b.getContext();
+  llvm::Function *fn = b.GetInsertBlock()->getParent();
+  auto *other = llvm::BasicBlock::Create(ctx, "wgmma.drained.other", fn);
+  auto *next = llvm::BasicBlock::Create(ctx, "wgmma.drained", fn);
+  auto *predTy = llvm::FunctionType::get(b.getInt1Ty(), {}, false);
+  llvm::Value *taken =
+      b.CreateCall(llvm::InlineAsm::get(predTy, "setp.eq.u32 $0, 0, 0;", "=b", false), {});
+  b.CreateCondBr(taken, next, other);
+  b.SetInsertPoint(other);
+  b.CreateIntrinsic(llvm::Intrinsic::trap, {}, {});
+  b.CreateUnreachable();
+  b.SetInsertPoint(next);
+}
+
 // With `fenceAsync` the landed bytes are also made visible to wgmma; with a
 // `drain` loop (wgmma_drain) the wgmma groups its dots left in flight are
 // waited for and the loop's wgmma accumulators re-read after that wait,
@@ -221,25 +259,12 @@ llvm::Value *roundTF32(llvm::IRBuilderBase &b, llvm::Value *v) {
 void asyncWait(FunctionLowering &fl, int64_t pending, bool fenceAsync = false,
                Operation *drain = nullptr) {
   llvm::IRBuilderBase &b = fl.builder();
+  if (drain)
+    drainWgmma(fl, *drain);
   b.CreateIntrinsic(llvm::Intrinsic::nvvm_cp_async_wait_group, {},
                     {b.getInt32(static_cast<uint32_t>(pending))});
   if (fenceAsync)
     fenceProxyAsync(b);
-  if (drain) {
-    bool waited = false;
-    for (unsigned r = 0; r < drain->numResults(); ++r) {
-      auto *t = dyn_cast<TensorType>(drain->result(r)->type());
-      auto *mma = t ? dyn_cast<MmaLayout>(t->layout()) : nullptr;
-      if (!mma || mma->version() != 3)
-        continue;
-      Regs regs = fl.get(drain->result(r));
-      wgmmaWait(b, regs, 0);
-      fl.set(drain->result(r), std::move(regs));
-      waited = true;
-    }
-    if (!waited)
-      ptxStatement(b, "wgmma.wait_group.sync.aligned 0;");
-  }
   fl.target().barrier(b);
 }
 
