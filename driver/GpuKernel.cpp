@@ -228,15 +228,7 @@ bool compileToPTX(const std::string &source, const std::string &fileName,
     return fail();
   // The options reach the passes as function attributes, as tkc's
   // --num-warps / --num-stages do (--pipeline reads num_stages).
-  for (auto &fn : module.functions()) {
-    if (!fn->attrs().has("num_warps"))
-      fn->attrs().set("num_warps", Attribute(int64_t(opts.numWarps)));
-    if (opts.numStages > 0 && !fn->attrs().has("num_stages"))
-      fn->attrs().set("num_stages", Attribute(int64_t(opts.numStages)));
-    // An arch-specific target (sm_90a): --accelerate-dot may use wgmma.
-    if (opts.arch.ends_with('a') && !fn->attrs().has("arch"))
-      fn->attrs().set("arch", Attribute(opts.arch));
-  }
+  setKernelOptions(module, opts.numWarps, opts.numStages, opts.arch);
   PassManager pm(diag);
   buildPipeline(pm);
   buildGPUPipeline(pm);

@@ -1,5 +1,7 @@
 #include "lowering/Pipeline.h"
 
+#include "ir/Module.h"
+
 namespace tk {
 
 void buildPipeline(PassManager &pm) {
@@ -18,6 +20,18 @@ void buildGPUPipeline(PassManager &pm) {
   pm.add(createDCEPass());
   pm.add(createAllocateSharedPass());
   pm.add(createInsertBarriersPass());
+}
+
+void setKernelOptions(Module &module, int numWarps, int numStages, const std::string &arch) {
+  for (auto &fn : module.functions()) {
+    AttrDict &attrs = fn->attrs();
+    if (!attrs.has("num_warps"))
+      attrs.set("num_warps", Attribute(int64_t(numWarps)));
+    if (numStages > 0 && !attrs.has("num_stages"))
+      attrs.set("num_stages", Attribute(int64_t(numStages)));
+    if (arch.ends_with('a') && !attrs.has("arch"))
+      attrs.set("arch", Attribute(arch));
+  }
 }
 
 } // namespace tk

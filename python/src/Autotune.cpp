@@ -199,6 +199,15 @@ void bindAutotune(py::module_ &m) {
     CudaDriver *driver = CudaDriver::get(error);
     return driver ? driver->deviceName() : std::string();
   });
+  m.def(
+      "device_capability",
+      [] {
+        std::string error;
+        CudaDriver *driver = CudaDriver::get(error);
+        return driver ? driver->computeCapability() : 0;
+      },
+      "Device 0's compute capability as major * 10 + minor (90 on an H100/H200); 0 without "
+      "a GPU.");
 }
 
 } // namespace tk

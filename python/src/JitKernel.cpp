@@ -50,7 +50,7 @@ SlotKind slotKindOf(Type *type) {
 
 CacheKey gpuKey(const JitRequest &req) {
   CacheKeyBuilder b;
-  b.add("python-jit-v2").add(compilerVersion());
+  b.add("python-jit-v3").add(compilerVersion());
   b.add(int64_t(req.sources.size()));
   for (const JitSource &src : req.sources)
     b.add(src.fileName).add(src.text).add(int64_t(src.firstLine));
@@ -63,7 +63,7 @@ CacheKey gpuKey(const JitRequest &req) {
     for (const std::string &x : *list)
       b.add(x);
   }
-  return b.add(int64_t(req.numWarps)).add(req.arch).key();
+  return b.add(int64_t(req.numWarps)).add(int64_t(req.numStages)).add(req.arch).key();
 }
 
 // cuLaunchKernel's parameters: one packed buffer through `extra` unless
@@ -205,9 +205,7 @@ std::unique_ptr<JitKernel> JitKernel::compile(const JitRequest &req, std::string
   k->numWarps_ = req.numWarps;
   k->arch_ = req.arch;
   if (req.gpu)
-    for (auto &fn : k->module_->functions())
-      if (!fn->attrs().has("num_warps"))
-        fn->attrs().set("num_warps", Attribute(int64_t(req.numWarps)));
+    setKernelOptions(*k->module_, req.numWarps, req.numStages, req.arch);
   PassManager pm(diag);
   // TK_DUMP_IR and TK_TIME_PASSES work as in tkc; their text is kept for the
   // Python side to write to stderr (library code does not print).

@@ -74,7 +74,8 @@ struct JitRequest {
   // pipeline, and the kernel can no longer run on the interpreter.
   bool gpu = false;
   int numWarps = 4;
-  std::string arch = "sm_90";
+  int numStages = 0;          // the cp.async ring's depth (--pipeline); 0: its default (3)
+  std::string arch = "sm_90"; // sm_90a lets tk.dot use wgmma
 };
 
 /// How a runtime argument travels to cuLaunchKernel: its size in the

@@ -112,10 +112,11 @@ py::tuple compile(const std::vector<std::tuple<std::string, std::string, uint32_
                   const py::dict &constants, const std::vector<std::string> &externalGlobals,
                   const std::vector<std::string> &moduleAliases,
                   const std::vector<std::string> &doNotSpecialize, bool gpu, int numWarps,
-                  const std::string &arch) {
+                  int numStages, const std::string &arch) {
   JitRequest req;
   req.gpu = gpu;
   req.numWarps = numWarps;
+  req.numStages = numStages;
   req.arch = arch;
   for (const auto &[file, text, line] : sources)
     req.sources.push_back({file, text, line == 0 ? 1 : line});
@@ -244,7 +245,7 @@ PYBIND11_MODULE(_C, m) {
   m.def("compile", &compile, py::arg("sources"), py::arg("kernel"), py::arg("signature"),
         py::arg("constants"), py::arg("external_globals"), py::arg("module_aliases"),
         py::arg("do_not_specialize"), py::arg("gpu") = false, py::arg("num_warps") = 4,
-        py::arg("arch") = "sm_90",
+        py::arg("num_stages") = 0, py::arg("arch") = "sm_90",
         "Compiles a kernel; returns (CompiledKernel, '') or (None, rendered diagnostics).");
 
   m.def(

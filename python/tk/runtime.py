@@ -795,6 +795,7 @@ class JITFunction(_C.LaunchBase):
             tuple(sorted(options.items())),
             self.debug,
             gpu,
+            target_arch() if gpu else None,
         )
         kernel = None if _env_flag("TK_ALWAYS_COMPILE") else self.cache.get(key)
         if kernel is None:
@@ -835,6 +836,8 @@ class JITFunction(_C.LaunchBase):
             self.do_not_specialize,
             gpu,
             _num_warps(options.get("num_warps"), self.__name__),
+            _num_stages(options.get("num_stages"), self.__name__) if gpu else 0,
+            target_arch() if gpu else "sm_90",
         )
         if compiled is None:
             raise CompilationError(closure.explain(errors), kernel=self.__name__)
@@ -926,6 +929,38 @@ def _num_warps(value, kernel_name):
             f"num_warps of {kernel_name} must be a power of two from 1 to 32, not {value!r}"
         )
     return int(value)
+
+
+def _num_stages(value, kernel_name):
+    """The cp.async ring's depth for loops feeding tk.dot (1: no pipelining);
+    0 leaves the compiler's default (3)."""
+    if value is None:
+        return 0
+    if not isinstance(value, numbers.Integral) or isinstance(value, bool) or not 1 <= value <= 16:
+        raise ValueError(
+            f"num_stages of {kernel_name} must be an integer from 1 to 16, not {value!r}"
+        )
+    return int(value)
+
+
+# The PTX target of each compute capability tk supports; sm_90a is Hopper's
+# arch-specific target, whose wgmma instructions tk.dot uses (Triton also
+# compiles for sm_90a there). Newer devices get sm_90 PTX, which their
+# driver compiles forward.
+_ARCH_OF_CAPABILITY = {80: "sm_80", 86: "sm_86", 89: "sm_89", 90: "sm_90a"}
+_device_arch = None
+
+
+def target_arch():
+    """The arch GPU kernels compile for: TK_ARCH when set (sm_80, sm_86,
+    sm_89, sm_90, sm_90a), else device 0's (sm_90a on an H100/H200)."""
+    global _device_arch
+    forced = os.environ.get("TK_ARCH")
+    if forced:
+        return forced
+    if _device_arch is None:
+        _device_arch = _ARCH_OF_CAPABILITY.get(_C.device_capability(), "sm_90")
+    return _device_arch
 
 
 _MISSING = object()  # a parameter without a default (for the launcher)

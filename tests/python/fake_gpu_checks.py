@@ -574,6 +574,51 @@ def kernels_made_at_run_time_are_freed():
     assert grown < 4096, grown
 
 
+def mm_body(a_ptr, b_ptr, c_ptr, K, BM: tk.constexpr, BN: tk.constexpr, BK: tk.constexpr):
+    rm, rn, rk = tk.arange(0, BM), tk.arange(0, BN), tk.arange(0, BK)
+    acc = tk.zeros((BM, BN), dtype=tk.float32)
+    for k in range(0, K, BK):
+        a = tk.load(a_ptr + rm[:, None] * K + (k + rk)[None, :])
+        b = tk.load(b_ptr + (k + rk)[:, None] * BN + rn[None, :])
+        acc += tk.dot(a, b)
+    tk.store(c_ptr + rm[:, None] * BN + rn[None, :], acc.to(tk.float16))
+
+
+mm_kernel = tk.jit(mm_body)
+
+
+@check
+def num_stages_and_the_device_arch_reach_the_compiler():
+    # The stand-in reports compute capability 9.0: kernels compile for sm_90a
+    # (tk.dot on wgmma), TK_ARCH=sm_90 forces mma.sync, and num_stages sets
+    # the cp.async ring's depth (the wait before each iteration's wgmma lets
+    # S - 2 stages stay in flight with one wgmma group outstanding).
+    set_sizes(200, 8, 8, 4)
+    a, b, c = (FakeTensor(p, float16) for p in (X, Y, OUT))
+    saved = os.environ.pop("TK_ARCH", None)
+    try:
+        k3 = mm_kernel[(1,)](a, b, c, 1024, BM=128, BN=128, BK=64, num_warps=4, num_stages=3)
+        k4 = mm_kernel[(1,)](a, b, c, 1024, BM=128, BN=128, BK=64, num_warps=4, num_stages=4)
+        assert ".target sm_90a" in k3.asm["ptx"] and "wgmma.mma_async" in k3.asm["ptx"]
+        assert k3.asm["ptx"] != k4.asm["ptx"] and k4.shared > k3.shared, (k3.shared, k4.shared)
+        # TK_ARCH applies to compiles from then on: a kernel object whose
+        # launches are not bound yet (launches already bound keep theirs).
+        os.environ["TK_ARCH"] = "sm_90"
+        k = tk.jit(mm_body)[(1,)](a, b, c, 1024, BM=128, BN=128, BK=64, num_warps=4,
+                                  num_stages=3)
+        assert ".target sm_90\n" in k.asm["ptx"] and "mma.sync" in k.asm["ptx"], "sm_90"
+        assert "wgmma" not in k.asm["ptx"]
+        try:
+            mm_kernel[(1,)](a, b, c, 1024, BM=128, BN=128, BK=64, num_stages=0)
+            raise AssertionError("num_stages=0 accepted")
+        except ValueError as e:
+            assert "num_stages of mm_body must be an integer from 1 to 16" in str(e), e
+    finally:
+        os.environ.pop("TK_ARCH", None)
+        if saved is not None:
+            os.environ["TK_ARCH"] = saved
+
+
 for fn in CHECKS:
     fn()
     print("ok", fn.__name__, flush=True)

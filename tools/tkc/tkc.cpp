@@ -505,17 +505,7 @@ bool emitIROpt(Compilation &c, std::string &out) {
 bool lowerToGPU(Compilation &c, Module &module) {
   if (!lowerToIR(c, module))
     return false;
-  for (auto &fn : module.functions())
-    if (!fn->attrs().has("num_warps"))
-      fn->attrs().set("num_warps", c.options.numWarps);
-  for (auto &fn : module.functions())
-    if (c.options.numStages > 0 && !fn->attrs().has("num_stages"))
-      fn->attrs().set("num_stages", c.options.numStages);
-  // An arch-specific target (sm_90a) is recorded for the passes that use
-  // its instructions (--accelerate-dot: wgmma).
-  for (auto &fn : module.functions())
-    if (c.options.arch.ends_with('a') && !fn->attrs().has("arch"))
-      fn->attrs().set("arch", c.options.arch);
+  setKernelOptions(module, c.options.numWarps, c.options.numStages, c.options.arch);
   PassManager pm(c.diag);
   pm.configureFromEnvironment();
   pm.setSink([](std::string_view text) { printErr(text); });
