@@ -68,12 +68,14 @@ for dt in fp16 bf16; do
     echo "mm $name $dt $bm $bn $bk $w" >> "$manifest"
   done < <(mm_configs $dt)
 done
-# sm_90a (wgmma): the configs of the brief of 2026-11-30 (session 5), each
-# dot keeping one wgmma group in flight (the compiler's default, _a); for
-# comparison _a0: TK_WGMMA_INFLIGHT=0 (wait_group 0 in every iteration), and
-# _ax: a hand-edited _a whose wgmma.wait_group 0 after the loop is moved to
-# the top of the loop's exit block (ptxas serialises the wgmma when other
-# instructions come first there, warning C7514).
+# sm_90a (wgmma), each dot keeping one wgmma group in flight (the
+# compiler's default, _a): the configs that won or came within a few % in
+# bench/results/matmul-2026-11-30-wgmma*.json (128x256x64 w8 s4 every large
+# case, 128x128x64 w8 s4 at 1024). WGMMA_VARIANTS=1 adds the rest of that
+# run's list and, for comparison, _a0: TK_WGMMA_INFLIGHT=0 (wait_group 0 in
+# every iteration) and _ax: a hand-edited _a whose wgmma.wait_group 0 after
+# the loop is moved to the top of the loop's exit block (what the compiler
+# does since 0b56f5a; before it, ptxas serialised the wgmma, warning C7514).
 emit_mm_a() { # emit_mm_a SUFFIX DTYPE BM BN BK WARPS STAGES [env...]
   local suffix="$1" dt="$2" bm="$3" bn="$4" bk="$5" w="$6" st="$7"
   shift 7
@@ -86,13 +88,16 @@ emit_mm_a() { # emit_mm_a SUFFIX DTYPE BM BN BK WARPS STAGES [env...]
     -D BLOCK_SIZE_K="$bk" -D GROUP_SIZE_M=8 -D ACTIVATION=plain --emit=ir-gpu -o "$out/$name.ptx.ir"
   echo "mm $name $dt $bm $bn $bk $w" >> "$manifest"
 }
+mm_a_configs="128 256 64 8 4|256 128 64 8 4|128 256 32 8 4|128 128 64 4 3|128 128 64 8 4"
+if [ "${WGMMA_VARIANTS:-0}" = 1 ]; then
+  mm_a_configs="$mm_a_configs|128 256 64 8 3|128 128 64 4 4|256 128 64 8 3|128 128 32 4 4"
+fi
 for dt in fp16 bf16; do
-  for cfg in "128 256 64 8 3" "128 256 64 8 4" "128 128 64 4 3" "128 128 64 4 4" \
-             "128 128 64 8 4" "256 128 64 8 3" "256 128 64 8 4" "128 256 32 8 4" "128 128 32 4 4"; do
+  while read -r cfg; do
     emit_mm_a a $dt $cfg
-  done
+  done < <(tr '|' '\n' <<< "$mm_a_configs")
 done
-for cfg in "128 256 64 8 4" "128 128 64 4 4" "256 128 64 8 4"; do
+[ "${WGMMA_VARIANTS:-0}" = 1 ] && for cfg in "128 256 64 8 4" "128 128 64 4 4" "256 128 64 8 4"; do
   emit_mm_a a0 fp16 $cfg TK_WGMMA_INFLIGHT=0
   set -- $cfg
   src="$out/mm_fp16_$1x$2x$3_w$4_s$5_a.ptx" dst="mm_fp16_$1x$2x$3_w$4_s$5_ax"
