@@ -39,6 +39,19 @@
 //   for k ... { a = ring_view ra, i; b = ring_view rb, i; async_copy ... (stage i + S-1)
 //               acc = dot a, b, acc {ring_wait = (S-2) * 2}; yield ... }
 //
+// A ring that feeds a wgmma dot (mma version 3) is aligned to 1024 bytes
+// (align attribute; wgmma's swizzle repeats every 1 KiB of address), the
+// body's wait gets fence_async, and the wait stays at the top of the body.
+// When the dot's accumulator is only carried by the loop (with S >= 3) the
+// dot keeps its group in flight (wgmma_pending = 1), so the copies run
+// S - 2 stages ahead (iteration i refills the slot of iteration i - 2, whose
+// wgmma all warp groups have waited for before the barrier of iteration i),
+// and the async_wait after the loop drains the last group (wgmma_drain):
+//
+//   async_wait {fence_async, pending = (S-3) * 2}; a = ring_view ...
+//   async_copy ... (stage i + S-2); acc = dot a, b, acc {wgmma_pending = 1}
+//   ... after the loop: async_wait {pending = 0, wgmma_drain}
+//
 // Otherwise the register form: the loads of iteration i + 1 are issued before
 // the dot of iteration i and carried to the next iteration in registers:
 //

@@ -55,6 +55,22 @@
 //   preheader: ldmatrix stage 0, step 0 -> F
 //   body:      ldmatrix stage i, step 1; mma(F); wait; bar.sync;
 //              ldmatrix stage i + 1, step 0 -> F'; mma(step 1)    (F = F')
+//
+// wgmma (mma version 3, sm_90a; WgmmaDot): both operands stay in shared
+// memory, in wgmma's canonical layout: the swizzle above (= wgmma's 128/64/32
+// byte swizzle for rows of that length), rows over 128 bytes cut into
+// 128-byte column blocks, and A's 8-row blocks permuted so that the
+// accumulator has mma version 2's ThreadMap (wgmmaSharedRowBlock). Per k step
+// of 16 and 64-row piece of the warp group, one
+//
+//   wgmma.mma_async.sync.aligned.m64n<N>k16.f32.f16.f16 {d...}, descA, descB, p, 1, 1, tA, tB;
+//
+// with 64-bit descriptors (wgmmaDescriptor), after wgmma.fence; then
+// wgmma.commit_group and wgmma.wait_group (0, or 1 with wgmma_pending: the
+// group stays in flight and the async_wait after the loop drains it). The
+// ring's wait fences the cp.async writes for the async proxy
+// (fence.proxy.async.shared::cta); a dot off the ring stages A and B at a
+// 1024-aligned scratch address, fences and syncs itself.
 #include "analysis/AxisInfo.h"
 #include "lowering/codegen/FunctionLowering.h"
 
@@ -221,19 +237,19 @@ llvm::Value *roundTF32(llvm::IRBuilderBase &b, llvm::Value *v) {
 // and LLVM sinks index math computed at the top of the kernel (the
 // epilogue's) to the start of the block that uses it. So what follows the
 // wait goes in a block of its own, entered by a branch LLVM cannot fold: the
-// sunk instructions land after the wait. (Either way of the branch is
-// correct; the predicate is only opaque to LLVM.)
-void drainWgmma(FunctionLowering &fl, Operation &loop) {
+// sunk instructions land after the wait (the predicate is always true, only
+// opaque to LLVM; the other side traps).
+void drainWgmma(FunctionLowering &fl, Operation *loop) {
   llvm::IRBuilderBase &b = fl.builder();
   bool waited = false;
-  for (unsigned r = 0; r < loop.numResults(); ++r) {
-    auto *t = dyn_cast<TensorType>(loop.result(r)->type());
+  for (unsigned r = 0; loop && r < loop->numResults(); ++r) {
+    auto *t = dyn_cast<TensorType>(loop->result(r)->type());
     auto *mma = t ? dyn_cast<MmaLayout>(t->layout()) : nullptr;
     if (!mma || mma->version() != 3)
       continue;
-    Regs regs = fl.get(loop.result(r));
+    Regs regs = fl.get(loop->result(r));
     wgmmaWait(b, regs, 0);
-    fl.set(loop.result(r), std::move(regs));
+    fl.set(loop->result(r), std::move(regs));
     waited = true;
   }
   if (!waited)
@@ -256,11 +272,11 @@ void drainWgmma(FunctionLowering &fl, Operation &loop) {
 // `drain` loop (wgmma_drain) the wgmma groups its dots left in flight are
 // waited for and the loop's wgmma accumulators re-read after that wait,
 // before the barrier that lets others reuse the ring.
-void asyncWait(FunctionLowering &fl, int64_t pending, bool fenceAsync = false,
-               Operation *drain = nullptr) {
+void asyncWait(FunctionLowering &fl, int64_t pending, bool fenceAsync = false, bool drain = false,
+               Operation *loop = nullptr) {
   llvm::IRBuilderBase &b = fl.builder();
   if (drain)
-    drainWgmma(fl, *drain);
+    drainWgmma(fl, loop);
   b.CreateIntrinsic(llvm::Intrinsic::nvvm_cp_async_wait_group, {},
                     {b.getInt32(static_cast<uint32_t>(pending))});
   if (fenceAsync)
@@ -917,10 +933,15 @@ bool FunctionLowering::lowerDot(Operation &op) {
   if (op.is(Opcode::AsyncCopy))
     return lowerAsyncCopy(*this, op);
   if (op.is(Opcode::AsyncWait)) {
-    Operation *drain = op.attrs().getBool("wgmma_drain").value_or(false) ? op.prevNode() : nullptr;
+    // The drained loop: --pipeline puts this wait right after it; should a
+    // later pass put ops in between, the nearest `for` before it (without
+    // one the wait still happens, the registers just not passed through).
+    bool drain = op.attrs().getBool("wgmma_drain").value_or(false);
+    Operation *loop = drain ? op.prevNode() : nullptr;
+    while (loop && !loop->is(Opcode::For))
+      loop = loop->prevNode();
     asyncWait(*this, op.attrs().getInt("pending").value_or(0),
-              op.attrs().getBool("fence_async").value_or(false),
-              drain && drain->is(Opcode::For) ? drain : nullptr);
+              op.attrs().getBool("fence_async").value_or(false), drain, loop);
     return true;
   }
   if (op.is(Opcode::RingView)) {
