@@ -71,7 +71,8 @@ done
 # sm_90a (wgmma), each dot keeping one wgmma group in flight (the
 # compiler's default, _a): the configs that won or came within a few % in
 # bench/results/matmul-2026-11-30-wgmma*.json (128x256x64 w8 s4 every large
-# case, 128x128x64 w8 s4 at 1024). WGMMA_VARIANTS=1 adds the rest of that
+# case, 128x128x64 w8 s4 at 1024), and two 64-row tiles (one warp group)
+# for the small sizes, not yet measured. WGMMA_VARIANTS=1 adds the rest of that
 # run's list and, for comparison, _a0: TK_WGMMA_INFLIGHT=0 (wait_group 0 in
 # every iteration) and _ax: a hand-edited _a whose wgmma.wait_group 0 after
 # the loop is moved to the top of the loop's exit block (what the compiler
@@ -89,6 +90,7 @@ emit_mm_a() { # emit_mm_a SUFFIX DTYPE BM BN BK WARPS STAGES [env...]
   echo "mm $name $dt $bm $bn $bk $w" >> "$manifest"
 }
 mm_a_configs="128 256 64 8 4|256 128 64 8 4|128 256 32 8 4|128 128 64 4 3|128 128 64 8 4"
+mm_a_configs="$mm_a_configs|64 256 64 4 4|64 128 64 4 4"
 if [ "${WGMMA_VARIANTS:-0}" = 1 ]; then
   mm_a_configs="$mm_a_configs|128 256 64 8 3|128 128 64 4 4|256 128 64 8 3|128 128 32 4 4"
 fi
