@@ -194,12 +194,22 @@ public:
         return false;
       if (load->numOperands() > 2 && !isZero(load->operand(2)))
         return false;
+      // The ring's layout is its readers': wgmma's (column blocks, A's rows
+      // permuted) or ldmatrix's, so every dot reading one ring is of one
+      // kind and, on wgmma, takes it as the same operand.
+      std::set<std::pair<int64_t, bool>> kinds; // (mma version, as A)
       for (Operation *u : load->result()->users()) {
         auto *res = u->numResults() ? dyn_cast<TensorType>(u->result()->type()) : nullptr;
         if (!u->is(Opcode::Dot) || u->operand(2) == load->result() || !res ||
             !isa<MmaLayout>(res->layout()))
           return false;
+        int64_t version = cast<MmaLayout>(res->layout())->version();
+        if (version == 3 && u->operand(0) == u->operand(1))
+          return false; // a @ a: one tile in two layouts
+        kinds.insert({version, version == 3 && u->operand(0) == load->result()});
       }
+      if (kinds.size() > 1)
+        return false;
     }
     return true;
   }
