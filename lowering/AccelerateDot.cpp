@@ -190,6 +190,11 @@ private:
     if (auto it = remat_.find({v, l}); it != remat_.end())
       return it->second;
     Operation *def = v->definingOp();
+    // A conversion (--coalesce's, between a 1-D load's layout and the slice
+    // a bias row is broadcast from) is looked through: its operand is
+    // re-created in `l` instead.
+    if (def && def->is(Opcode::ConvertLayout) && depth <= 32)
+      return inLayout(def->operand(0), l, depth + 1);
     if (!def || depth > 32 ||
         !(def->hasTrait(OpTrait::Elementwise) || def->is(Opcode::Broadcast) ||
           def->is(Opcode::ExpandDims) || def->is(Opcode::Load) || def->is(Opcode::Splat) ||

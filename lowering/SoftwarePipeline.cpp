@@ -43,13 +43,15 @@
 // (align attribute; wgmma's swizzle repeats every 1 KiB of address), the
 // body's wait gets fence_async, and the wait stays at the top of the body.
 // When the dot's accumulator is only carried by the loop (with S >= 3) the
-// dot keeps its group in flight (wgmma_pending = 1), so the copies run
-// S - 2 stages ahead (iteration i refills the slot of iteration i - 2, whose
-// wgmma all warp groups have waited for before the barrier of iteration i),
-// and the async_wait after the loop drains the last group (wgmma_drain):
+// dot keeps its group in flight (wgmma_pending = 1), so iteration i may only
+// refill the slot of iteration i - 2 (whose wgmma all warp groups have
+// waited for before the barrier of iteration i): the ring gets S + 1 slots
+// and the copies stay S - 1 stages ahead when that fits in shared memory,
+// else S slots and S - 2 ahead; the async_wait after the loop drains the
+// last group (wgmma_drain). With S + 1 slots:
 //
-//   async_wait {fence_async, pending = (S-3) * 2}; a = ring_view ...
-//   async_copy ... (stage i + S-2); acc = dot a, b, acc {wgmma_pending = 1}
+//   async_wait {fence_async, pending = (S-2) * 2}; a = ring_view ...
+//   async_copy ... (stage i + S-1); acc = dot a, b, acc {wgmma_pending = 1}
 //   ... after the loop: async_wait {pending = 0, wgmma_drain}
 //
 // Otherwise the register form: the loads of iteration i + 1 are issued before
@@ -214,6 +216,12 @@ public:
     return true;
   }
 
+  // sm_90a's shared memory per program (wgmma needs sm_90a; the limit
+  // --allocate-shared's callers enforce, lowering/codegen/NVPTXTarget.cpp),
+  // and what the extra ring slot of a wgmma loop leaves for other scratch.
+  static constexpr int64_t kWgmmaMaxSharedBytes = 227 * 1024;
+  static constexpr int64_t kSpareSharedBytes = 8 * 1024;
+
   void runRing(const std::vector<Operation *> &loads, int64_t stages) {
     Builder b(ctx_);
     SourceLoc loc = loop_.loc();
@@ -243,10 +251,25 @@ public:
     bool keepInFlight = wgmma && stages >= 3 && !(knob && std::string_view(knob) == "0");
     std::vector<Operation *> inFlight =
         keepInFlight ? carriedWgmmaDots(loads) : std::vector<Operation *>{};
-    int64_t distance = inFlight.empty() ? stages - 1 : stages - 2;
+    // With a group in flight, iteration i's copies may only refill the slot
+    // iteration i - 2 read. A ring of S + 1 slots keeps them S - 1 stages
+    // ahead (what num_stages asks for, as on mma.sync) when the extra slot
+    // fits in sm_90a's shared memory with room to spare; else the ring keeps
+    // S slots and the copies run S - 2 ahead.
+    int64_t slots = stages, distance = stages - 1;
+    if (!inFlight.empty()) {
+      int64_t slotBytes = 0;
+      for (Operation *load : loads)
+        slotBytes +=
+            load->result()->type()->numElements() * dtypeBytes(load->result()->type()->dtype());
+      if ((stages + 1) * slotBytes + kSpareSharedBytes <= kWgmmaMaxSharedBytes)
+        slots = stages + 1;
+      else
+        distance = stages - 2;
+    }
     for (Operation *load : loads) {
       Type *t = load->result()->type();
-      std::vector<int64_t> shape = {stages, t->shape()[0], t->shape()[1]};
+      std::vector<int64_t> shape = {slots, t->shape()[0], t->shape()[1]};
       const SharedLayout *l = SharedLayout::get(ctx_, 8, 1, 1, {2, 1, 0});
       Operation *alloc =
           b.create(Opcode::LocalAlloc, loc, {}, {ctx_.tensor(shape, t->elementType(), l)});
