@@ -145,3 +145,38 @@ def row_cumsum_kernel(x_ptr, out_ptr, N, stride, BLOCK_N: tl.constexpr):
     cols = tl.arange(0, BLOCK_N)
     x = tl.load(x_ptr + row * stride + cols, mask=cols < N, other=0.0)
     tl.store(out_ptr + row * stride + cols, tl.cumsum(x, axis=0), mask=cols < N)
+
+
+@jit
+def mm_epilogue_kernel(a_ptr, b_ptr, bias_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk,
+                       stride_bn, stride_cm, stride_cn, BLOCK_M: tl.constexpr,
+                       BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
+                       GELU: tl.constexpr):
+    # C = act(A @ B + bias[None, :]) in C's dtype, grouped tile order, masked
+    # ragged M/N/K edges, any strides (a transposed A or B is a stride swap)
+    pid = tl.program_id(0)
+    num_m = tl.cdiv(M, BLOCK_M)
+    num_n = tl.cdiv(N, BLOCK_N)
+    group = GROUP_M * num_n
+    first_m = (pid // group) * GROUP_M
+    size_m = min(num_m - first_m, GROUP_M)
+    pid_m = first_m + (pid % group) % size_m
+    pid_n = (pid % group) // size_m
+    rm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    rk = tl.arange(0, BLOCK_K)
+    a_ptrs = a_ptr + rm[:, None] * stride_am + rk[None, :] * stride_ak
+    b_ptrs = b_ptr + rk[:, None] * stride_bk + rn[None, :] * stride_bn
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BLOCK_K)):
+        left = K - k * BLOCK_K
+        a = tl.load(a_ptrs, mask=(rm[:, None] < M) & (rk[None, :] < left), other=0.0)
+        b = tl.load(b_ptrs, mask=(rk[:, None] < left) & (rn[None, :] < N), other=0.0)
+        acc += tl.dot(a, b)
+        a_ptrs += BLOCK_K * stride_ak
+        b_ptrs += BLOCK_K * stride_bk
+    acc += tl.load(bias_ptr + rn, mask=rn < N, other=0.0)[None, :]
+    if GELU:
+        acc = acc * tl.sigmoid(1.702 * acc)
+    c_ptrs = c_ptr + rm[:, None] * stride_cm + rn[None, :] * stride_cn
+    tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty), mask=(rm[:, None] < M) & (rn[None, :] < N))

@@ -1,0 +1,127 @@
+"""tk against Triton 3.6 and cuBLAS (torch), in one run, on matmuls with a
+fused epilogue that are in no tutorial and no test (issue 8's check: odd
+shapes, transposed inputs, bf16, tf32): bench/novel_kernels.py's
+mm_epilogue_kernel, one source compiled by both with the same tile config
+and grid, C = act(A @ B + bias). Each case checks tk's and Triton's C
+against torch's in fp32 (relative to the largest |C|), then times tk, Triton
+and torch's own expression (cuBLAS matmul + bias + activation) with
+triton.testing.do_bench, and reports TFLOP/s and the ratios. tk compiles for
+the device's arch (sm_90a on the H200: wgmma; docs/python.md). Writes
+novel-matmul-<date><suffix>.{json,md} to --out-dir.
+
+    PYTHONPATH=gpu-bundle-py python3 bench/novel_matmul_bench.py --out-dir DIR --commit SHA
+"""
+import argparse
+import datetime
+import json
+import os
+import sys
+
+import torch
+import triton
+import triton.testing
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from novel_bench import load_kernels  # noqa: E402
+
+DT = {"fp16": torch.float16, "bf16": torch.bfloat16, "fp32": torch.float32}
+# name, M, N, K, dtype, A transposed, B transposed, GELU, tile (BM, BN, BK, warps, stages)
+CASES = [
+    ("fp16 square + bias", 4096, 4096, 4096, "fp16", False, False, False, (128, 256, 64, 8, 3)),
+    ("fp16 odd + bias + gelu", 3000, 5000, 4001, "fp16", False, False, True, (128, 256, 64, 8, 3)),
+    ("fp16 A^T + bias", 4096, 4096, 4096, "fp16", True, False, False, (128, 256, 64, 8, 3)),
+    ("fp16 B^T + bias + gelu", 4096, 4096, 4096, "fp16", False, True, True, (128, 256, 64, 8, 3)),
+    ("bf16 odd + bias", 5000, 3000, 2999, "bf16", False, False, False, (128, 256, 64, 8, 3)),
+    ("tf32 + bias", 4096, 4096, 4096, "fp32", False, False, False, (128, 128, 32, 8, 3)),
+    ("fp16 small odd", 1000, 1000, 1000, "fp16", False, False, True, (128, 128, 64, 4, 3)),
+]
+
+
+def operand(rows, cols, dtype, transposed):
+    """A rows x cols view, stored transposed when asked (its strides swapped)."""
+    if transposed:
+        return torch.randn(cols, rows, device="cuda", dtype=DT[dtype]).t()
+    return torch.randn(rows, cols, device="cuda", dtype=DT[dtype])
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out-dir", required=True)
+    ap.add_argument("--commit", default="unknown")
+    ap.add_argument("--suffix", default="")
+    args = ap.parse_args()
+    torch.manual_seed(0)
+    torch.backends.cuda.matmul.allow_tf32 = True
+    backends = {"tk": load_kernels("tk"), "triton": load_kernels("triton")}
+    rows = []
+    for name, m, n, k, dtype, at, bt, gelu, (bm, bn, bk, w, s) in CASES:
+        a, b = operand(m, k, dtype, at), operand(k, n, dtype, bt)
+        bias = torch.randn(n, device="cuda", dtype=torch.float32)
+        out_dtype = DT[dtype] if dtype != "fp32" else torch.float32
+        c = torch.empty(m, n, device="cuda", dtype=out_dtype)
+
+        def ref():
+            x = torch.matmul(a, b).float() + bias[None, :]
+            return (x * torch.sigmoid(1.702 * x) if gelu else x).to(out_dtype)
+
+        want = ref().float()
+        scale = want.abs().max().item()
+        grid = (triton.cdiv(m, bm) * triton.cdiv(n, bn),)
+        row = {"case": name, "m": m, "n": n, "k": k, "dtype": dtype, "tile": [bm, bn, bk, w, s]}
+        for be, mod in backends.items():
+            def run(mod=mod):
+                mod.mm_epilogue_kernel[grid](a, b, bias, c, m, n, k, a.stride(0), a.stride(1),
+                                             b.stride(0), b.stride(1), c.stride(0), c.stride(1),
+                                             BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=8,
+                                             GELU=gelu, num_warps=w, num_stages=s)
+            try:
+                c.fill_(float("nan"))
+                run()
+                torch.cuda.synchronize()
+                err = (c.float() - want).abs().max().item() / scale
+                row[f"{be}_rel_error"] = err
+                ms = triton.testing.do_bench(run)
+                row[f"{be}_tflops"] = 2 * m * n * k / ms * 1e-9
+            except Exception as e:  # a failure is a row, not the end of the run
+                row[f"{be}_error"] = f"{type(e).__name__}: {str(e)[:300]}"
+                row[f"{be}_tflops"] = None
+        ms = triton.testing.do_bench(ref)
+        row["torch_tflops"] = 2 * m * n * k / ms * 1e-9
+        if row.get("tk_tflops") and row.get("triton_tflops"):
+            row["tk_over_triton"] = row["tk_tflops"] / row["triton_tflops"]
+            row["tk_over_torch"] = row["tk_tflops"] / row["torch_tflops"]
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+    date = datetime.date.today().isoformat()
+    result = {"date": date, "commit": args.commit, "command": " ".join(sys.argv),
+              "device": torch.cuda.get_device_name(), "triton": triton.__version__,
+              "torch": torch.__version__, "rows": rows}
+    base = os.path.join(args.out_dir, f"novel-matmul-{date}{args.suffix}")
+    with open(base + ".json", "w") as f:
+        json.dump(result, f, indent=1)
+    lines = [f"# tk vs Triton vs cuBLAS: fused-epilogue matmuls outside the repository ({date})",
+             "", f"commit {args.commit}, {result['device']}, Triton {result['triton']}, "
+             f"torch {result['torch']}", "", f"`{result['command']}`", "",
+             "torch: `torch.matmul` (cuBLAS) then the bias and activation as separate ops.", "",
+             "| case | M x N x K | tile | tk TFLOP/s | Triton | torch | tk/Triton | tk/torch "
+             "| tk err | Triton err |", "|---|---|---|---|---|---|---|---|---|---|"]
+
+    def f(v, spec=".0f"):
+        return "-" if v is None else format(v, spec)
+    for r in rows:
+        lines.append(
+            f"| {r['case']} | {r['m']}x{r['n']}x{r['k']} | {'x'.join(map(str, r['tile'][:3]))} "
+            f"w{r['tile'][3]} s{r['tile'][4]} | {f(r.get('tk_tflops'))} "
+            f"| {f(r.get('triton_tflops'))} | {f(r['torch_tflops'])} "
+            f"| {f(r.get('tk_over_triton'), '.3f')} | {f(r.get('tk_over_torch'), '.3f')} "
+            f"| {r.get('tk_error') or f(r.get('tk_rel_error'), '.1e')} "
+            f"| {r.get('triton_error') or f(r.get('triton_rel_error'), '.1e')} |")
+    with open(base + ".md", "w") as fh:
+        fh.write("\n".join(lines) + "\n")
+    print("\n".join(lines))
+    bad = [r for r in rows if r.get("tk_error") or r.get("tk_rel_error", 1) > 2e-2]
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
