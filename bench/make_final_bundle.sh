@@ -62,6 +62,8 @@ bench)
   echo "== kernels outside the repository: tk vs Triton vs torch"
   PYTHONPATH=$PWD/gpu-bundle-py python3 -u bench/novel_bench.py --out-dir "$res" --commit "$commit" \
     --suffix=-final 2>&1 | tail -n 14
+  PYTHONPATH=$PWD/gpu-bundle-py python3 -u bench/novel_matmul_bench.py --out-dir "$res" \
+    --commit "$commit" --suffix=-final 2>&1 | tail -n 10
   echo "== matmul"
   python3 -u bench/matmul_bench.py --ptx-dir gpu-bundle-dot/ptx --out-dir "$res" --commit "$commit" \
     --suffix=-final 2>&1 | tail -n 40
