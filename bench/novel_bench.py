@@ -198,6 +198,22 @@ def case_row_cumsum():
 CASES = [case_gelu_mix, case_dequant, case_col_sum, case_row_argmax, case_transpose_bias,
          case_rms_norm, case_col_softmax, case_total_sum, case_strided_bias_relu, case_row_cumsum]
 
+def write_json(args, rows, stem, title, note):
+    """Writes <out-dir>/<stem>-<date><suffix>.json (the rows with the date,
+    commit, command and versions); returns that path less ".json" and the
+    opening lines of the Markdown summary."""
+    date = datetime.date.today().isoformat()
+    result = {"date": date, "commit": args.commit, "command": " ".join(sys.argv),
+              "device": torch.cuda.get_device_name(), "triton": triton.__version__,
+              "torch": torch.__version__, "rows": rows}
+    base = os.path.join(args.out_dir, f"{stem}-{date}{args.suffix}")
+    with open(base + ".json", "w") as f:
+        json.dump(result, f, indent=1)
+    return base, [f"# {title} ({date})", "", f"commit {args.commit}, {result['device']}, Triton "
+                  f"{result['triton']}, torch {result['torch']}", "", f"`{result['command']}`",
+                  "", note, ""]
+
+
 def check(outs, refs, tols):
     """The largest violation of |out - ref| <= atol + rtol |ref|, or None."""
     for o, r, (atol, rtol) in zip(outs, refs, tols):
@@ -241,19 +257,11 @@ def main():
             row["tk_over_torch"] = row["tk_gbps"] / row["torch_gbps"]
         rows.append(row)
         print(json.dumps(row), flush=True)
-    date = datetime.date.today().isoformat()
-    result = {"date": date, "commit": args.commit, "command": " ".join(sys.argv),
-              "device": torch.cuda.get_device_name(), "triton": triton.__version__,
-              "torch": torch.__version__, "rows": rows}
-    base = os.path.join(args.out_dir, f"novel-{date}{args.suffix}")
-    with open(base + ".json", "w") as f:
-        json.dump(result, f, indent=1)
-    lines = [f"# tk vs Triton vs torch on kernels outside the repository ({date})", "",
-             f"commit {args.commit}, {result['device']}, Triton {result['triton']}, "
-             f"torch {result['torch']}", "", f"`{result['command']}`", "",
-             "torch runs its own expression of the same computation (not a fused kernel).", "",
-             "| case | shape | tk GB/s | Triton GB/s | torch GB/s | tk/Triton | tk/torch | errors |",
-             "|---|---|---|---|---|---|---|---|"]
+    base, lines = write_json(args, rows, "novel", "tk vs Triton vs torch on kernels outside the "
+                             "repository", "torch runs its own expression of the same "
+                             "computation (not a fused kernel).")
+    lines += ["| case | shape | tk GB/s | Triton GB/s | torch GB/s | tk/Triton | tk/torch | errors |",
+              "|---|---|---|---|---|---|---|---|"]
     for r in rows:
         def f(v):
             return "-" if v is None else f"{v:.0f}"

@@ -12,7 +12,6 @@ novel-matmul-<date><suffix>.{json,md} to --out-dir.
     PYTHONPATH=gpu-bundle-py python3 bench/novel_matmul_bench.py --out-dir DIR --commit SHA
 """
 import argparse
-import datetime
 import json
 import os
 import sys
@@ -22,7 +21,7 @@ import triton
 import triton.testing
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from novel_bench import load_kernels  # noqa: E402
+from novel_bench import load_kernels, write_json  # noqa: E402
 
 DT = {"fp16": torch.float16, "bf16": torch.bfloat16, "fp32": torch.float32}
 # name, M, N, K, dtype, A transposed, B transposed, GELU, tile (BM, BN, BK, warps, stages)
@@ -92,19 +91,11 @@ def main():
             row["tk_over_torch"] = row["tk_tflops"] / row["torch_tflops"]
         rows.append(row)
         print(json.dumps(row), flush=True)
-    date = datetime.date.today().isoformat()
-    result = {"date": date, "commit": args.commit, "command": " ".join(sys.argv),
-              "device": torch.cuda.get_device_name(), "triton": triton.__version__,
-              "torch": torch.__version__, "rows": rows}
-    base = os.path.join(args.out_dir, f"novel-matmul-{date}{args.suffix}")
-    with open(base + ".json", "w") as f:
-        json.dump(result, f, indent=1)
-    lines = [f"# tk vs Triton vs cuBLAS: fused-epilogue matmuls outside the repository ({date})",
-             "", f"commit {args.commit}, {result['device']}, Triton {result['triton']}, "
-             f"torch {result['torch']}", "", f"`{result['command']}`", "",
-             "torch: `torch.matmul` (cuBLAS) then the bias and activation as separate ops.", "",
-             "| case | M x N x K | tile | tk TFLOP/s | Triton | torch | tk/Triton | tk/torch "
-             "| tk err | Triton err |", "|---|---|---|---|---|---|---|---|---|---|"]
+    base, lines = write_json(args, rows, "novel-matmul", "tk vs Triton vs cuBLAS: fused-epilogue "
+                             "matmuls outside the repository", "torch: `torch.matmul` (cuBLAS) "
+                             "then the bias and activation as separate ops.")
+    lines += ["| case | M x N x K | tile | tk TFLOP/s | Triton | torch | tk/Triton | tk/torch "
+              "| tk err | Triton err |", "|---|---|---|---|---|---|---|---|---|---|"]
 
     def f(v, spec=".0f"):
         return "-" if v is None else format(v, spec)
