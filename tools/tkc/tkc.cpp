@@ -140,10 +140,11 @@ options:
   --version              tk's version, LLVM's version, NVPTX availability
 
 code generation (--emit=ir-gpu, llvm, ptx):
-  --arch=sm_NN           target GPU, sm_80 or newer (default: sm_90)
+  --arch=sm_NN           target GPU: sm_80, sm_86, sm_89, sm_90 (default) or sm_90a
+                         (Hopper's arch-specific target: tk.dot on wgmma)
   --num-warps=N          warps per program, a power of two 1..32 (default: 4)
-  --num-stages=N         software pipelining of loops feeding tk.dot: 1 turns it off
-                         (default: 3; loads run one iteration ahead today)
+  --num-stages=N         stages of the cp.async ring that pipelines the loads of a
+                         loop feeding tk.dot (default: 3; 1 turns it off)
 
 --emit kinds:
 )";
