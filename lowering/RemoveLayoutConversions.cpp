@@ -107,14 +107,29 @@ private:
       op->erase();
   }
 
-  // The value of `v` in layout `l` without a conversion, created before
-  // `before` when it needs an op; null when that would need a conversion.
-  Value *freeIn(Value *v, const LayoutAttr *l, Operation *before) {
+  // `v` itself, or the operand of the conversion that made it, when that is
+  // in layout `l` (rules 1 and 2: nothing to compute); else null.
+  Value *alreadyIn(Value *v, const LayoutAttr *l) {
     if (layoutOfValue(v) == l)
       return v;
     Operation *def = v->definingOp();
     if (def && def->is(Opcode::ConvertLayout) && layoutOfValue(def->operand(0)) == l)
       return def->operand(0);
+    return nullptr;
+  }
+
+  // Whether `v` costs no conversion in layout `l`: already there, or made
+  // again there as in rule 3.
+  bool isFree(Value *v, const LayoutAttr *l) {
+    return alreadyIn(v, l) || isRematerializable(v->definingOp());
+  }
+
+  // The value of `v` in layout `l` without a conversion, created before
+  // `before` when it needs an op; null when that would need a conversion.
+  Value *freeIn(Value *v, const LayoutAttr *l, Operation *before) {
+    if (Value *there = alreadyIn(v, l))
+      return there;
+    Operation *def = v->definingOp();
     if (isRematerializable(def)) {
       Builder b(ctx_);
       b.setInsertionPoint(before);
@@ -134,10 +149,9 @@ private:
   // Whether `v` can be had in layout `l` without a conversion by cloning
   // its cheap defining ops (rule 5), within `budget` ops.
   bool recomputable(Value *v, const LayoutAttr *l, int &budget) {
-    Operation *def = v->definingOp();
-    if (layoutOfValue(v) == l || isRematerializable(def) ||
-        (def && def->is(Opcode::ConvertLayout) && layoutOfValue(def->operand(0)) == l))
+    if (isFree(v, l))
       return true;
+    Operation *def = v->definingOp();
     if (!isRecomputable(def) || --budget < 0)
       return false;
     const LayoutAttr *want = operandLayout(*def, l);
@@ -156,11 +170,9 @@ private:
   // defined before the op) are defined before it.
   Value *recompute(Value *v, const LayoutAttr *l, Operation &cvt,
                    std::map<std::pair<Value *, const LayoutAttr *>, Value *> &done) {
+    if (Value *there = alreadyIn(v, l))
+      return there;
     Operation *def = v->definingOp();
-    if (layoutOfValue(v) == l)
-      return v;
-    if (def->is(Opcode::ConvertLayout) && layoutOfValue(def->operand(0)) == l)
-      return def->operand(0);
     auto key = std::make_pair(v, l);
     if (auto it = done.find(key); it != done.end())
       return it->second;
@@ -186,12 +198,7 @@ private:
     const LayoutAttr *target = layoutOfValue(out);
     Operation *def = in->definingOp();
     // 1 and 2.
-    Value *direct = nullptr;
-    if (layoutOfValue(in) == target)
-      direct = in;
-    else if (def && def->is(Opcode::ConvertLayout) && layoutOfValue(def->operand(0)) == target)
-      direct = def->operand(0);
-    if (direct) {
+    if (Value *direct = alreadyIn(in, target)) {
       out->replaceAllUsesWith(direct);
       cvt.erase();
       eraseIfDead(def);
@@ -218,10 +225,7 @@ private:
     for (Value *v : def->operands()) {
       if (!v->type()->isTensor())
         return false;
-      Operation *d = v->definingOp();
-      bool free = layoutOfValue(v) == target || isRematerializable(d) ||
-                  (d && d->is(Opcode::ConvertLayout) && layoutOfValue(d->operand(0)) == target);
-      if (!free)
+      if (!isFree(v, target))
         return recomputeInTarget(cvt);
     }
     std::vector<Value *> operands;

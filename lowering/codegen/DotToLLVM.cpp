@@ -189,6 +189,14 @@ SmemTile ringStage(FunctionLowering &fl, Value *ring, llvm::Value *idx, Type *ti
   return t;
 }
 
+// The stage a ring_view `view` reads: its ring's slot `idx` (by default the
+// view's own index), laid out the way the view's registers run.
+SmemTile viewStage(FunctionLowering &fl, Value *view, llvm::Value *idx = nullptr) {
+  Operation *def = view->definingOp();
+  return ringStage(fl, def->operand(0), idx ? idx : fl.get(def->operand(1))[0], view->type(),
+                   fl.threadMap(view).order()[0]);
+}
+
 // One PTX statement without operands, kept in place.
 void ptxStatement(llvm::IRBuilderBase &b, const char *text) {
   auto *fnTy = llvm::FunctionType::get(b.getVoidTy(), {}, false);
@@ -462,11 +470,9 @@ public:
       idx = fl_.get(a->definingOp()->operand(1))[0];
       std::tie(ta, tb) = ringTiles(idx);
     } else if (ringA) {
-      ta = ringStage(fl_, a->definingOp()->operand(0), fl_.get(a->definingOp()->operand(1))[0],
-                     a->type(), threadMapOrder(a));
+      ta = viewStage(fl_, a);
     } else if (ringB) {
-      tb = ringStage(fl_, bv->definingOp()->operand(0), fl_.get(bv->definingOp()->operand(1))[0],
-                     bv->type(), threadMapOrder(bv));
+      tb = viewStage(fl_, bv);
     }
     bool tf32 = dt == DType::F32;
     bool staged = !ringA || !ringB;
@@ -558,8 +564,7 @@ private:
   // Stage `idx` of both operands' rings.
   std::pair<SmemTile, SmemTile> ringTiles(llvm::Value *idx) {
     Value *a = op_.operand(0), *bv = op_.operand(1);
-    return {ringStage(fl_, a->definingOp()->operand(0), idx, a->type(), threadMapOrder(a)),
-            ringStage(fl_, bv->definingOp()->operand(0), idx, bv->type(), threadMapOrder(bv))};
+    return {viewStage(fl_, a, idx), viewStage(fl_, bv, idx)};
   }
 
   Frags loadStep(const SmemTile &ta, const SmemTile &tb, int64_t kk) {
@@ -733,11 +738,9 @@ public:
     bool ringA = isRingView(a), ringB = isRingView(bv);
     SmemTile ta, tb;
     if (ringA)
-      ta = ringStage(fl_, a->definingOp()->operand(0), fl_.get(a->definingOp()->operand(1))[0],
-                     a->type(), mnA_ ? 0 : 1);
+      ta = viewStage(fl_, a);
     if (ringB)
-      tb = ringStage(fl_, bv->definingOp()->operand(0), fl_.get(bv->definingOp()->operand(1))[0],
-                     bv->type(), mnB_ ? 1 : 0);
+      tb = viewStage(fl_, bv);
     bool staged = !ringA || !ringB;
     if (staged) {
       // The scratch base rounded up to 1024 (--allocate-shared counts the
