@@ -230,6 +230,19 @@ template <typename T> const T *dyn_cast(const LayoutAttr *l) {
   return l && T::classof(l) ? static_cast<const T *>(l) : nullptr;
 }
 
+/// The mma layout of a tensor type `t` (version 2: mma.sync, 3: wgmma);
+/// null for other layouts and non-tensor types.
+inline const MmaLayout *mmaLayoutOf(Type *t) {
+  auto *tensor = dyn_cast<TensorType>(t);
+  return tensor ? dyn_cast<MmaLayout>(tensor->layout()) : nullptr;
+}
+
+/// Whether `t` is in wgmma's accumulator layout (mma version 3).
+inline bool isWgmmaLayout(Type *t) {
+  const MmaLayout *mma = mmaLayoutOf(t);
+  return mma && mma->version() == 3;
+}
+
 /// The rank of the tensors a layout describes.
 unsigned layoutRank(const LayoutAttr *layout);
 /// Warps of the program the layout spreads over (the product of `warps`; 1

@@ -143,9 +143,7 @@ int64_t scratchBytes(const Operation &op, int64_t numWarps) {
     }
     // wgmma (an mma version 3 result) reads its staging at a 1024-byte
     // aligned address (the swizzle atom), which the lowering rounds up to.
-    auto *res = dyn_cast<TensorType>(op.result()->type());
-    auto *mma = res ? dyn_cast<MmaLayout>(res->layout()) : nullptr;
-    int64_t pad = elements && mma && mma->version() == 3 ? 1024 : 0;
+    int64_t pad = elements && isWgmmaLayout(op.result()->type()) ? 1024 : 0;
     return elements * sharedElementBytes(op.operand(0)->type()) + pad;
   }
   return 0;

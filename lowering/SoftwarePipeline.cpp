@@ -201,11 +201,10 @@ public:
       // kind and, on wgmma, takes it as the same operand.
       std::set<std::pair<int64_t, bool>> kinds; // (mma version, as A)
       for (Operation *u : load->result()->users()) {
-        auto *res = u->numResults() ? dyn_cast<TensorType>(u->result()->type()) : nullptr;
-        if (!u->is(Opcode::Dot) || u->operand(2) == load->result() || !res ||
-            !isa<MmaLayout>(res->layout()))
+        const MmaLayout *mma = u->numResults() ? mmaLayoutOf(u->result()->type()) : nullptr;
+        if (!u->is(Opcode::Dot) || u->operand(2) == load->result() || !mma)
           return false;
-        int64_t version = cast<MmaLayout>(res->layout())->version();
+        int64_t version = mma->version();
         if (version == 3 && u->operand(0) == u->operand(1))
           return false; // a @ a: one tile in two layouts
         kinds.insert({version, version == 3 && u->operand(0) == load->result()});
@@ -240,13 +239,9 @@ public:
     b.setInsertionPoint(&loop_);
     std::vector<Value *> rings;
     bool wgmma = feedsWgmma(loads);
-    // Stages are copied `distance` iterations ahead: S - 1, or S - 2 when
-    // the wgmma dots keep their group in flight across the back edge
-    // (wgmma_pending = 1: iteration i's copy then refills the slot of
-    // iteration i - 2, whose wgmma every warp group has waited for before
-    // the barrier at the top of iteration i).
-    // TK_WGMMA_INFLIGHT=0 keeps the simple form (wait_group 0 in each
-    // iteration, S - 1 ahead), for comparisons.
+    // wgmma dots whose group may stay in flight across the back edge
+    // (wgmma_pending = 1); TK_WGMMA_INFLIGHT=0 keeps the simple form
+    // (wait_group 0 in each iteration), for comparisons.
     const char *knob = std::getenv("TK_WGMMA_INFLIGHT");
     bool keepInFlight = wgmma && stages >= 3 && !(knob && std::string_view(knob) == "0");
     std::vector<Operation *> inFlight =
@@ -353,9 +348,8 @@ private:
     std::vector<Operation *> dots;
     for (Operation *load : loads)
       for (Operation *u : load->result()->users()) {
-        auto *t = dyn_cast<TensorType>(u->result()->type());
-        auto *mma = t ? dyn_cast<MmaLayout>(t->layout()) : nullptr;
-        if (!mma || mma->version() != 3 || std::find(dots.begin(), dots.end(), u) != dots.end())
+        if (!isWgmmaLayout(u->result()->type()) ||
+            std::find(dots.begin(), dots.end(), u) != dots.end())
           continue;
         Value *acc = u->operand(2);
         const std::vector<Operation *> &users = u->result()->users();
@@ -370,12 +364,9 @@ private:
   // Whether a dot on wgmma (mma version 3) reads one of `loads`.
   static bool feedsWgmma(const std::vector<Operation *> &loads) {
     for (Operation *load : loads)
-      for (Operation *u : load->result()->users()) {
-        auto *t = dyn_cast<TensorType>(u->result()->type());
-        auto *mma = t ? dyn_cast<MmaLayout>(t->layout()) : nullptr;
-        if (mma && mma->version() == 3)
+      for (Operation *u : load->result()->users())
+        if (isWgmmaLayout(u->result()->type()))
           return true;
-      }
     return false;
   }
 

@@ -162,10 +162,9 @@ void wgmmaRingLayout(Value *ring, unsigned fast, SmemTile &t) {
   for (Operation *view : ring->users())
     if (view->is(Opcode::RingView))
       for (Operation *dot : view->result()->users()) {
-        auto *rt = dot->is(Opcode::Dot) ? dyn_cast<TensorType>(dot->result()->type()) : nullptr;
-        auto *mma = rt ? dyn_cast<MmaLayout>(rt->layout()) : nullptr;
-        if (mma && mma->version() == 3 && dot->operand(0) == view->result()) {
-          t.permWarps = mma->warps()[0];
+        if (dot->is(Opcode::Dot) && isWgmmaLayout(dot->result()->type()) &&
+            dot->operand(0) == view->result()) {
+          t.permWarps = mmaLayoutOf(dot->result()->type())->warps()[0];
           t.permDim = fast == 1 ? 0 : 1;
         }
       }
@@ -251,9 +250,7 @@ void drainWgmma(FunctionLowering &fl, Operation *loop) {
   llvm::IRBuilderBase &b = fl.builder();
   bool waited = false;
   for (unsigned r = 0; loop && r < loop->numResults(); ++r) {
-    auto *t = dyn_cast<TensorType>(loop->result(r)->type());
-    auto *mma = t ? dyn_cast<MmaLayout>(t->layout()) : nullptr;
-    if (!mma || mma->version() != 3)
+    if (!isWgmmaLayout(loop->result(r)->type()))
       continue;
     Regs regs = fl.get(loop->result(r));
     wgmmaWait(b, regs, 0);
