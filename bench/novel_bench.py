@@ -198,6 +198,30 @@ def case_row_cumsum():
 CASES = [case_gelu_mix, case_dequant, case_col_sum, case_row_argmax, case_transpose_bias,
          case_rms_norm, case_col_softmax, case_total_sum, case_strided_bias_relu, case_row_cumsum]
 
+def measure(row, backends, run, verify, verify_key, reference, unit, rate, before=None):
+    """Fills `row` for one case: for each backend (tk, Triton), `before()`
+    (if given), one `run(module)`, `verify()` stored as <backend>_<verify_key>,
+    then the do_bench time as <backend>_<unit> = rate(ms); a backend that
+    raises gets <backend>_error and no rate (a failure is a row, not the end
+    of the run). Then torch's `reference` timed the same way and the ratios
+    tk_over_triton and tk_over_torch."""
+    for be, mod in backends.items():
+        try:
+            if before:
+                before()
+            run(mod)
+            torch.cuda.synchronize()
+            row[f"{be}_{verify_key}"] = verify()
+            row[f"{be}_{unit}"] = rate(triton.testing.do_bench(lambda: run(mod)))
+        except Exception as e:
+            row[f"{be}_error"] = f"{type(e).__name__}: {str(e)[:300]}"
+            row[f"{be}_{unit}"] = None
+    row[f"torch_{unit}"] = rate(triton.testing.do_bench(reference))
+    if row.get(f"tk_{unit}") and row.get(f"triton_{unit}"):
+        row["tk_over_triton"] = row[f"tk_{unit}"] / row[f"triton_{unit}"]
+        row["tk_over_torch"] = row[f"tk_{unit}"] / row[f"torch_{unit}"]
+
+
 def write_json(args, rows, stem, title, note):
     """Writes <out-dir>/<stem>-<date><suffix>.json (the rows with the date,
     commit, command and versions); returns that path less ".json" and the
@@ -239,22 +263,8 @@ def main():
         case = make()
         row = {"case": case["name"], "shape": case["shape"], "bytes": case["bytes"]}
         refs = case["ref"]()
-        for name, mod in backends.items():
-            try:
-                case["run"](mod)
-                torch.cuda.synchronize()
-                err = check(case["outputs"](), refs, case["tol"])
-                row[f"{name}_error"] = err
-                ms = triton.testing.do_bench(lambda: case["run"](mod))
-                row[f"{name}_gbps"] = case["bytes"] / ms / 1e6
-            except Exception as e:  # a failure is a row, not the end of the run
-                row[f"{name}_error"] = f"{type(e).__name__}: {str(e)[:300]}"
-                row[f"{name}_gbps"] = None
-        ms = triton.testing.do_bench(case["ref"])
-        row["torch_gbps"] = case["bytes"] / ms / 1e6
-        if row.get("tk_gbps") and row.get("triton_gbps"):
-            row["tk_over_triton"] = row["tk_gbps"] / row["triton_gbps"]
-            row["tk_over_torch"] = row["tk_gbps"] / row["torch_gbps"]
+        measure(row, backends, case["run"], lambda: check(case["outputs"](), refs, case["tol"]),
+                "error", case["ref"], "gbps", lambda ms: case["bytes"] / ms / 1e6)
         rows.append(row)
         print(json.dumps(row), flush=True)
     base, lines = write_json(args, rows, "novel", "tk vs Triton vs torch on kernels outside the "

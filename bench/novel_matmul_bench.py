@@ -21,7 +21,7 @@ import triton
 import triton.testing
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from novel_bench import load_kernels, write_json  # noqa: E402
+from novel_bench import load_kernels, measure, write_json  # noqa: E402
 
 DT = {"fp16": torch.float16, "bf16": torch.bfloat16, "fp32": torch.float32}
 # name, M, N, K, dtype, A transposed, B transposed, GELU, tile (BM, BN, BK, warps, stages)
@@ -67,28 +67,16 @@ def main():
         scale = want.abs().max().item()
         grid = (triton.cdiv(m, bm) * triton.cdiv(n, bn),)
         row = {"case": name, "m": m, "n": n, "k": k, "dtype": dtype, "tile": [bm, bn, bk, w, s]}
-        for be, mod in backends.items():
-            def run(mod=mod):
-                mod.mm_epilogue_kernel[grid](a, b, bias, c, m, n, k, a.stride(0), a.stride(1),
-                                             b.stride(0), b.stride(1), c.stride(0), c.stride(1),
-                                             BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=8,
-                                             GELU=gelu, num_warps=w, num_stages=s)
-            try:
-                c.fill_(float("nan"))
-                run()
-                torch.cuda.synchronize()
-                err = (c.float() - want).abs().max().item() / scale
-                row[f"{be}_rel_error"] = err
-                ms = triton.testing.do_bench(run)
-                row[f"{be}_tflops"] = 2 * m * n * k / ms * 1e-9
-            except Exception as e:  # a failure is a row, not the end of the run
-                row[f"{be}_error"] = f"{type(e).__name__}: {str(e)[:300]}"
-                row[f"{be}_tflops"] = None
-        ms = triton.testing.do_bench(ref)
-        row["torch_tflops"] = 2 * m * n * k / ms * 1e-9
-        if row.get("tk_tflops") and row.get("triton_tflops"):
-            row["tk_over_triton"] = row["tk_tflops"] / row["triton_tflops"]
-            row["tk_over_torch"] = row["tk_tflops"] / row["torch_tflops"]
+
+        def run(mod):
+            mod.mm_epilogue_kernel[grid](a, b, bias, c, m, n, k, a.stride(0), a.stride(1),
+                                         b.stride(0), b.stride(1), c.stride(0), c.stride(1),
+                                         BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=8, GELU=gelu,
+                                         num_warps=w, num_stages=s)
+
+        measure(row, backends, run, lambda: (c.float() - want).abs().max().item() / scale,
+                "rel_error", ref, "tflops", lambda ms: 2 * m * n * k / ms * 1e-9,
+                before=lambda: c.fill_(float("nan")))
         rows.append(row)
         print(json.dumps(row), flush=True)
     base, lines = write_json(args, rows, "novel-matmul", "tk vs Triton vs cuBLAS: fused-epilogue "
