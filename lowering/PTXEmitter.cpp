@@ -41,6 +41,13 @@ constexpr const char *kPTXFeatures = "+ptx80";
 
 std::unique_ptr<llvm::TargetMachine> makeTargetMachine(const std::string &arch,
                                                        DiagnosticEngine &diag) {
+  // LLVM would only warn on stderr about an unknown processor and go on.
+  if (!isSupportedArch(arch)) {
+    diag.error({}, fmt::format("unsupported GPU arch '{}': tk compiles for sm_80 or newer "
+                               "(sm_80, sm_86, sm_89, sm_90, sm_90a)",
+                               arch));
+    return nullptr;
+  }
   if (!hasNVPTXTarget()) {
     diag.error({}, "this tk was built without LLVM's NVPTX target");
     return nullptr;

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 namespace tk {
 
@@ -17,5 +18,25 @@ struct TargetOptions {
   /// `num_warps` attribute, set by --coalesce, wins).
   int numWarps = 4;
 };
+
+/// Whether tk compiles for `arch`: `sm_NN` with NN >= 80, optionally with the
+/// `a` suffix of arch-specific features (sm_90a). tkc checks --arch with it,
+/// and the PTX emitter every other caller's arch (the C++ API, TK_ARCH).
+inline bool isSupportedArch(std::string_view arch) {
+  if (arch.substr(0, 3) != "sm_")
+    return false;
+  std::string_view digits = arch.substr(3);
+  if (!digits.empty() && digits.back() == 'a')
+    digits.remove_suffix(1);
+  if (digits.size() < 2 || digits.size() > 3)
+    return false;
+  int value = 0;
+  for (char c : digits) {
+    if (c < '0' || c > '9')
+      return false;
+    value = value * 10 + (c - '0');
+  }
+  return value >= 80;
+}
 
 } // namespace tk

@@ -608,6 +608,12 @@ def num_stages_and_the_device_arch_reach_the_compiler():
                                   num_stages=3)
         assert ".target sm_90\n" in k.asm["ptx"] and "mma.sync" in k.asm["ptx"], "sm_90"
         assert "wgmma" not in k.asm["ptx"]
+        os.environ["TK_ARCH"] = "sm_75"
+        try:
+            tk.jit(mm_body)[(1,)](a, b, c, 1024, BM=128, BN=128, BK=64)
+            raise AssertionError("TK_ARCH=sm_75 accepted")
+        except tk.CompilationError as e:
+            assert "unsupported GPU arch 'sm_75'" in str(e), e
         try:
             mm_kernel[(1,)](a, b, c, 1024, BM=128, BN=128, BK=64, num_stages=0)
             raise AssertionError("num_stages=0 accepted")

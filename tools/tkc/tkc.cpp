@@ -199,24 +199,6 @@ bool isIdentifier(std::string_view s) {
   return true;
 }
 
-// sm_80 and newer, optionally with the `a` suffix of arch-specific features.
-bool isSupportedArch(std::string_view arch) {
-  if (arch.substr(0, 3) != "sm_")
-    return false;
-  std::string_view digits = arch.substr(3);
-  if (!digits.empty() && digits.back() == 'a')
-    digits.remove_suffix(1);
-  if (digits.size() < 2 || digits.size() > 3)
-    return false;
-  int value = 0;
-  for (char c : digits) {
-    if (c < '0' || c > '9')
-      return false;
-    value = value * 10 + (c - '0');
-  }
-  return value >= 80;
-}
-
 enum class ParseResult { Run, ExitOk, ExitUsage };
 
 // Reads argv into `opts`. Long options take their value as `--opt=V` or

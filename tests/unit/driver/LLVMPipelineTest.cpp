@@ -104,3 +104,24 @@ TEST(LLVMPipelineTest, LeanPTXIsO3sOnSoftmaxAndTheRingMatmul) {
     EXPECT_NE(lean.find(".entry " + c.opts.kernel), std::string::npos);
   }
 }
+
+// An arch tk does not compile for is an error naming it (LLVM alone would
+// only warn on stderr and go on); every supported one compiles.
+TEST(LLVMPipelineTest, UnsupportedArchIsAnError) {
+  Case c = cases().front();
+  std::string error;
+  for (const char *arch : {"sm_80", "sm_86", "sm_89", "sm_90", "sm_90a"}) {
+    c.opts.arch = arch;
+    std::string ptx = ptxAt(nullptr, tutorial(c.file), c.file, c.opts, error);
+    if (ptx.empty() && error.find("without LLVM") != std::string::npos)
+      GTEST_SKIP() << error;
+    EXPECT_NE(ptx.find(std::string(".target ") + arch), std::string::npos) << arch << ": " << error;
+  }
+  for (const char *arch : {"sm_75", "sm90", "sm_9x", "compute_90", ""}) {
+    c.opts.arch = arch;
+    error.clear();
+    EXPECT_TRUE(ptxAt(nullptr, tutorial(c.file), c.file, c.opts, error).empty()) << arch;
+    EXPECT_NE(error.find(std::string("unsupported GPU arch '") + arch + "'"), std::string::npos)
+        << error;
+  }
+}
