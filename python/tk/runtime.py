@@ -788,14 +788,14 @@ class JITFunction(_C.LaunchBase):
         signature = ", ".join(entries)
         closure = _Closure(self)
         options = {k: launch[k] for k in ("num_warps", "num_stages", "num_ctas") if k in launch}
+        arch = target_arch() if gpu else None
         key = (
             signature,
             tuple(sorted((n, _tagged(v)) for n, v in constants.items())),
             closure.key(),
             tuple(sorted(options.items())),
             self.debug,
-            gpu,
-            target_arch() if gpu else None,
+            arch,
         )
         kernel = None if _env_flag("TK_ALWAYS_COMPILE") else self.cache.get(key)
         if kernel is None:
@@ -807,7 +807,7 @@ class JITFunction(_C.LaunchBase):
             with key_lock:
                 kernel = None if _env_flag("TK_ALWAYS_COMPILE") else self.cache.get(key)
                 if kernel is None:
-                    kernel = self._compile(closure, signature, constants, options, gpu)
+                    kernel = self._compile(closure, signature, constants, options, arch)
                     self.cache[key] = kernel
         if kernel._compiled.argument_names != arg_names:
             # Python and the front end disagree on which parameters are
@@ -821,7 +821,9 @@ class JITFunction(_C.LaunchBase):
             )
         return kernel, run_args, values, launch, closure
 
-    def _compile(self, closure, signature, constants, options, gpu=False):
+    def _compile(self, closure, signature, constants, options, arch=None):
+        """Compiles for the GPU target `arch`, or for the interpreter (None)."""
+        gpu = arch is not None
         all_constants = {n: _const_for_compiler(n, v) for n, v in closure.constants.items()}
         # A parameter shadows a global of the same name, as in Python.
         all_constants.update(constants)
@@ -837,7 +839,7 @@ class JITFunction(_C.LaunchBase):
             gpu,
             _num_warps(options.get("num_warps"), self.__name__),
             _num_stages(options.get("num_stages"), self.__name__) if gpu else 0,
-            target_arch() if gpu else "sm_90",
+            arch or "sm_90",
         )
         if compiled is None:
             raise CompilationError(closure.explain(errors), kernel=self.__name__)
