@@ -41,6 +41,10 @@
 // a uniform mask), one cp.async (.cg for 16 bytes, .ca for 4 and 8) with
 // src-size 0 where the mask is off (the bytes become zeros), or a predicated
 // 2-byte ld.global + st.shared for lone elements; then cp.async.commit_group.
+// A destination depends only on the thread and the register: the lowering
+// evaluates the layout's offset for every thread, and a copy whose offset
+// differs from an earlier copy's by the same constant in all of them is that
+// copy's address plus the constant (one formula per stage, not one per copy).
 // async_wait is cp.async.wait_group N and bar.sync.
 //
 // Per k step the fragments of step kk + 1 are read before the mma of step
@@ -112,37 +116,64 @@ struct SmemTile {
 
   /// The byte address of element (row, col) (i32 values).
   llvm::Value *address(llvm::IRBuilderBase &b, llvm::Value *row, llvm::Value *col) const {
+    llvm::Value *elem = elementOffset(IRArith{b}, row, col);
+    return b.CreateGEP(b.getInt8Ty(), base, b.CreateMul(elem, b.getInt32(elemBytes)));
+  }
+  /// The same address as a byte offset from `base`, computed here.
+  int64_t byteOffset(int64_t row, int64_t col) const {
+    return elementOffset(IntArith{}, row, col) * elemBytes;
+  }
+
+private:
+  // The arithmetic of the layout, once for both: on i32 values (emitting
+  // instructions) and on integers (evaluating them), so the two cannot
+  // disagree.
+  struct IRArith {
+    llvm::IRBuilderBase &b;
+    llvm::Value *c(int64_t k) const { return b.getInt32(static_cast<uint32_t>(k)); }
+    llvm::Value *add(llvm::Value *x, llvm::Value *y) const { return b.CreateAdd(x, y); }
+    llvm::Value *mul(llvm::Value *x, int64_t k) const { return b.CreateMul(x, c(k)); }
+    llvm::Value *div(llvm::Value *x, int64_t k) const { return b.CreateUDiv(x, c(k)); }
+    llvm::Value *rem(llvm::Value *x, int64_t k) const { return b.CreateURem(x, c(k)); }
+    llvm::Value *mask(llvm::Value *x, int64_t k) const { return b.CreateAnd(x, k); }
+    llvm::Value *exor(llvm::Value *x, llvm::Value *y) const { return b.CreateXor(x, y); }
+  };
+  struct IntArith {
+    int64_t add(int64_t x, int64_t y) const { return x + y; }
+    int64_t mul(int64_t x, int64_t k) const { return x * k; }
+    int64_t div(int64_t x, int64_t k) const { return x / k; }
+    int64_t rem(int64_t x, int64_t k) const { return x % k; }
+    int64_t mask(int64_t x, int64_t k) const { return x & k; }
+    int64_t exor(int64_t x, int64_t y) const { return x ^ y; }
+  };
+
+  /// Element (row, col)'s offset in elements (see the header).
+  template <class Arith, class V> V elementOffset(const Arith &a, V row, V col) const {
     if (permWarps) {
-      llvm::Value *&m = permDim == 0 ? row : col;
-      llvm::Value *block = b.CreateUDiv(m, b.getInt32(8));
+      V &m = permDim == 0 ? row : col;
+      V block = a.div(m, 8);
       int64_t w = permWarps;
-      llvm::Value *warp = b.CreateURem(block, b.getInt32(w)),
-                  *t = b.CreateUDiv(block, b.getInt32(w));
-      llvm::Value *to = b.CreateAdd(
-          b.CreateMul(b.CreateAdd(b.CreateMul(b.CreateUDiv(t, b.getInt32(2)), b.getInt32(w / 4)),
-                                  b.CreateUDiv(warp, b.getInt32(4))),
-                      b.getInt32(8)),
-          b.CreateAdd(b.CreateMul(b.CreateURem(warp, b.getInt32(4)), b.getInt32(2)),
-                      b.CreateURem(t, b.getInt32(2))));
-      m = b.CreateAdd(b.CreateMul(to, b.getInt32(8)), b.CreateURem(m, b.getInt32(8)));
+      V warp = a.rem(block, w), t = a.div(block, w);
+      V to = a.add(a.mul(a.add(a.mul(a.div(t, 2), w / 4), a.div(warp, 4)), 8),
+                   a.add(a.mul(a.rem(warp, 4), 2), a.rem(t, 2)));
+      m = a.add(a.mul(to, 8), a.rem(m, 8));
     }
     int64_t len = blockLen();
-    llvm::Value *blockOffset = nullptr;
+    V blockOffset{};
     if (len < rowLen) {
-      blockOffset = b.CreateMul(b.CreateUDiv(col, b.getInt32(len)), b.getInt32(rows * len));
-      col = b.CreateURem(col, b.getInt32(len));
+      blockOffset = a.mul(a.div(col, len), rows * len);
+      col = a.rem(col, len);
     }
-    llvm::Value *c = col;
+    V c = col;
     if (maxPhase > 1) {
-      llvm::Value *phase = b.CreateAnd(b.CreateUDiv(row, b.getInt32(perPhase)), maxPhase - 1);
-      llvm::Value *chunk = b.CreateUDiv(col, b.getInt32(vec()));
-      c = b.CreateAdd(b.CreateMul(b.CreateXor(chunk, phase), b.getInt32(vec())),
-                      b.CreateURem(col, b.getInt32(vec())));
+      V phase = a.mask(a.div(row, perPhase), maxPhase - 1);
+      V chunk = a.div(col, vec());
+      c = a.add(a.mul(a.exor(chunk, phase), vec()), a.rem(col, vec()));
     }
-    llvm::Value *elem = b.CreateAdd(b.CreateMul(row, b.getInt32(len)), c);
-    if (blockOffset)
-      elem = b.CreateAdd(elem, blockOffset);
-    return b.CreateGEP(b.getInt8Ty(), base, b.CreateMul(elem, b.getInt32(elemBytes)));
+    V elem = a.add(a.mul(row, len), c);
+    if (len < rowLen)
+      elem = a.add(elem, blockOffset);
+    return elem;
   }
 };
 
@@ -905,8 +936,41 @@ static bool lowerAsyncCopy(FunctionLowering &fl, Operation &op) {
   llvm::Intrinsic::ID copy = bytes == 16  ? llvm::Intrinsic::nvvm_cp_async_cg_shared_global_16_s
                              : bytes == 8 ? llvm::Intrinsic::nvvm_cp_async_ca_shared_global_8_s
                                           : llvm::Intrinsic::nvvm_cp_async_ca_shared_global_4_s;
+  // Each copy's destination is a function of the thread and the register
+  // only; a register whose offset differs from an earlier copy's by the same
+  // constant in every thread of the program (checked here, thread by thread)
+  // takes that copy's address plus the constant, instead of the whole
+  // permute-and-swizzle formula again (which LLVM would fold, but at a cost
+  // in compile time).
+  auto offsets = [&](int64_t r) {
+    std::vector<int64_t> out(static_cast<size_t>(map.numThreads()));
+    for (int64_t tid = 0; tid < map.numThreads(); ++tid) {
+      std::vector<int64_t> c = map.coords(r, tid % kWarpSize, tid / kWarpSize);
+      out[static_cast<size_t>(tid)] = t.byteOffset(c[1 - fast], c[fast]);
+    }
+    return out;
+  };
+  struct Anchor {
+    std::vector<int64_t> offsets;
+    llvm::Value *address;
+  };
+  std::vector<Anchor> anchors;
+  auto destination = [&](int64_t r) -> llvm::Value * {
+    std::vector<int64_t> mine = offsets(r);
+    for (const Anchor &a : anchors) {
+      int64_t delta = mine[0] - a.offsets[0];
+      bool constant = true;
+      for (size_t i = 1; i < mine.size() && constant; ++i)
+        constant = mine[i] - a.offsets[i] == delta;
+      if (constant)
+        return delta == 0 ? a.address : b.CreateGEP(b.getInt8Ty(), a.address, b.getInt32(delta));
+    }
+    llvm::Value *address = t.address(b, coords[r][1 - fast], coords[r][fast]);
+    anchors.push_back({std::move(mine), address});
+    return address;
+  };
   for (int64_t r = 0; r < map.numRegisters(); r += vec) {
-    llvm::Value *dst = t.address(b, coords[r][1 - fast], coords[r][fast]);
+    llvm::Value *dst = destination(r);
     llvm::Value *src = ptrs[r];
     if (src->getType() != global)
       src = b.CreateAddrSpaceCast(src, global);
