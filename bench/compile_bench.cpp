@@ -173,8 +173,20 @@ const std::vector<Case> &allCases() {
        0},
       matmulCase("matmul-128x128x64-wgmma", 128, 128, 64, 4, 4, "sm_90a"),
       matmulCase("matmul-128x256x64-wgmma", 128, 256, 64, 8, 4, "sm_90a"),
+      matmulCase("matmul-128x256x32-wgmma", 128, 256, 32, 8, 4, "sm_90a"),
+      matmulCase("matmul-128x128x64-w8-wgmma", 128, 128, 64, 8, 4, "sm_90a"),
   };
   return cases;
+}
+
+// --only NAME[,NAME...]: the cases to run (all when empty).
+std::string gOnly;
+
+bool selected(const Case &c) {
+  if (gOnly.empty())
+    return true;
+  std::string list = "," + gOnly + ",";
+  return list.find("," + std::string(c.name) + ",") != std::string::npos;
 }
 
 enum Stage { FrontEnd, ToIR, IRPipeline, GPUPasses, LLVMLower, LLVMOpt, Codegen, NumStages };
@@ -804,6 +816,8 @@ int loadBench(const std::string &jsonPath, int repeat, const std::string &baseli
               "ptxgen", "JIT", "load", "sum", "kern us", "rate", "rel err", "warmdisk");
   std::string rows;
   for (const Case &c : allCases()) {
+    if (!selected(c))
+      continue;
     if (c.workload == Workload::None)
       continue;
     std::string baseline = baselineDir.empty() ? "" : readFile(baselineDir + "/" + c.name + ".ptx");
@@ -905,6 +919,8 @@ int stageBench(const std::string &jsonPath, int repeat, bool ptxas) {
   std::printf(" %9s%s  (median ms; %d compiles, matmul %d)\n", "total",
               ptxas ? "     ptxas  ptxas-cpu" : "", repeat, std::max(5, repeat / 5));
   for (const Case &c : allCases()) {
+    if (!selected(c))
+      continue;
     std::string source = readSource(c.file);
     int n = c.workload == Workload::Matmul ? std::max(5, repeat / 5) : repeat;
     std::vector<double> stage[NumStages], total, upToPipeline, ptxasWall, ptxasCpu;
@@ -1045,10 +1061,13 @@ int main(int argc, char **argv) {
       baselineDir = argv[++i];
     else if (a == "--jit-files" && i + 1 < argc)
       jitFilesDir = argv[++i];
+    else if (a == "--only" && i + 1 < argc)
+      gOnly = argv[++i];
     else {
       std::fprintf(
           stderr, "usage: compile_bench [--ptxas | --load [--compilers] [--forced] [--jit-level N] "
-                  "[--baseline-ptx DIR] | --jit-files DIR] [--json FILE] [--repeat N]\n");
+                  "[--baseline-ptx DIR] | --jit-files DIR] [--only NAME,...] [--json FILE] "
+                  "[--repeat N]\n");
       return 2;
     }
   }
