@@ -14,6 +14,7 @@
 // and round once; erf is a rational approximation
 // (Abramowitz & Stegun 7.1.26, |error| < 1.5e-7). fp64 transcendentals call
 // libdevice (Libdevice.h), linked only when used.
+#include "analysis/AxisInfo.h"
 #include "lowering/codegen/FunctionLowering.h"
 #include "lowering/codegen/Libdevice.h"
 
@@ -207,6 +208,45 @@ template <typename F> llvm::Value *inFloat32(llvm::IRBuilderBase &b, const Regs 
     return f(ops[0], ops[1]);
   llvm::Type *f32 = b.getFloatTy();
   return b.CreateFPTrunc(f(b.CreateFPExt(ops[0], f32), b.CreateFPExt(ops[1], f32)), t);
+}
+
+// Per register of a tensor value, the register that holds the same value
+// by axis info's constancy: along a dimension d where the value is constant
+// on aligned blocks of K elements and the thread holds runs of `size`
+// consecutive elements starting at multiples of `size` (blocked layouts and
+// their slices, `size` dividing the extent), register k_d and register
+// k_d - k_d % min(K, size) hold one value. The mask `cols < N` of a row of
+// 1024 with N a multiple of 16 is then one compare per 8-element run
+// instead of eight (an add and a compare each): LLVM cannot see that
+// itself, it does not know N's divisibility. Every register maps to itself
+// where nothing is known.
+std::vector<int64_t> constancyLeaders(const ThreadMap &map, const LayoutAttr *layout,
+                                      const AxisInfo &info) {
+  std::vector<int64_t> leader(static_cast<size_t>(map.numRegisters()));
+  for (int64_t r = 0; r < map.numRegisters(); ++r)
+    leader[static_cast<size_t>(r)] = r;
+  const LayoutAttr *base = layout;
+  if (auto *slice = dyn_cast<SliceLayout>(layout))
+    base = slice->parent();
+  if (!isa<BlockedLayout>(base) || info.rank() != map.rank())
+    return leader;
+  std::vector<int64_t> group(map.rank(), 1);
+  bool any = false;
+  for (unsigned d = 0; d < map.rank(); ++d) {
+    const ThreadMap::Dim &dim = map.dim(d);
+    if (dim.extent % dim.size == 0)
+      group[d] = std::min(info.constancy[d], dim.size);
+    any |= group[d] > 1;
+  }
+  if (!any)
+    return leader;
+  for (int64_t r = 0; r < map.numRegisters(); ++r) {
+    std::vector<int64_t> k = map.registerIndex(r);
+    for (unsigned d = 0; d < map.rank(); ++d)
+      k[d] -= k[d] % group[d];
+    leader[static_cast<size_t>(r)] = map.registerOf(k);
+  }
+  return leader;
 }
 
 } // namespace
@@ -440,9 +480,19 @@ bool FunctionLowering::lowerElementwise(Operation &op) {
   // walked every copy (with the coordinates below, the 128x128x32 matmul's
   // IR as lowered has 5326 instead of 7161 instructions, the PTX is the
   // same). Elementwise ops have no side effects, so sharing is exact.
+  // Registers that axis info proves equal to an earlier one (constancy) take
+  // its result without computing their own.
+  std::vector<int64_t> leader;
+  if (resultType->isTensor())
+    leader =
+        constancyLeaders(threadMap(op.result()), layoutOf(op.result()), axis_.get(op.result()));
   std::map<Regs, llvm::Value *> computed;
   Regs args(op.numOperands());
   for (size_t r = 0; r < n; ++r) {
+    if (!leader.empty() && leader[r] != static_cast<int64_t>(r)) {
+      out.push_back(out[static_cast<size_t>(leader[r])]);
+      continue;
+    }
     for (unsigned i = 0; i < op.numOperands(); ++i) {
       const Regs &regs = get(op.operand(i));
       assert(regs.size() == n && "elementwise operands in different layouts");
