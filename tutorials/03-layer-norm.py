@@ -95,7 +95,12 @@ def _row_stats(x, mask, k, N, eps, ONE_PASS: tk.constexpr):
         mean = tk.sum(x, axis=0) / N
         centred = tk.where(mask, x - mean, 0.0)
         var = tk.sum(centred * centred, axis=0) / N
-    return mean, 1 / tk.sqrt(var + eps), centred
+    # rsqrt.approx (relative error under 2^-22): one instruction per row,
+    # where 1 / sqrt is IEEE sqrt's expansion with a slow-path branch and then
+    # a divide. The persistent kernel at 1024 columns runs a row after the
+    # other, so that chain is on its critical path: 3-4% on the H200
+    # (bench/results/gpu-bench-2026-11-30-s6-ln.md).
+    return mean, tk.rsqrt(var + eps), centred
 
 
 @tk.jit
