@@ -2,20 +2,22 @@
 # The PTX of bench/exp_ln_sweep.py's LayerNorm variants and its manifest.json,
 # in OUT/ (git-ignored when under gpu-bundle*/), with ptxas registers:
 #
-#   bash bench/make_ln_sweep_bundle.sh BUILD-DIR OUT-DIR [CONTROL-TKC]
+#   bash bench/make_ln_sweep_bundle.sh BUILD-DIR OUT-DIR [CONTROL-TKC [CONTROL-REV]]
 #
 # At 1024 columns: tutorial 3's fused kernel at 1, 2 and 4 warps, its
 # persistent kernel (ONE_PASS) on grids of 16 and 18 programs per SM,
 # bench/exp_layernorm.tk's layer_norm_fwd_tile (ROWS rows per program as one
 # 2-D tile) and layer_norm_fwd_ptile (the same on a persistent grid), and two
 # of them with L2 evict_first hints; at 4096 the tutorial's pick.
-# CONTROL-TKC (optional) is another build's tkc: HEAD's tutorial through it is
-# timed beside, labelled old_* (before and after in one run).
+# CONTROL-TKC (optional) is another build's tkc: the tutorial of git revision
+# CONTROL-REV (default HEAD) through it is timed beside, labelled old_*
+# (before and after in one run).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 tkc="$1/bin/tkc"
 out="$2"
 control="${3:-}"
+control_rev="${4:-HEAD}"
 mkdir -p "$out"
 sig="*fp16:16, *fp16:16, *fp16:16, *fp16:16, *fp32:16, *fp32:16, i32:16, i32:16, fp32"
 entries=()
@@ -77,9 +79,9 @@ PY
     entries+=("${last//\"pin\": false/\"pin\": true}")
   done
 done
-# Before this session's changes: HEAD's tutorial through CONTROL-TKC.
+# Before a change: CONTROL-REV's tutorial through CONTROL-TKC.
 if [ -n "$control" ]; then
-  git show HEAD:$tut >"$out/03-layer-norm-head.tk"
+  git show "$control_rev:$tut" >"$out/03-layer-norm-head.tk"
   head="$out/03-layer-norm-head.tk"
   add old_1024_fused_w2 1024 2 m false false "$control" "$head" layer_norm_fwd_fused
   add old_1024_persist1p_w2_p16 1024 2 k16 true true "$control" "$head" \
