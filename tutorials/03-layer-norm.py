@@ -165,7 +165,11 @@ def layer_norm_config(n, sms):
     # - up to 1024 columns the persistent kernel, ONE_PASS, 2 warps, 16
     #   programs per SM: 2356 / 2383 GB/s against 2335 / 2309 for one row
     #   per program (Triton 2294 / 2255); a row is too short to keep the
-    #   memory busy on its own, the prefetched next row helps;
+    #   memory busy on its own, the prefetched next row helps. With rsqrt
+    #   (session 6, bench/results/gpu-bench-2026-11-30-s6-ln.md) 2438 GB/s,
+    #   1.065 of Triton head to head, and 1.048 in 8 alternating rounds
+    #   (1.020 before); one row per program at 1 to 4 warps, 2-D tiles of 2
+    #   or 4 rows and their persistent form were 0.99-1.02 there;
     # - from 2048 to 16384 one row per program, the whole row in registers,
     #   16 elements per thread up to 4096 columns and 32 beyond, ONE_PASS
     #   only at 16384 (3845 against 3678 two-pass at 16 warps; level at 8192,
