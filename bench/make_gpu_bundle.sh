@@ -68,23 +68,7 @@ done
 # the 2026-11-30 ones from PTX before commit 33efeb6, which does the same in
 # the compiler.
 # Registers per thread (and spill bytes) of every file, as ptxas sees them.
-ptxas=$(command -v ptxas || echo /usr/local/cuda/bin/ptxas)
-if [ -x "$ptxas" ]; then
-  {
-    echo "{"
-    first=1
-    for f in "$out"/*.ptx; do
-      info=$("$ptxas" -arch=sm_90 -v "$f" -o /dev/null 2>&1)
-      regs=$(sed -n 's/.*Used \([0-9]*\) registers.*/\1/p' <<<"$info" | head -1)
-      spill=$(sed -n 's/.*, \([0-9]*\) bytes spill stores.*/\1/p' <<<"$info" | head -1)
-      ((first)) || echo ","
-      first=0
-      printf '  "%s": {"registers": %s, "spill_store_bytes": %s}' "$(basename "$f")" \
-        "${regs:-null}" "${spill:-null}"
-    done
-    printf '\n}\n'
-  } >"$out/ptxas-registers.json"
-fi
+bash bench/ptxas_registers.sh "$out"
 # The C++ benches and the library they load, stripped (gpu_bench.py's
 # --compile-bench and --launch-bench put their folder on LD_LIBRARY_PATH).
 mkdir -p "$bundle/drv"

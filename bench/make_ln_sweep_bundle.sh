@@ -97,19 +97,5 @@ fi
   echo "]"
 } >"$out/manifest.json"
 python3 -c "import json, sys; json.load(open(sys.argv[1]))" "$out/manifest.json"
-ptxas=$(command -v ptxas || echo /usr/local/cuda/bin/ptxas)
-{
-  echo "{"
-  first=1
-  for f in "$out"/*.ptx; do
-    info=$("$ptxas" -arch=sm_90 -v "$f" -o /dev/null 2>&1)
-    regs=$(sed -n 's/.*Used \([0-9]*\) registers.*/\1/p' <<<"$info" | head -1)
-    spill=$(sed -n 's/.*, \([0-9]*\) bytes spill stores.*/\1/p' <<<"$info" | head -1)
-    ((first)) || echo ","
-    first=0
-    printf '"%s": {"registers": %s, "spill_store_bytes": %s}' "$(basename "$f")" \
-      "${regs:-null}" "${spill:-0}"
-  done
-  echo "}"
-} >"$out/ptxas-registers.json"
+bash bench/ptxas_registers.sh "$out"
 echo "$(ls "$out"/*.ptx | wc -l) PTX files in $out"
