@@ -40,7 +40,8 @@ import gpu_bench as gb  # noqa: E402
 def triton_layer_norm_fwd_ef(x_ptr, y_ptr, w_ptr, b_ptr, mean_ptr, rstd_ptr, stride, n_cols, eps,
                              BLOCK: tl.constexpr):
     # gpu_bench.triton_layer_norm_fwd with the row's load marked
-    # evict_first: the same L2 hint as the tk variants labelled _l2ef.
+    # evict_first: the same L2 hint as the tk variants labelled _l2ef. A copy
+    # on purpose: the judged kernel in gpu_bench.py stays as it is.
     row = tl.program_id(0)
     cols = tl.arange(0, BLOCK)
     valid = cols < n_cols
