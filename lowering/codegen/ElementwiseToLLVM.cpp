@@ -486,6 +486,7 @@ bool FunctionLowering::lowerElementwise(Operation &op) {
   if (resultType->isTensor())
     leader =
         constancyLeaders(threadMap(op.result()), layoutOf(op.result()), axis_.get(op.result()));
+  assert((leader.empty() || leader.size() == n) && "elementwise result in another layout");
   std::map<Regs, llvm::Value *> computed;
   Regs args(op.numOperands());
   for (size_t r = 0; r < n; ++r) {
