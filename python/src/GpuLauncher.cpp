@@ -889,7 +889,7 @@ py::object GpuLauncher::launch(py::handle grid, PyObject *const *args, size_t nu
       }
       key += 'I';
       key += char(cls);
-      key += char(!spec ? 0 : rv.i == 1 ? 1 : rv.i % 16 == 0 ? 16 : 0);
+      key += char(!spec ? 0 : rv.i == 1 ? 1 : rv.i % 16 == 0 ? 16 : rv.i % 8 == 0 ? 8 : 0);
       rv.kind = RuntimeValue::Kind::Int;
       ++numRuntime;
       continue;

@@ -32,7 +32,7 @@
 //   torch tensor      'T' dtype-object pointer, 1 if data_ptr() % 16 == 0
 //   __cuda_array_interface__ 'C' typestr, alignment bit
 //   other data_ptr()  'D' dtype-object pointer (kept alive), alignment bit
-//   int               'I' range (i32 / i64 / u64), 1 if == 1, 16 if % 16 == 0
+//   int               'I' range (i32 / i64 / u64), 1 if == 1, 16 if % 16 == 0, else 8 if % 8 == 0
 //   bool, float, None 'B', 'F', 'N'
 //   constexpr         its value: int64, double bits, bool, None, or the
 //                     identity of any other object (kept alive)

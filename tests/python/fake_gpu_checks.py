@@ -119,7 +119,7 @@ def launch_passes_pointers_and_scalars():
     assert [fake.fake_last_grid(i) for i in range(3)] == [3, 1, 1]
     assert fake.fake_last_block(0) == 128  # 4 warps
     assert params(4) == [X, Y, OUT, 3000], params(4)
-    assert k.signature == "*fp32:16, *fp32:16, *fp32:16, i32", k.signature
+    assert k.signature == "*fp32:16, *fp32:16, *fp32:16, i32:8", k.signature
     assert ".entry add_kernel" in k.asm["ptx"]
     assert k.n_regs == 40 and k.n_spills == 0 and k.shared == 0
 
@@ -140,7 +140,7 @@ def key_separates_alignment_divisibility_and_range():
     set_sizes(8, 8, 8, 4)
     base = add_kernel._launcher.num_entries
     k1 = add_kernel[(1,)](FakeTensor(X + 4), FakeTensor(Y), FakeTensor(OUT), 3000, BLOCK=1024)
-    assert k1.signature == "*fp32, *fp32:16, *fp32:16, i32", k1.signature
+    assert k1.signature == "*fp32, *fp32:16, *fp32:16, i32:8", k1.signature
     k2 = add_kernel[(1,)](FakeTensor(X), FakeTensor(Y), FakeTensor(OUT), 4096, BLOCK=1024)
     assert k2.signature.endswith("i32:16"), k2.signature
     k3 = add_kernel[(1,)](FakeTensor(X), FakeTensor(Y), FakeTensor(OUT), 1, BLOCK=1024)
@@ -151,7 +151,14 @@ def key_separates_alignment_divisibility_and_range():
     assert params(4)[3] == 2**40 + 3
     k5 = add_kernel[(1,)](FakeTensor(X), FakeTensor(Y), FakeTensor(OUT), 3000, BLOCK=512)
     assert k5.constants == {"BLOCK": 512}
-    assert add_kernel._launcher.num_entries == base + 5
+    # 8 | n but not 16 (":8") and an odd n are two keys, both apart from 16 | n
+    set_sizes(8, 8, 8, 4)
+    k6 = add_kernel[(1,)](FakeTensor(X), FakeTensor(Y), FakeTensor(OUT), 3001, BLOCK=1024)
+    assert k6.signature.endswith(", i32"), k6.signature
+    # (3016 takes the entry the first check made for 3000)
+    k7 = add_kernel[(1,)](FakeTensor(X), FakeTensor(Y), FakeTensor(OUT), 3016, BLOCK=1024)
+    assert k7.signature == "*fp32:16, *fp32:16, *fp32:16, i32:8" and k7 is not k6, k7.signature
+    assert add_kernel._launcher.num_entries == base + 6
 
 
 @check

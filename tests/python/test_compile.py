@@ -64,6 +64,10 @@ def test_specialisation_facts():
     assert k.signature == "*fp32:16, *fp32:16, fp32, i32:1"
     k = run_axpy(50, dtype=np.float16)
     assert k.signature == "*fp16:16, *fp16:16, fp32, i32"
+    # 8 | n, 16 does not: ":8" (an fp16 row of n elements is 16-byte aligned)
+    k = run_axpy(40, dtype=np.float16)
+    assert k.signature == "*fp16:16, *fp16:16, fp32, i32:8"
+    assert "divisibility = 8" in k.asm["ir"]
     # A pointer 4 bytes past a 16-byte boundary is not specialised.
     base = RNG.uniform(1, 2, 65).astype(np.float32)
     if base.ctypes.data % 16 == 0:
