@@ -423,4 +423,33 @@ std::vector<std::vector<int64_t>> ThreadMap::elementsPerThread() const {
   return out;
 }
 
+std::vector<int64_t> constancyLeaders(const LayoutAttr *layout, const ThreadMap &map,
+                                      const std::vector<int64_t> &constancy) {
+  std::vector<int64_t> leader(static_cast<size_t>(map.numRegisters()));
+  for (int64_t r = 0; r < map.numRegisters(); ++r)
+    leader[static_cast<size_t>(r)] = r;
+  const LayoutAttr *base = layout;
+  if (auto *slice = dyn_cast<SliceLayout>(layout))
+    base = slice->parent();
+  if (!isa<BlockedLayout>(base) || constancy.size() != map.rank())
+    return leader;
+  std::vector<int64_t> group(map.rank(), 1);
+  bool any = false;
+  for (unsigned d = 0; d < map.rank(); ++d) {
+    const ThreadMap::Dim &dim = map.dim(d);
+    if (dim.extent % dim.size == 0)
+      group[d] = std::min(constancy[d], dim.size);
+    any |= group[d] > 1;
+  }
+  if (!any)
+    return leader;
+  for (int64_t r = 0; r < map.numRegisters(); ++r) {
+    std::vector<int64_t> k = map.registerIndex(r);
+    for (unsigned d = 0; d < map.rank(); ++d)
+      k[d] -= k[d] % group[d];
+    leader[static_cast<size_t>(r)] = map.registerOf(k);
+  }
+  return leader;
+}
+
 } // namespace tk

@@ -339,4 +339,18 @@ private:
   int64_t numRegisters_ = 1;
 };
 
+/// Per register of a tensor under `layout` (map = its ThreadMap), the first
+/// register of the thread that provably holds the same value, given the
+/// value's constancy per dimension (axis info: constant on aligned blocks of
+/// constancy[d] elements along d). Along a dimension whose extent `size`
+/// divides, a thread's registers come in runs of `size` consecutive elements
+/// starting at multiples of `size`, so registers k_d and k_d - k_d % min(K,
+/// size) lie in one aligned block of K. Blocked layouts and their slices
+/// only; elsewhere (or where nothing is known) every register is its own.
+///
+///   blocked<size = [8], threads = [32], warps = [4]> over [1024], constancy
+///   [16]: registers 0..7 -> 0, 8..15 -> 8.
+std::vector<int64_t> constancyLeaders(const LayoutAttr *layout, const ThreadMap &map,
+                                      const std::vector<int64_t> &constancy);
+
 } // namespace tk

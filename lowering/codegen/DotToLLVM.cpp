@@ -810,18 +810,20 @@ public:
           for (int64_t c = 0; c < 2; ++c)
             regsOf[mi].push_back(map.registerOf({2 * mi + h, 2 * ni + c}));
     ptxStatement(b_, "wgmma.fence.sync.aligned;");
-    for (int64_t kk = 0; kk < K_ / 16; ++kk) {
-      llvm::Value *descB = descriptor(tb, mnB_, b_.getInt32(0), kk);
-      for (int64_t mi = 0; mi < pieces; ++mi) {
-        llvm::Value *piece = b_.CreateAdd(b_.getInt32(static_cast<uint32_t>(mi * groups)), group);
-        llvm::Value *descA = descriptor(ta, mnA_, b_.CreateMul(piece, b_.getInt32(64)), kk);
-        Regs c;
-        for (int64_t r : regsOf[mi])
-          c.push_back(acc[r]);
-        Regs d = issue(dt, descA, descB, c);
-        for (size_t i = 0; i < d.size(); ++i)
-          acc[regsOf[mi][i]] = d[i];
-      }
+    std::vector<llvm::Value *> descB;
+    for (int64_t kk = 0; kk < K_ / 16; ++kk)
+      descB.push_back(descriptor(tb, mnB_, b_.getInt32(0), kk));
+    for (int64_t mi = 0; mi < pieces; ++mi) {
+      llvm::Value *piece = b_.CreateAdd(b_.getInt32(static_cast<uint32_t>(mi * groups)), group);
+      std::vector<llvm::Value *> descA;
+      for (int64_t kk = 0; kk < K_ / 16; ++kk)
+        descA.push_back(descriptor(ta, mnA_, b_.CreateMul(piece, b_.getInt32(64)), kk));
+      Regs c;
+      for (int64_t r : regsOf[mi])
+        c.push_back(acc[r]);
+      Regs d = issue(dt, descA, descB, c);
+      for (size_t i = 0; i < d.size(); ++i)
+        acc[regsOf[mi][i]] = d[i];
     }
     ptxStatement(b_, "wgmma.commit_group.sync.aligned;");
     // wgmma_pending = 1 (--pipeline, an accumulator only the loop carries):
@@ -864,30 +866,45 @@ private:
     return b_.CreateOr(start, b_.getInt64(fixed));
   }
 
-  // wgmma.mma_async m64n<N>k16: d = A x B + d, N / 2 fp32 registers per
-  // thread, tied in and out.
-  Regs issue(DType dt, llvm::Value *descA, llvm::Value *descB, const Regs &c) {
+  // The K / 16 wgmma.mma_async m64n<N>k16 of one 64-row piece, d = A x B +
+  // d for each k step's descriptors in turn, as one asm statement: N / 2
+  // fp32 registers per thread, tied in and out once for the whole chain
+  // (one statement per k step cost LLVM's instruction selection and
+  // register coalescing four times the accumulator's operands, for the same
+  // PTX).
+  Regs issue(DType dt, const std::vector<llvm::Value *> &descA,
+             const std::vector<llvm::Value *> &descB, const Regs &c) {
     const char *ty = dt == DType::BF16 ? "bf16" : "f16";
-    size_t n = c.size();
+    size_t n = c.size(), steps = descA.size();
     std::string regs;
     for (size_t i = 0; i < n; ++i)
       regs += fmt::format("{}${}", i ? ", " : "", i);
-    std::string text = fmt::format(
-        "{{ .reg .pred p; setp.ne.b32 p, ${}, 0; wgmma.mma_async.sync.aligned.m64n{}k16.f32.{}.{} "
-        "{{{}}}, ${}, ${}, p, 1, 1, {}, {}; }}",
-        n + 2, N_, ty, ty, regs, n, n + 1, mnA_ ? 1 : 0, mnB_ ? 1 : 0);
+    // Operands: the n outputs, the steps A and steps B descriptors, the
+    // scale-d flag, then the n tied inputs.
+    size_t flag = n + 2 * steps;
+    std::string text = fmt::format("{{ .reg .pred p; setp.ne.b32 p, ${}, 0;", flag);
+    for (size_t k = 0; k < steps; ++k)
+      text += fmt::format("\n\twgmma.mma_async.sync.aligned.m64n{}k16.f32.{}.{} {{{}}}, ${}, ${}, "
+                          "p, 1, 1, {}, {};",
+                          N_, ty, ty, regs, n + k, n + steps + k, mnA_ ? 1 : 0, mnB_ ? 1 : 0);
+    text += "\n\t}";
     std::string cons;
     for (size_t i = 0; i < n; ++i)
       cons += "=f,";
-    cons += "l,l,r";
+    for (size_t i = 0; i < 2 * steps; ++i)
+      cons += "l,";
+    cons += "r";
     for (size_t i = 0; i < n; ++i)
       cons += fmt::format(",{}", i);
-    std::vector<llvm::Type *> params = {b_.getInt64Ty(), b_.getInt64Ty(), b_.getInt32Ty()};
+    std::vector<llvm::Type *> params(2 * steps, b_.getInt64Ty());
+    params.push_back(b_.getInt32Ty());
     params.insert(params.end(), n, b_.getFloatTy());
     std::vector<llvm::Type *> outs(n, b_.getFloatTy());
     auto *fnTy =
         llvm::FunctionType::get(llvm::StructType::get(b_.getContext(), outs), params, false);
-    std::vector<llvm::Value *> args = {descA, descB, b_.getInt32(1)};
+    std::vector<llvm::Value *> args(descA);
+    args.insert(args.end(), descB.begin(), descB.end());
+    args.push_back(b_.getInt32(1));
     args.insert(args.end(), c.begin(), c.end());
     llvm::Value *call = b_.CreateCall(llvm::InlineAsm::get(fnTy, text, cons, true), args);
     Regs out;

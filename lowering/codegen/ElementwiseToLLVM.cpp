@@ -210,45 +210,6 @@ template <typename F> llvm::Value *inFloat32(llvm::IRBuilderBase &b, const Regs 
   return b.CreateFPTrunc(f(b.CreateFPExt(ops[0], f32), b.CreateFPExt(ops[1], f32)), t);
 }
 
-// Per register of a tensor value, the register that holds the same value
-// by axis info's constancy: along a dimension d where the value is constant
-// on aligned blocks of K elements and the thread holds runs of `size`
-// consecutive elements starting at multiples of `size` (blocked layouts and
-// their slices, `size` dividing the extent), register k_d and register
-// k_d - k_d % min(K, size) hold one value. The mask `cols < N` of a row of
-// 1024 with N a multiple of 16 is then one compare per 8-element run
-// instead of eight (an add and a compare each): LLVM cannot see that
-// itself, it does not know N's divisibility. Every register maps to itself
-// where nothing is known.
-std::vector<int64_t> constancyLeaders(const ThreadMap &map, const LayoutAttr *layout,
-                                      const AxisInfo &info) {
-  std::vector<int64_t> leader(static_cast<size_t>(map.numRegisters()));
-  for (int64_t r = 0; r < map.numRegisters(); ++r)
-    leader[static_cast<size_t>(r)] = r;
-  const LayoutAttr *base = layout;
-  if (auto *slice = dyn_cast<SliceLayout>(layout))
-    base = slice->parent();
-  if (!isa<BlockedLayout>(base) || info.rank() != map.rank())
-    return leader;
-  std::vector<int64_t> group(map.rank(), 1);
-  bool any = false;
-  for (unsigned d = 0; d < map.rank(); ++d) {
-    const ThreadMap::Dim &dim = map.dim(d);
-    if (dim.extent % dim.size == 0)
-      group[d] = std::min(info.constancy[d], dim.size);
-    any |= group[d] > 1;
-  }
-  if (!any)
-    return leader;
-  for (int64_t r = 0; r < map.numRegisters(); ++r) {
-    std::vector<int64_t> k = map.registerIndex(r);
-    for (unsigned d = 0; d < map.rank(); ++d)
-      k[d] -= k[d] % group[d];
-    leader[static_cast<size_t>(r)] = map.registerOf(k);
-  }
-  return leader;
-}
-
 } // namespace
 
 llvm::Value *FunctionLowering::scalarOp(Opcode opc, const AttrDict &attrs, Type *operandType,
@@ -481,11 +442,14 @@ bool FunctionLowering::lowerElementwise(Operation &op) {
   // IR as lowered has 5326 instead of 7161 instructions, the PTX is the
   // same). Elementwise ops have no side effects, so sharing is exact.
   // Registers that axis info proves equal to an earlier one (constancy) take
-  // its result without computing their own.
+  // its result without computing their own (constancyLeaders, ir/Layout.h):
+  // the mask `cols < N` of a 1024-wide fp16 row with N a multiple of 16 is
+  // one compare per 8-element run instead of eight (an add and a compare
+  // each). LLVM cannot find that itself: it does not know N's divisibility.
   std::vector<int64_t> leader;
   if (resultType->isTensor())
-    leader =
-        constancyLeaders(threadMap(op.result()), layoutOf(op.result()), axis_.get(op.result()));
+    leader = constancyLeaders(layoutOf(op.result()), threadMap(op.result()),
+                              axis_.get(op.result()).constancy);
   assert((leader.empty() || leader.size() == n) && "elementwise result in another layout");
   std::map<Regs, llvm::Value *> computed;
   Regs args(op.numOperands());

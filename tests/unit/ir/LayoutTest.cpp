@@ -298,5 +298,76 @@ TEST(LayoutTextTest, LocalBufferOpsAreVerified) {
   }
 }
 
+TEST_F(LayoutTest, ConstancyLeadersShareRunsOfAMask) {
+  // A 1024-wide fp16 row at 4 warps, 8 consecutive columns per thread run;
+  // `cols < N` with N a multiple of 16 is constant on blocks of 16.
+  auto *l = BlockedLayout::get(ctx, {8}, {32}, {4}, {0});
+  ThreadMap map(l, {1024});
+  std::vector<int64_t> leader = constancyLeaders(l, map, {16});
+  ASSERT_EQ(leader.size(), 8u);
+  EXPECT_EQ(leader, std::vector<int64_t>(8, 0));
+  // Blocks of 4: two leaders per run; nothing known: each its own.
+  EXPECT_EQ(constancyLeaders(l, map, {4}), (std::vector<int64_t>{0, 0, 0, 0, 4, 4, 4, 4}));
+  EXPECT_EQ(constancyLeaders(l, map, {1}), (std::vector<int64_t>{0, 1, 2, 3, 4, 5, 6, 7}));
+  // A 2-D tile whose rows are constant (a row mask): only the runs along
+  // the columns share; different rows never do.
+  auto *l2 = BlockedLayout::get(ctx, {2, 4}, {4, 8}, {2, 2}, {1, 0});
+  ThreadMap map2(l2, {32, 64});
+  std::vector<int64_t> rowMask = constancyLeaders(l2, map2, {1, 64});
+  for (int64_t r = 0; r < map2.numRegisters(); ++r) {
+    std::vector<int64_t> k = map2.registerIndex(r);
+    k[1] -= k[1] % 4;
+    EXPECT_EQ(rowMask[r], map2.registerOf(k)) << r;
+  }
+}
+
+// The promise behind sharing: for random blocked layouts and their slices
+// over random shapes (tiles larger and smaller than the shape) and random
+// constancies, every register lies in the same aligned constancy block as
+// its leader, along every dimension, in every thread; and the leader comes
+// first (it is computed before the registers that take its value).
+TEST_F(LayoutTest, ConstancyLeadersStayInsideConstancyBlocks) {
+  std::mt19937 rng(20261130);
+  int64_t shared = 0;
+  for (int iter = 0; iter < 300; ++iter) {
+    unsigned rank = 1 + rng() % 3;
+    std::vector<int64_t> shape(rank), size(rank), threads(rank, 1), warps(rank, 1), order(rank);
+    for (unsigned d = 0; d < rank; ++d) {
+      shape[d] = int64_t(1) << (rng() % 7);
+      size[d] = int64_t(1) << (rng() % 4);
+      order[d] = d;
+    }
+    std::shuffle(order.begin(), order.end(), rng);
+    for (int b = 0; b < 5; ++b)
+      threads[rng() % rank] *= 2;
+    for (int b = 0, n = static_cast<int>(rng() % 3); b < n; ++b)
+      warps[rng() % rank] *= 2;
+    const LayoutAttr *l = BlockedLayout::get(ctx, size, threads, warps, order);
+    if (rank > 1 && rng() % 2) {
+      unsigned dim = static_cast<unsigned>(rng() % rank);
+      l = SliceLayout::get(ctx, dim, l);
+      shape.erase(shape.begin() + dim);
+    }
+    ThreadMap map(l, shape);
+    std::vector<int64_t> constancy(map.rank());
+    for (unsigned d = 0; d < map.rank(); ++d)
+      constancy[d] = std::min(shape[d], int64_t(1) << (rng() % 6));
+    std::vector<int64_t> leader = constancyLeaders(l, map, constancy);
+    ASSERT_EQ(static_cast<int64_t>(leader.size()), map.numRegisters());
+    for (int64_t r = 0; r < map.numRegisters(); ++r) {
+      ASSERT_LE(leader[r], r);
+      shared += leader[r] != r;
+      for (int64_t t = 0; t < map.numThreads(); ++t) {
+        std::vector<int64_t> a = map.coords(r, t % kWarpSize, t / kWarpSize);
+        std::vector<int64_t> b = map.coords(leader[r], t % kWarpSize, t / kWarpSize);
+        for (unsigned d = 0; d < map.rank(); ++d)
+          ASSERT_EQ(a[d] / constancy[d], b[d] / constancy[d])
+              << l->str() << " register " << r << " dim " << d << " thread " << t;
+      }
+    }
+  }
+  EXPECT_GT(shared, 0); // the property was exercised, not only the identity
+}
+
 } // namespace
 } // namespace tk
