@@ -959,12 +959,19 @@ static bool lowerAsyncCopy(FunctionLowering &fl, Operation &op) {
   // takes that copy's address plus the constant, instead of the whole
   // permute-and-swizzle formula again (which LLVM would fold, but at a cost
   // in compile time).
+  // ThreadMap::coords, with the thread's part of each coordinate computed
+  // once per thread.
+  std::vector<int64_t> threadRow, threadCol;
+  for (int64_t tid = 0; tid < map.numThreads(); ++tid) {
+    threadRow.push_back(map.threadOffset(1 - fast, tid % kWarpSize, tid / kWarpSize));
+    threadCol.push_back(map.threadOffset(fast, tid % kWarpSize, tid / kWarpSize));
+  }
   auto offsets = [&](int64_t r) {
-    std::vector<int64_t> out(static_cast<size_t>(map.numThreads()));
-    for (int64_t tid = 0; tid < map.numThreads(); ++tid) {
-      std::vector<int64_t> c = map.coords(r, tid % kWarpSize, tid / kWarpSize);
-      out[static_cast<size_t>(tid)] = t.byteOffset(c[1 - fast], c[fast]);
-    }
+    int64_t row = map.registerOffset(r, 1 - fast), col = map.registerOffset(r, fast);
+    int64_t rows = map.dim(1 - fast).extent, cols = map.dim(fast).extent;
+    std::vector<int64_t> out(threadRow.size());
+    for (size_t i = 0; i < out.size(); ++i)
+      out[i] = t.byteOffset((row + threadRow[i]) % rows, (col + threadCol[i]) % cols);
     return out;
   };
   struct Anchor {
