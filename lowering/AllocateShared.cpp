@@ -132,6 +132,9 @@ int64_t scratchBytes(const Operation &op, int64_t numWarps) {
   // they move data between threads (DataMovement.h);
   if (int64_t bytes = movementScratchBytes(op))
     return bytes;
+  // the wait after a loop of wgmma_native dots reorders their rows;
+  if (op.is(Opcode::AsyncWait))
+    return op.attrs().getInt("wgmma_native_bytes").value_or(0);
   // a dot stages both operands (DotToLLVM.cpp), except a stage of a cp.async
   // ring (ring_view), which it reads in place.
   if (op.is(Opcode::Dot)) {
@@ -147,6 +150,12 @@ int64_t scratchBytes(const Operation &op, int64_t numWarps) {
     return elements * sharedElementBytes(op.operand(0)->type()) + pad;
   }
   return 0;
+}
+
+int64_t wgmmaNativeRowWords(int64_t n) { return n + 8; }
+
+int64_t wgmmaNativeScratchBytes(const Type *acc) {
+  return acc->shape()[0] * wgmmaNativeRowWords(acc->shape()[1]) * 4;
 }
 
 int64_t bufferBytes(const Operation &alloc) {

@@ -46,8 +46,16 @@ int64_t convertRowPadding(const Operation &op);
 /// Bytes of scratch `op` needs while it runs: a reduction whose axis spans
 /// warps, a layout conversion between different layouts (the whole tensor),
 /// the exchanges of reshape/trans/atomics, a scan, a dot staging its
-/// operands; 0 for any other op. `numWarps` is the function's.
+/// operands, the async_wait that reorders a wgmma_native accumulator; 0 for
+/// any other op. `numWarps` is the function's.
 int64_t scratchBytes(const Operation &op, int64_t numWarps);
+
+/// The scratch that puts a wgmma_native accumulator of type `acc` (M x N
+/// fp32) in the mma layout's row order after its loop (--pipeline's second
+/// async_wait, DotToLLVM): M rows of N + 8 words, so that the 8 rows of 8
+/// words one warp's 8-byte stores or loads touch fill 2 x 32 banks.
+int64_t wgmmaNativeRowWords(int64_t n);
+int64_t wgmmaNativeScratchBytes(const Type *acc);
 
 /// Bytes of the buffer a local_alloc creates.
 int64_t bufferBytes(const Operation &alloc);

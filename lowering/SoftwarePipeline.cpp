@@ -54,6 +54,12 @@
 //   async_copy ... (stage i + S-1); acc = dot a, b, acc {wgmma_pending = 1}
 //   ... after the loop: async_wait {pending = 0, wgmma_drain}
 //
+// Such a dot whose A is M-major (a transposed A) on 8+ warps with a constant
+// accumulator init also gets wgmma_native (nativeOrder): A's ring is not
+// permuted, the accumulator is in wgmma's row order inside the loop, and a
+// second async_wait {wgmma_native_bytes} after the drain reorders its rows
+// through shared memory (DotToLLVM's wgmmaRowsInOrder).
+//
 // Otherwise the register form: the loads of iteration i + 1 are issued before
 // the dot of iteration i and carried to the next iteration in registers:
 //
@@ -81,6 +87,7 @@
 #include "ir/IRContext.h"
 #include "ir/Layout.h"
 #include "lowering/Pass.h"
+#include "lowering/SharedMemory.h"
 
 #include <algorithm>
 #include <cmath>
@@ -246,6 +253,10 @@ public:
     bool keepInFlight = wgmma && stages >= 3 && !(knob && std::string_view(knob) == "0");
     std::vector<Operation *> inFlight =
         keepInFlight ? carriedWgmmaDots(loads) : std::vector<Operation *>{};
+    std::vector<Operation *> native;
+    for (Operation *d : inFlight)
+      if (nativeOrder(d, loads))
+        native.push_back(d);
     // With a group in flight, iteration i's copies may only refill the slot
     // iteration i - 2 read. A ring of S + 1 slots keeps them S - 1 stages
     // ahead (what num_stages asks for, as on mma.sync) when the extra slot
@@ -337,6 +348,22 @@ public:
       d->setAttr("wgmma_pending", int64_t(1));
     if (!inFlight.empty())
       loop_.nextNode()->setAttr("wgmma_drain", true);
+    // The rows of a wgmma_native accumulator go to the mma layout's order
+    // after the drain's barrier (the ring's bytes are free then), through
+    // shared memory: the second wait holds that scratch (wgmma_native_bytes,
+    // the largest such accumulator).
+    int64_t nativeBytes = 0;
+    for (Operation *d : native) {
+      d->setAttr("wgmma_native", true);
+      nativeBytes = std::max(nativeBytes, wgmmaNativeScratchBytes(d->result()->type()));
+    }
+    if (nativeBytes) {
+      b.setInsertionPointAfter(loop_.nextNode());
+      AttrDict attrs;
+      attrs.set("pending", Attribute(int64_t(0)));
+      attrs.set("wgmma_native_bytes", Attribute(nativeBytes));
+      b.create(Opcode::AsyncWait, loc, {}, {}, attrs);
+    }
   }
 
 private:
@@ -359,6 +386,38 @@ private:
         dots.push_back(u);
       }
     return dots;
+  }
+
+  // Whether in-flight wgmma dot `dot` computes in wgmma's own row order
+  // (wgmma_native): its A is one of `loads` with registers along M (a
+  // transposed A, MN-major in shared memory), on 8 or more warps, and its
+  // accumulator starts as a constant (the same in any row order). The mma
+  // layout's ThreadMap needs A's M permuted in 8-row blocks
+  // (wgmmaSharedRowBlock); for an M-major A that scatters the 8 chunks of
+  // each 128-byte global line over two column blocks, and the copies ran at
+  // 390 instead of 515 TFLOP/s (fp16 4096^3, 128x256x64, 8 warps; H200,
+  // bench/results/novel-matmul-2026-11-30-s6-variants.md). Unpermuted, the
+  // rows are put in order once after the loop instead. TK_WGMMA_NATIVE=0
+  // keeps the permutation, for comparisons.
+  bool nativeOrder(Operation *dot, const std::vector<Operation *> &loads) const {
+    const char *knob = std::getenv("TK_WGMMA_NATIVE");
+    if (knob && std::string_view(knob) == "0")
+      return false;
+    Value *a = dot->operand(0);
+    Operation *load = a->definingOp();
+    auto *tt = dyn_cast<TensorType>(a->type());
+    const LayoutAttr *layout = tt ? tt->layout() : nullptr;
+    if (!load || std::find(loads.begin(), loads.end(), load) == loads.end() || !layout ||
+        isa<SharedLayout>(layout) || a->type()->rank() != 2 ||
+        ThreadMap(layout, a->type()->shape()).order()[0] != 0 ||
+        mmaLayoutOf(dot->result()->type())->warps()[0] < 8)
+      return false;
+    for (unsigned j = 1; j < body_->numArguments(); ++j)
+      if (body_->argument(j) == dot->operand(2)) {
+        Operation *init = loop_.operand(2 + j)->definingOp();
+        return init && init->is(Opcode::Constant);
+      }
+    return false;
   }
 
   // Whether a dot on wgmma (mma version 3) reads one of `loads`.

@@ -76,6 +76,7 @@
 // (fence.proxy.async.shared::cta); a dot off the ring stages A and B at a
 // 1024-aligned scratch address, fences and syncs itself.
 #include "analysis/AxisInfo.h"
+#include "lowering/SharedMemory.h"
 #include "lowering/codegen/FunctionLowering.h"
 
 #include <fmt/format.h>
@@ -193,8 +194,10 @@ void wgmmaRingLayout(Value *ring, unsigned fast, SmemTile &t) {
   for (Operation *view : ring->users())
     if (view->is(Opcode::RingView))
       for (Operation *dot : view->result()->users()) {
+        // A wgmma_native dot reads A in its own row order (wgmmaRowsInOrder).
         if (dot->is(Opcode::Dot) && isWgmmaLayout(dot->result()->type()) &&
-            dot->operand(0) == view->result()) {
+            dot->operand(0) == view->result() &&
+            !dot->attrs().getBool("wgmma_native").value_or(false)) {
           t.permWarps = mmaLayoutOf(dot->result()->type())->warps()[0];
           t.permDim = fast == 1 ? 0 : 1;
         }
@@ -318,6 +321,72 @@ void asyncWait(FunctionLowering &fl, int64_t pending, bool fenceAsync = false, b
   if (fenceAsync)
     fenceProxyAsync(b);
   fl.target().barrier(b);
+}
+
+// A wgmma_native dot (--pipeline: an M-major A on 8+ warps) reads A's rows
+// unpermuted, so its accumulator register (2 mi + h, 2 ni + c) of warp w,
+// lane l holds row P = 64 (mi G + g) + 16 (w % 4) + l / 4 + 8 h (g = w / 4 %
+// G, G = W / 4 warp groups: wgmma's own fragment) where the mma layout's
+// ThreadMap puts row L = 8 w + l / 4 + 8 W (2 mi + h); the columns agree
+// (8 ni + 2 (l % 4) + c). After the loop's drain (whose barrier freed the
+// ring's bytes) each thread stores its registers at row P of the scratch,
+// a barrier, loads them back from row L, a barrier: once per program, where
+// the permuted A cost every copy of every iteration.
+void wgmmaRowsInOrder(FunctionLowering &fl, Operation &loop) {
+  llvm::IRBuilderBase &b = fl.builder();
+  Operation *yield = loop.body().terminator();
+  for (unsigned r = 0; yield && r < loop.numResults(); ++r) {
+    Operation *dot = yield->operand(r)->definingOp();
+    if (!dot || !dot->is(Opcode::Dot) || !dot->attrs().getBool("wgmma_native").value_or(false))
+      continue;
+    Value *res = loop.result(r);
+    const std::vector<int64_t> &shape = res->type()->shape();
+    int64_t W = mmaLayoutOf(res->type())->warps()[0], G = W / 4, M = shape[0], N = shape[1];
+    int64_t stride = wgmmaNativeRowWords(N);
+    ThreadMap map = fl.threadMap(res);
+    llvm::Value *w = fl.warpId(), *l = fl.laneId();
+    llvm::Value *q = b.CreateURem(w, b.getInt32(4));
+    llvm::Value *g =
+        b.CreateURem(b.CreateUDiv(w, b.getInt32(4)), b.getInt32(static_cast<uint32_t>(G)));
+    llvm::Value *l4 = b.CreateUDiv(l, b.getInt32(4));
+    // Thread parts of P, L and the column, in words.
+    llvm::Value *pThread = b.CreateAdd(
+        b.CreateAdd(b.CreateMul(g, b.getInt32(64)), b.CreateMul(q, b.getInt32(16))), l4);
+    llvm::Value *lThread = b.CreateAdd(b.CreateMul(w, b.getInt32(8)), l4);
+    llvm::Value *cThread = b.CreateMul(b.CreateURem(l, b.getInt32(4)), b.getInt32(2));
+    Regs regs = fl.get(res);
+    llvm::Type *f32 = b.getFloatTy();
+    auto at = [&](llvm::Value *row, int64_t rowConst, llvm::Value *col, int64_t colConst) {
+      llvm::Value *word =
+          b.CreateAdd(b.CreateMul(b.CreateAdd(row, b.getInt32(static_cast<uint32_t>(rowConst))),
+                                  b.getInt32(static_cast<uint32_t>(stride))),
+                      b.CreateAdd(col, b.getInt32(static_cast<uint32_t>(colConst))));
+      return b.CreateGEP(f32, fl.scratch(), word);
+    };
+    auto *pair = llvm::FixedVectorType::get(f32, 2);
+    for (int pass = 0; pass < 2; ++pass) {
+      for (int64_t mi = 0; mi < M / (16 * W); ++mi)
+        for (int64_t h = 0; h < 2; ++h)
+          for (int64_t ni = 0; ni < N / 8; ++ni) {
+            int64_t r0 = map.registerOf({2 * mi + h, 2 * ni}),
+                    r1 = map.registerOf({2 * mi + h, 2 * ni + 1});
+            if (pass == 0) {
+              llvm::Value *v = llvm::PoisonValue::get(pair);
+              v = b.CreateInsertElement(v, regs[r0], b.getInt32(0));
+              v = b.CreateInsertElement(v, regs[r1], b.getInt32(1));
+              b.CreateAlignedStore(v, at(pThread, 64 * mi * G + 8 * h, cThread, 8 * ni),
+                                   llvm::Align(8));
+            } else {
+              llvm::Value *v = b.CreateAlignedLoad(
+                  pair, at(lThread, 8 * W * (2 * mi + h), cThread, 8 * ni), llvm::Align(8));
+              regs[r0] = b.CreateExtractElement(v, b.getInt32(0));
+              regs[r1] = b.CreateExtractElement(v, b.getInt32(1));
+            }
+          }
+      fl.target().barrier(b);
+    }
+    fl.set(res, std::move(regs));
+  }
 }
 
 } // namespace
@@ -1030,6 +1099,12 @@ bool FunctionLowering::lowerDot(Operation &op) {
       loop = loop->prevNode();
     asyncWait(*this, op.attrs().getInt("pending").value_or(0),
               op.attrs().getBool("fence_async").value_or(false), drain, loop);
+    if (op.attrs().getInt("wgmma_native_bytes")) {
+      for (loop = op.prevNode(); loop && !loop->is(Opcode::For);)
+        loop = loop->prevNode();
+      if (loop)
+        wgmmaRowsInOrder(*this, *loop);
+    }
     return true;
   }
   if (op.is(Opcode::RingView)) {
