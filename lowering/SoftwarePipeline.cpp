@@ -199,7 +199,10 @@ public:
   bool ringEligible(const std::vector<Operation *> &loads) const {
     for (Operation *load : loads) {
       Type *t = load->result()->type();
-      if (t->rank() != 2 || (t->dtype() != DType::F16 && t->dtype() != DType::BF16))
+      // fp32 tiles of tf32 dots (mma.sync m16n8k8; the dot rounds what it
+      // reads) ride the ring too; int8 keeps the register form.
+      bool tf32 = t->dtype() == DType::F32;
+      if (t->rank() != 2 || (t->dtype() != DType::F16 && t->dtype() != DType::BF16 && !tf32))
         return false;
       if (load->numOperands() > 2 && !isZero(load->operand(2)))
         return false;
@@ -212,6 +215,8 @@ public:
         if (!u->is(Opcode::Dot) || u->operand(2) == load->result() || !mma)
           return false;
         int64_t version = mma->version();
+        if (tf32 && version != 2)
+          return false;
         if (version == 3 && u->operand(0) == u->operand(1))
           return false; // a @ a: one tile in two layouts
         kinds.insert({version, version == 3 && u->operand(0) == load->result()});
@@ -407,8 +412,9 @@ private:
     Operation *load = a->definingOp();
     auto *tt = dyn_cast<TensorType>(a->type());
     const LayoutAttr *layout = tt ? tt->layout() : nullptr;
-    if (!load || std::find(loads.begin(), loads.end(), load) == loads.end() || !layout ||
-        isa<SharedLayout>(layout) || a->type()->rank() != 2 ||
+    // (A read by this dot alone: the ring has one layout for all its readers.)
+    if (!load || std::find(loads.begin(), loads.end(), load) == loads.end() ||
+        a->users().size() != 1 || !layout || isa<SharedLayout>(layout) || a->type()->rank() != 2 ||
         ThreadMap(layout, a->type()->shape()).order()[0] != 0 ||
         mmaLayoutOf(dot->result()->type())->warps()[0] < 8)
       return false;
