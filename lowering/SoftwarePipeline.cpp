@@ -416,7 +416,9 @@ private:
     if (!load || std::find(loads.begin(), loads.end(), load) == loads.end() ||
         a->users().size() != 1 || !layout || isa<SharedLayout>(layout) || a->type()->rank() != 2 ||
         ThreadMap(layout, a->type()->shape()).order()[0] != 0 ||
-        mmaLayoutOf(dot->result()->type())->warps()[0] < 8)
+        mmaLayoutOf(dot->result()->type())->warps()[0] < 8 ||
+        wgmmaNativeScratchBytes(dot->result()->type()) + kSpareSharedBytes >
+            kWgmmaMaxSharedBytes) // the reordering's scratch must fit (256x256: not)
       return false;
     for (unsigned j = 1; j < body_->numArguments(); ++j)
       if (body_->argument(j) == dot->operand(2)) {
