@@ -199,10 +199,7 @@ public:
   bool ringEligible(const std::vector<Operation *> &loads) const {
     for (Operation *load : loads) {
       Type *t = load->result()->type();
-      // fp32 tiles of tf32 dots (mma.sync m16n8k8; the dot rounds what it
-      // reads) ride the ring too; int8 keeps the register form.
-      bool tf32 = t->dtype() == DType::F32;
-      if (t->rank() != 2 || (t->dtype() != DType::F16 && t->dtype() != DType::BF16 && !tf32))
+      if (t->rank() != 2 || (t->dtype() != DType::F16 && t->dtype() != DType::BF16))
         return false;
       if (load->numOperands() > 2 && !isZero(load->operand(2)))
         return false;
@@ -215,8 +212,6 @@ public:
         if (!u->is(Opcode::Dot) || u->operand(2) == load->result() || !mma)
           return false;
         int64_t version = mma->version();
-        if (tf32 && version != 2)
-          return false;
         if (version == 3 && u->operand(0) == u->operand(1))
           return false; // a @ a: one tile in two layouts
         kinds.insert({version, version == 3 && u->operand(0) == load->result()});
