@@ -6,9 +6,11 @@
 // The cp.async ring (S = the loop's num_stages, from tk.range(...,
 // num_stages=S), else the function's num_stages attribute, default 3; >= 2),
 // when every such load is a 16-bit operand (fp16/bf16) of dots on the tensor
-// cores, taken directly, with no `other` or other = 0: each load gets a
-// shared-memory ring of S tiles, filled with cp.async (global -> shared, no
-// registers) S - 1 iterations ahead; the dot reads its stage with ldmatrix.
+// cores, or an fp32 operand of tf32 dots on mma.sync, taken directly, with no
+// `other` or other = 0: each load gets a shared-memory ring of S tiles,
+// filled with cp.async (global -> shared, no registers) S - 1 iterations
+// ahead; the dot reads its stage with ldmatrix (an MN-major fp32 stage one
+// element per lane) and rounds tf32 operands after the read.
 //
 //   ring = local_alloc : tensor<S x 128 x 32 x fp16, shared<...>>
 //   async_wait {pending = 0}                      (earlier users of the bytes are done)
@@ -199,7 +201,10 @@ public:
   bool ringEligible(const std::vector<Operation *> &loads) const {
     for (Operation *load : loads) {
       Type *t = load->result()->type();
-      if (t->rank() != 2 || (t->dtype() != DType::F16 && t->dtype() != DType::BF16))
+      // fp32 tiles of tf32 dots (mma.sync m16n8k8; the dot rounds what it
+      // reads) ride the ring too; int8 keeps the register form.
+      bool tf32 = t->dtype() == DType::F32;
+      if (t->rank() != 2 || (t->dtype() != DType::F16 && t->dtype() != DType::BF16 && !tf32))
         return false;
       if (load->numOperands() > 2 && !isZero(load->operand(2)))
         return false;
@@ -212,6 +217,8 @@ public:
         if (!u->is(Opcode::Dot) || u->operand(2) == load->result() || !mma)
           return false;
         int64_t version = mma->version();
+        if (tf32 && version != 2)
+          return false;
         if (version == 3 && u->operand(0) == u->operand(1))
           return false; // a @ a: one tile in two layouts
         kinds.insert({version, version == 3 && u->operand(0) == load->result()});

@@ -25,7 +25,7 @@
 //   fp16/bf16: mma.sync.aligned.m16n8k16.row.col.f32.{f16,bf16}...f32
 //   tf32:      mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32
 //              (operands rounded with cvt.rna.tf32.f32 as they are staged,
-//              the interpreter's rounding)
+//              or after the read from a ring; the interpreter's rounding)
 //   int8:      mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32
 //
 // The accumulator registers are the mma layout's (ir/DotLayout.cpp): piece
@@ -35,7 +35,10 @@
 // lowering/SoftwarePipeline.cpp) is already in shared memory: stage
 // index % S of the ring, laid out as the staging would write it (rows along
 // the operand's slower register dimension, 16-byte chunks swizzled), so the
-// dot skips its staging and barriers and reads the stage with ldmatrix.
+// dot skips its staging and barriers and reads the stage with ldmatrix. An
+// fp32 (tf32) stage stored MN-major (A as [K][M], B as [K][N]: ldmatrix
+// .trans moves 16-bit halves) is read one ld.shared per element instead, its
+// swizzle in 32-byte units (scalarRingLayout).
 // async_copy fills a stage: per run of up to 16 bytes a thread holds along
 // the fastest dimension (as far as axis info proves contiguity, alignment and
 // a uniform mask), one cp.async (.cg for 16 bytes, .ca for 4 and 8) with
@@ -103,16 +106,23 @@ struct SmemTile {
   bool blocks = false;
   int64_t permWarps = 0;
   unsigned permDim = 0;
+  // The bytes the swizzle moves as one unit: 16 (ldmatrix reads 16-byte
+  // rows), or 32 for a tf32 ring read one element per lane
+  // (scalarRingLayout).
+  int64_t unitBytes = kChunkBytes;
 
   int64_t bytes() const { return rows * rowLen * elemBytes; }
   int64_t vec() const { return std::max<int64_t>(1, kChunkBytes / elemBytes); }
   /// Elements of one row of a column block (the whole row without blocks).
   int64_t blockLen() const { return blocks ? std::min(rowLen, 128 / elemBytes) : rowLen; }
 
+  /// Elements of one swizzle unit.
+  int64_t unit() const { return std::max<int64_t>(1, unitBytes / elemBytes); }
+
   void swizzle() {
     int64_t rowBytes = blockLen() * elemBytes;
     perPhase = std::max<int64_t>(1, 128 / rowBytes);
-    maxPhase = std::clamp<int64_t>(rowBytes / kChunkBytes, 1, 8);
+    maxPhase = std::clamp<int64_t>(rowBytes / unitBytes, 1, 8);
   }
 
   /// The byte address of element (row, col) (i32 values).
@@ -168,8 +178,8 @@ private:
     V c = col;
     if (maxPhase > 1) {
       V phase = a.mask(a.div(row, perPhase), maxPhase - 1);
-      V chunk = a.div(col, vec());
-      c = a.add(a.mul(a.exor(chunk, phase), vec()), a.rem(col, vec()));
+      V chunk = a.div(col, unit());
+      c = a.add(a.mul(a.exor(chunk, phase), unit()), a.rem(col, unit()));
     }
     V elem = a.add(a.mul(row, len), c);
     if (len < rowLen)
@@ -204,6 +214,26 @@ void wgmmaRingLayout(Value *ring, unsigned fast, SmemTile &t) {
       }
 }
 
+// A ring of fp32 (tf32) tiles that an mma.sync dot reads one element per
+// lane (MN-major: A stored [K][M], B [K][N]; ldmatrix .trans moves 16-bit
+// elements only) swizzles 32-byte units: lane (g, t) of a warp reads row
+// k0 + t (+ 4), column c0 + g, so the 8-column segments (32 bytes) of the 4
+// rows land in 4 different units of the 128-byte bank line. With 16-byte
+// units rows t and t ^ 1 share their banks (2-way conflicts).
+void scalarRingLayout(Value *ring, unsigned fast, SmemTile &t) {
+  if (t.elemBytes != 4)
+    return;
+  for (Operation *view : ring->users())
+    if (view->is(Opcode::RingView))
+      for (Operation *dot : view->result()->users()) {
+        const MmaLayout *mma = dot->is(Opcode::Dot) ? mmaLayoutOf(dot->result()->type()) : nullptr;
+        if (mma && mma->version() == 2 &&
+            ((dot->operand(0) == view->result() && fast == 0) ||
+             (dot->operand(1) == view->result() && fast == 1)))
+          t.unitBytes = 2 * kChunkBytes;
+      }
+}
+
 // The stage `idx` % S of `ring` (a local_alloc of shape [S, ...]) holding a
 // tile of the shape of `tile` whose registers run fastest along dimension
 // `fast`.
@@ -214,6 +244,7 @@ SmemTile ringStage(FunctionLowering &fl, Value *ring, llvm::Value *idx, Type *ti
   SmemTile t{nullptr, tile->shape()[1 - fast], tile->shape()[fast],
              dtypeBytes(ring->type()->dtype())};
   wgmmaRingLayout(ring, fast, t);
+  scalarRingLayout(ring, fast, t);
   t.swizzle();
   llvm::Value *i = b.CreateZExtOrTrunc(idx, b.getInt32Ty());
   llvm::Value *slot = b.CreateURem(i, b.getInt32(static_cast<uint32_t>(ring->type()->shape()[0])));
@@ -522,14 +553,17 @@ public:
     if (M_ % (16 * wm_) || N_ % (8 * wn_) || K_ % kStep_ || fl_.numWarps() != wm_ * wn_)
       return fl_.unsupported(op_, fmt::format("on the tensor cores with shape {}x{}x{} and {}", M_,
                                               N_, K_, mma_->str()));
+    ringA_ = isRingView(a), ringB_ = isRingView(bv);
     // 16-bit operands whose registers run along M (A) or N (B) are stored
-    // that way and read with ldmatrix .trans; others K-contiguous.
-    transA_ = eb_ == 2 && threadMapOrder(a) == 0;
-    transB_ = eb_ == 2 && threadMapOrder(bv) == 1;
+    // that way and read with ldmatrix .trans; others K-contiguous. A tf32
+    // ring stage is stored the way its copies wrote it: MN-major ones are
+    // read one element per lane (loadElement), K-major ones with ldmatrix.
+    transA_ = threadMapOrder(a) == 0 && (eb_ == 2 || (eb_ == 4 && ringA_));
+    transB_ = threadMapOrder(bv) == 1 && (eb_ == 2 || (eb_ == 4 && ringB_));
     numMi_ = M_ / (16 * wm_), numNi_ = N_ / (8 * wn_);
     SmemTile ta{fl_.scratch(), transA_ ? K_ : M_, transA_ ? M_ : K_, eb_};
     SmemTile tb{fl_.scratch(), transB_ ? K_ : N_, transB_ ? N_ : K_, eb_};
-    bool ringA = isRingView(a), ringB = isRingView(bv);
+    bool ringA = ringA_, ringB = ringB_;
     if (!ringA)
       tb.base = b_.CreateGEP(b_.getInt8Ty(), fl_.scratch(), b_.getInt32(ta.bytes()));
     ta.swizzle();
@@ -656,6 +690,8 @@ private:
     warpN_ = b_.CreateURem(warp, b_.getInt32(wn_));
     quad_ = b_.CreateUDiv(lane, b_.getInt32(8));
     rowInMatrix_ = b_.CreateURem(lane, b_.getInt32(8));
+    laneGroup_ = b_.CreateUDiv(lane, b_.getInt32(4));
+    laneInGroup_ = b_.CreateURem(lane, b_.getInt32(4));
   }
 
   // Stage `idx` of both operands' rings.
@@ -748,19 +784,59 @@ private:
   // q % 2, k half q / 2); row half h of piece mi is accumulator row block
   // 2 mi + h.
   Regs loadA(const SmemTile &t, int64_t mi, int64_t kk) {
+    if (eb_ == 4 && transA_) {
+      Regs r; // m16n8k8's a0..a3: (row half, k half) = (0, 0), (1, 0), (0, 1), (1, 1)
+      for (int64_t kHalf = 0; kHalf < 2; ++kHalf)
+        for (int64_t h = 0; h < 2; ++h)
+          r.push_back(loadElement(t, 2 * mi + h, wm_, warpM_, kk, kHalf));
+      return roundRing(std::move(r), ringA_);
+    }
     llvm::Value *rowBlock = b_.CreateAdd(b_.getInt32(2 * mi), b_.CreateAnd(quad_, 1));
     llvm::Value *addr =
         fragmentAddress(t, transA_, rowBlock, wm_, warpM_, kk, b_.CreateLShr(quad_, 1));
-    return ldmatrix(addr, true, transA_);
+    return roundRing(ldmatrix(addr, true, transA_), ringA_);
   }
 
   // The B pieces (columns of n piece ni, and ni + 1 when `pair`) of this
   // warp: 2 registers per piece. Matrix q = (piece q / 2, k half q % 2).
   Regs loadB(const SmemTile &t, int64_t ni, int64_t kk, bool pair) {
+    if (eb_ == 4 && transB_) {
+      Regs r; // b0, b1 (k half 0, 1) of piece ni, then of ni + 1
+      for (int64_t p = 0; p < (pair ? 2 : 1); ++p)
+        for (int64_t kHalf = 0; kHalf < 2; ++kHalf)
+          r.push_back(loadElement(t, ni + p, wn_, warpN_, kk, kHalf));
+      return roundRing(std::move(r), ringB_);
+    }
     llvm::Value *q = pair ? quad_ : b_.CreateAnd(quad_, 1);
     llvm::Value *piece = b_.CreateAdd(b_.getInt32(ni), b_.CreateLShr(q, 1));
     llvm::Value *addr = fragmentAddress(t, transB_, piece, wn_, warpN_, kk, b_.CreateAnd(q, 1));
-    return ldmatrix(addr, pair, transB_);
+    return roundRing(ldmatrix(addr, pair, transB_), ringB_);
+  }
+
+  // One fp32 element of an MN-major ring stage (rows along K): lane
+  // (g, t) = (lane / 4, lane % 4) takes row kk * 8 + 4 kHalf + t, column
+  // 8 (block * warpsAlong + warpIdx) + g, its element of m16n8k8's fragment
+  // (ldmatrix .trans would move 16-bit halves).
+  llvm::Value *loadElement(const SmemTile &t, int64_t block, int64_t warpsAlong,
+                           llvm::Value *warpIdx, int64_t kk, int64_t kHalf) {
+    llvm::Value *mn = b_.CreateAdd(
+        b_.CreateMul(b_.CreateAdd(b_.getInt32(static_cast<uint32_t>(block * warpsAlong)), warpIdx),
+                     b_.getInt32(8)),
+        laneGroup_);
+    llvm::Value *k = b_.CreateAdd(
+        b_.getInt32(static_cast<uint32_t>(kk * kStep_ + kHalf * kStep_ / 2)), laneInGroup_);
+    return b_.CreateAlignedLoad(b_.getInt32Ty(), t.address(b_, k, mn), llvm::Align(4));
+  }
+
+  // Fragments of a tf32 ring stage rounded to tf32 after the read, as the
+  // staging rounds what it writes (cvt.rna, the interpreter's rounding; the
+  // copies moved the fp32 bits unchanged). Others as they are.
+  Regs roundRing(Regs r, bool ring) {
+    if (eb_ != 4 || !ring)
+      return r;
+    for (llvm::Value *&v : r)
+      v = b_.CreateBitCast(roundTF32(b_, b_.CreateBitCast(v, b_.getFloatTy())), b_.getInt32Ty());
+    return r;
   }
 
   Regs issueMma(DType dt, const Regs &a, const Regs &bb, const Regs &c) {
@@ -807,8 +883,9 @@ private:
   Operation &op_;
   const MmaLayout *mma_;
   int64_t M_ = 0, N_ = 0, K_ = 0, wm_ = 1, wn_ = 1, eb_ = 2, kStep_ = 16, numMi_ = 0, numNi_ = 0;
-  bool transA_ = false, transB_ = false;
+  bool transA_ = false, transB_ = false, ringA_ = false, ringB_ = false;
   llvm::Value *warpM_ = nullptr, *warpN_ = nullptr, *quad_ = nullptr, *rowInMatrix_ = nullptr;
+  llvm::Value *laneGroup_ = nullptr, *laneInGroup_ = nullptr;
 };
 
 // The wgmma dot (mma version 3, see the header): both operands in shared
@@ -998,11 +1075,11 @@ static bool lowerAsyncCopy(FunctionLowering &fl, Operation &op) {
   Value *ptr = op.operand(2), *mask = op.numOperands() > 3 ? op.operand(3) : nullptr;
   Type *tile = ptr->type();
   auto *pt = dyn_cast<PointerType>(tile->elementType());
-  if (tile->rank() != 2 || !pt || dtypeBytes(pt->pointee()->dtype()) != 2)
-    return fl.unsupported(op, "other than of a 2-D tile of 16-bit elements");
+  int64_t eb = pt ? dtypeBytes(pt->pointee()->dtype()) : 0;
+  if (tile->rank() != 2 || (eb != 2 && eb != 4))
+    return fl.unsupported(op, "other than of a 2-D tile of 16- or 32-bit elements");
   ThreadMap map = fl.threadMap(ptr);
   unsigned fast = map.order()[0];
-  int64_t eb = 2;
   SmemTile t = ringStage(fl, op.operand(0), fl.get(op.operand(1))[0], tile, fast);
   const ThreadMap::Dim &d = map.dim(fast);
   const AxisInfo &info = fl.axis().get(ptr);
