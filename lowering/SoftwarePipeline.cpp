@@ -6,8 +6,9 @@
 // The cp.async ring (S = the loop's num_stages, from tk.range(...,
 // num_stages=S), else the function's num_stages attribute, default 3; >= 2),
 // when every such load is a 16-bit operand (fp16/bf16) of dots on the tensor
-// cores, or an fp32 operand of tf32 dots on mma.sync, taken directly, with no
-// `other` or other = 0: each load gets a shared-memory ring of S tiles,
+// cores, or an fp32 operand of tf32 dots on mma.sync (when S rings of them
+// fit sm_90's shared memory, tf32RingFits), taken directly, with no `other`
+// or other = 0: each load gets a shared-memory ring of S tiles,
 // filled with cp.async (global -> shared, no registers) S - 1 iterations
 // ahead; the dot reads its stage with ldmatrix (an MN-major fp32 stage one
 // element per lane) and rounds tf32 operands after the read.
@@ -227,6 +228,22 @@ public:
         return false;
     }
     return true;
+  }
+
+  // Whether a ring of fp32 (tf32) tiles fits in sm_90's shared memory with
+  // the usual spare: they take twice the bytes of fp16 ones, and a config
+  // that compiled with the register form (whose dot stages one k step,
+  // 96 KiB for 128x256x64) should not start failing the limit (3 stages of
+  // 128x256x64 fp32: 288 KiB). 16-bit rings are what was asked for.
+  bool tf32RingFits(const std::vector<Operation *> &loads, int64_t stages) const {
+    int64_t slotBytes = 0;
+    for (Operation *load : loads) {
+      Type *t = load->result()->type();
+      if (t->dtype() != DType::F32)
+        return true;
+      slotBytes += t->numElements() * 4;
+    }
+    return stages * slotBytes + kSpareSharedBytes <= kWgmmaMaxSharedBytes;
   }
 
   // sm_90a's shared memory per program (wgmma needs sm_90a; the limit
@@ -648,7 +665,7 @@ public:
         std::vector<Operation *> loads = p.candidates();
         if (loads.empty())
           continue;
-        if (p.ringEligible(loads))
+        if (p.ringEligible(loads) && p.tf32RingFits(loads, stages))
           p.runRing(loads, stages);
         else
           p.run(loads);
