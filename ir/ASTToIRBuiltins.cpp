@@ -509,6 +509,16 @@ Val lowerBuiltin(Lowerer &L, const BuiltinInfo &info, Args &args, SourceLoc loc)
                                               typeStr(acc), m, n));
           return nullptr;
         }
+        // The verifier's rule, said here with the kernel's own words: a float
+        // product sums in a float accumulator, an integer one in an integer.
+        if (acc->type()->isFloatLike() != x->type()->isFloatLike()) {
+          L.fail(args.loc("acc"),
+                 fmt::format("tk.dot: the accumulator is {} but {} operands need {} accumulator",
+                             typeStr(acc), x->type()->elementType()->str(),
+                             x->type()->isFloatLike() ? "a float (e.g. fp32)"
+                                                      : "an integer (e.g. int32)"));
+          return nullptr;
+        }
       } else {
         Value *zero = L.materialize(Val::ofInt(0), loc, outElem);
         acc = L.broadcastTo(L.castTo(zero, outElem, loc), {m, n}, loc);
