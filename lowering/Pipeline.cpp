@@ -1,6 +1,7 @@
 #include "lowering/Pipeline.h"
 
 #include "ir/Module.h"
+#include "lowering/codegen/TargetOptions.h"
 
 namespace tk {
 
@@ -31,6 +32,11 @@ void setKernelOptions(Module &module, int numWarps, int numStages, const std::st
       attrs.set("num_stages", Attribute(int64_t(numStages)));
     if (arch.ends_with('a') && !attrs.has("arch"))
       attrs.set("arch", Attribute(arch));
+    // Below sm_90's (the default --pipeline assumes), the arch's shared
+    // memory limit, for --pipeline to size its rings under.
+    int64_t limit = maxSharedBytesFor(arch);
+    if (!arch.empty() && limit < maxSharedBytesFor("sm_90") && !attrs.has("max_shared_bytes"))
+      attrs.set("max_shared_bytes", Attribute(limit));
   }
 }
 

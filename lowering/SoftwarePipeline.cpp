@@ -230,12 +230,15 @@ public:
     return true;
   }
 
-  // Whether a ring of fp32 (tf32) tiles fits in sm_90's shared memory with
-  // the usual spare: they take twice the bytes of fp16 ones, and a config
-  // that compiled with the register form (whose dot stages one k step,
-  // 96 KiB for 128x256x64) should not start failing the limit (3 stages of
-  // 128x256x64 fp32: 288 KiB). 16-bit rings are what was asked for.
-  bool tf32RingFits(const std::vector<Operation *> &loads, int64_t stages) const {
+  // Whether a ring of fp32 (tf32) tiles fits in the target's shared memory
+  // (`limit`: the function's max_shared_bytes, set by setKernelOptions for
+  // arches below sm_90; else sm_90's) with the usual spare: they take twice
+  // the bytes of fp16 ones, and a config that compiled with the register
+  // form (whose dot stages one k step, 96 KiB for 128x256x64) should not
+  // start failing the limit (3 stages of 128x256x64 fp32: 288 KiB; on
+  // sm_86's 99 KiB already 3 stages of 128x128x32). 16-bit rings are what
+  // was asked for.
+  bool tf32RingFits(const std::vector<Operation *> &loads, int64_t stages, int64_t limit) const {
     int64_t slotBytes = 0;
     for (Operation *load : loads) {
       Type *t = load->result()->type();
@@ -243,7 +246,7 @@ public:
         return true;
       slotBytes += t->numElements() * 4;
     }
-    return stages * slotBytes + kSpareSharedBytes <= kWgmmaMaxSharedBytes;
+    return stages * slotBytes + kSpareSharedBytes <= limit;
   }
 
   // sm_90a's shared memory per program (wgmma needs sm_90a; the limit
@@ -651,6 +654,8 @@ public:
     bool changed = false;
     for (auto &fn : module.functions()) {
       int64_t kernelStages = fn->attrs().getInt("num_stages").value_or(3);
+      int64_t sharedLimit =
+          fn->attrs().getInt("max_shared_bytes").value_or(LoopPipeliner::kWgmmaMaxSharedBytes);
       std::vector<Operation *> loops;
       fn->walk([&](Operation *op) {
         if (op->is(Opcode::For))
@@ -665,7 +670,7 @@ public:
         std::vector<Operation *> loads = p.candidates();
         if (loads.empty())
           continue;
-        if (p.ringEligible(loads) && p.tf32RingFits(loads, stages))
+        if (p.ringEligible(loads) && p.tf32RingFits(loads, stages, sharedLimit))
           p.runRing(loads, stages);
         else
           p.run(loads);

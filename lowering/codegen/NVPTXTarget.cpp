@@ -47,16 +47,7 @@ public:
   unsigned globalAddressSpace() const override { return 1; }
   unsigned sharedAddressSpace() const override { return 3; }
   int64_t maxStaticSharedBytes() const override { return 48 * 1024; }
-  // The per-block opt-in maximum of the CUDA programming guide: the SM's
-  // shared memory less the 1 KiB the system reserves per block.
-  int64_t maxSharedBytes() const override {
-    const std::string &a = options_.arch;
-    if (a.starts_with("sm_90"))
-      return 227 * 1024;
-    if (a == "sm_80" || a == "sm_87")
-      return 163 * 1024;
-    return 99 * 1024; // sm_86, sm_89
-  }
+  int64_t maxSharedBytes() const override { return maxSharedBytesFor(options_.arch); }
 
   llvm::Value *threadId(llvm::IRBuilderBase &b) const override {
     return b.CreateIntrinsic(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x, {}, {});

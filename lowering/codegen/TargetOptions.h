@@ -6,6 +6,7 @@
 //   opts.numWarps = 8;        // used where a kernel has no num_warps attribute
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -37,6 +38,19 @@ inline bool isSupportedArch(std::string_view arch) {
     value = value * 10 + (c - '0');
   }
   return value >= 80;
+}
+
+/// Shared memory one program may use on `arch`: the per-block opt-in
+/// maximum of the CUDA programming guide (the SM's shared memory less the 1
+/// KiB the system reserves per block). The back end rejects kernels over it
+/// and --pipeline sizes its rings under it (the `max_shared_bytes` function
+/// attribute, set by setKernelOptions where it is below sm_90's).
+inline int64_t maxSharedBytesFor(std::string_view arch) {
+  if (arch.starts_with("sm_90"))
+    return 227 * 1024;
+  if (arch == "sm_80" || arch == "sm_87")
+    return 163 * 1024;
+  return 99 * 1024; // sm_86, sm_89
 }
 
 } // namespace tk
