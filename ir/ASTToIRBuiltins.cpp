@@ -500,8 +500,17 @@ Val lowerBuiltin(Lowerer &L, const BuiltinInfo &info, Args &args, SourceLoc loc)
         return nullptr;
       }
       Type *outElem = x->type()->isFloatLike() ? ctx_.f32() : ctx_.i32();
-      if (Val od = args.get("out_dtype"); od.kind == Val::Kind::DType)
+      if (Val od = args.get("out_dtype"); od.kind == Val::Kind::DType) {
         outElem = od.type;
+        if (outElem->isFloatLike() != x->type()->isFloatLike()) {
+          L.fail(args.loc("out_dtype"),
+                 fmt::format("tk.dot: out_dtype is {} but {} operands need {} type", outElem->str(),
+                             x->type()->elementType()->str(),
+                             x->type()->isFloatLike() ? "a float (e.g. fp32)"
+                                                      : "an integer (e.g. int32)"));
+          return nullptr;
+        }
+      }
       if (acc) {
         if (acc->type()->shape() != std::vector<int64_t>{m, n}) {
           L.fail(args.loc("acc"), fmt::format("tk.dot: the accumulator is {} but the product "
