@@ -7,7 +7,7 @@
 // num_stages=S), else the function's num_stages attribute, default 3; >= 2),
 // when every such load is a 16-bit operand (fp16/bf16) of dots on the tensor
 // cores, or an fp32 operand of tf32 dots on mma.sync (when S rings of them
-// fit sm_90's shared memory, tf32RingFits), taken directly, with no `other`
+// fit the target's shared memory, tf32RingFits), taken directly, with no `other`
 // or other = 0: each load gets a shared-memory ring of S tiles,
 // filled with cp.async (global -> shared, no registers) S - 1 iterations
 // ahead; the dot reads its stage with ldmatrix (an MN-major fp32 stage one
@@ -91,6 +91,7 @@
 #include "ir/Layout.h"
 #include "lowering/Pass.h"
 #include "lowering/SharedMemory.h"
+#include "lowering/codegen/TargetOptions.h"
 
 #include <algorithm>
 #include <cmath>
@@ -102,6 +103,13 @@
 
 namespace tk {
 namespace {
+
+// Whether the comparison knob `name` (an environment variable) is "0": it
+// turns one of the pass's optimisations off, for measuring against it.
+bool knobOff(const char *name) {
+  const char *value = std::getenv(name);
+  return value && std::string_view(value) == "0";
+}
 
 bool isCast(const Operation *op) {
   return op && op->hasTrait(OpTrait::Elementwise) && op->numOperands() == 1 &&
@@ -250,9 +258,9 @@ public:
   }
 
   // sm_90a's shared memory per program (wgmma needs sm_90a; the limit
-  // --allocate-shared's callers enforce, lowering/codegen/NVPTXTarget.cpp),
+  // --allocate-shared's callers enforce, maxSharedBytesFor),
   // and what the extra ring slot of a wgmma loop leaves for other scratch.
-  static constexpr int64_t kWgmmaMaxSharedBytes = 227 * 1024;
+  static constexpr int64_t kWgmmaMaxSharedBytes = maxSharedBytesFor("sm_90a");
   static constexpr int64_t kSpareSharedBytes = 8 * 1024;
 
   void runRing(const std::vector<Operation *> &loads, int64_t stages) {
@@ -276,8 +284,7 @@ public:
     // wgmma dots whose group may stay in flight across the back edge
     // (wgmma_pending = 1); TK_WGMMA_INFLIGHT=0 keeps the simple form
     // (wait_group 0 in each iteration), for comparisons.
-    const char *knob = std::getenv("TK_WGMMA_INFLIGHT");
-    bool keepInFlight = wgmma && stages >= 3 && !(knob && std::string_view(knob) == "0");
+    bool keepInFlight = wgmma && stages >= 3 && !knobOff("TK_WGMMA_INFLIGHT");
     std::vector<Operation *> inFlight =
         keepInFlight ? carriedWgmmaDots(loads) : std::vector<Operation *>{};
     std::vector<Operation *> native;
@@ -427,8 +434,7 @@ private:
   // rows are put in order once after the loop instead. TK_WGMMA_NATIVE=0
   // keeps the permutation, for comparisons.
   bool nativeOrder(Operation *dot, const std::vector<Operation *> &loads) const {
-    const char *knob = std::getenv("TK_WGMMA_NATIVE");
-    if (knob && std::string_view(knob) == "0")
+    if (knobOff("TK_WGMMA_NATIVE"))
       return false;
     Value *a = dot->operand(0);
     Operation *load = a->definingOp();

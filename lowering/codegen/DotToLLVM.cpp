@@ -194,6 +194,20 @@ bool isRingView(Value *v) {
   return def && def->is(Opcode::RingView);
 }
 
+// The dots that read a stage of `ring` (through its ring_views), each with
+// the operand (0: A, 1: B) it reads the stage as.
+std::vector<std::pair<Operation *, unsigned>> ringReaders(Value *ring) {
+  std::vector<std::pair<Operation *, unsigned>> out;
+  for (Operation *view : ring->users())
+    if (view->is(Opcode::RingView))
+      for (Operation *dot : view->result()->users())
+        if (dot->is(Opcode::Dot))
+          for (unsigned i = 0; i < 2; ++i)
+            if (dot->operand(i) == view->result())
+              out.push_back({dot, i});
+  return out;
+}
+
 // A ring that feeds wgmma (--pipeline aligns it to 1024 bytes) takes its
 // layout: 128-byte column blocks, and A's rows permuted (see SmemTile).
 void wgmmaRingLayout(Value *ring, unsigned fast, SmemTile &t) {
@@ -201,37 +215,31 @@ void wgmmaRingLayout(Value *ring, unsigned fast, SmemTile &t) {
   if (!alloc || alloc->attrs().getInt("align").value_or(16) < 1024)
     return;
   t.blocks = true;
-  for (Operation *view : ring->users())
-    if (view->is(Opcode::RingView))
-      for (Operation *dot : view->result()->users()) {
-        // A wgmma_native dot reads A in its own row order (wgmmaRowsInOrder).
-        if (dot->is(Opcode::Dot) && isWgmmaLayout(dot->result()->type()) &&
-            dot->operand(0) == view->result() &&
-            !dot->attrs().getBool("wgmma_native").value_or(false)) {
-          t.permWarps = mmaLayoutOf(dot->result()->type())->warps()[0];
-          t.permDim = fast == 1 ? 0 : 1;
-        }
-      }
+  for (auto [dot, operand] : ringReaders(ring)) {
+    // A wgmma_native dot reads A in its own row order (wgmmaRowsInOrder).
+    if (operand == 0 && isWgmmaLayout(dot->result()->type()) &&
+        !dot->attrs().getBool("wgmma_native").value_or(false)) {
+      t.permWarps = mmaLayoutOf(dot->result()->type())->warps()[0];
+      t.permDim = fast == 1 ? 0 : 1;
+    }
+  }
 }
 
 // A ring of fp32 (tf32) tiles that an mma.sync dot reads one element per
-// lane (MN-major: A stored [K][M], B [K][N]; ldmatrix .trans moves 16-bit
-// elements only) swizzles 32-byte units: lane (g, t) of a warp reads row
-// k0 + t (+ 4), column c0 + g, so the 8-column segments (32 bytes) of the 4
-// rows land in 4 different units of the 128-byte bank line. With 16-byte
-// units rows t and t ^ 1 share their banks (2-way conflicts).
+// lane (MN-major: A stored [K][M], B [K][N], i.e. the operand's registers
+// run along the tile's dimension `fast` = 0 for A, 1 for B; ldmatrix .trans
+// moves 16-bit elements only) swizzles 32-byte units: lane (g, t) of a warp
+// reads row k0 + t (+ 4), column c0 + g, so the 8-column segments (32 bytes)
+// of the 4 rows land in 4 different units of the 128-byte bank line. With
+// 16-byte units rows t and t ^ 1 share their banks (2-way conflicts).
 void scalarRingLayout(Value *ring, unsigned fast, SmemTile &t) {
   if (t.elemBytes != 4)
     return;
-  for (Operation *view : ring->users())
-    if (view->is(Opcode::RingView))
-      for (Operation *dot : view->result()->users()) {
-        const MmaLayout *mma = dot->is(Opcode::Dot) ? mmaLayoutOf(dot->result()->type()) : nullptr;
-        if (mma && mma->version() == 2 &&
-            ((dot->operand(0) == view->result() && fast == 0) ||
-             (dot->operand(1) == view->result() && fast == 1)))
-          t.unitBytes = 2 * kChunkBytes;
-      }
+  for (auto [dot, operand] : ringReaders(ring)) {
+    const MmaLayout *mma = mmaLayoutOf(dot->result()->type());
+    if (mma && mma->version() == 2 && operand == fast)
+      t.unitBytes = 2 * kChunkBytes;
+  }
 }
 
 // The stage `idx` % S of `ring` (a local_alloc of shape [S, ...]) holding a
@@ -563,13 +571,12 @@ public:
     numMi_ = M_ / (16 * wm_), numNi_ = N_ / (8 * wn_);
     SmemTile ta{fl_.scratch(), transA_ ? K_ : M_, transA_ ? M_ : K_, eb_};
     SmemTile tb{fl_.scratch(), transB_ ? K_ : N_, transB_ ? N_ : K_, eb_};
-    bool ringA = ringA_, ringB = ringB_;
-    if (!ringA)
+    if (!ringA_)
       tb.base = b_.CreateGEP(b_.getInt8Ty(), fl_.scratch(), b_.getInt32(ta.bytes()));
     ta.swizzle();
     tb.swizzle();
     std::optional<int64_t> ringWait = op_.attrs().getInt("ring_wait");
-    bool waits = ringWait && ringA && ringB;
+    bool waits = ringWait && ringA_ && ringB_;
     llvm::BasicBlock *pre = waits ? carryPreheader() : nullptr;
     llvm::Value *idx = nullptr;
     Frags cur;
@@ -597,19 +604,19 @@ public:
     } else {
       setUpLanes();
     }
-    if (ringA && ringB) {
+    if (ringA_ && ringB_) {
       idx = fl_.get(a->definingOp()->operand(1))[0];
       std::tie(ta, tb) = ringTiles(idx);
-    } else if (ringA) {
+    } else if (ringA_) {
       ta = viewStage(fl_, a);
-    } else if (ringB) {
+    } else if (ringB_) {
       tb = viewStage(fl_, bv);
     }
     bool tf32 = dt == DType::F32;
-    bool staged = !ringA || !ringB;
-    if (!ringA)
+    bool staged = !ringA_ || !ringB_;
+    if (!ringA_)
       stageOperand(fl_, a, ta, transA_ ? 1 : 0, tf32, kChunkBytes);
-    if (!ringB)
+    if (!ringB_)
       stageOperand(fl_, bv, tb, transB_ ? 0 : 1, tf32, kChunkBytes);
     if (staged)
       fl_.target().barrier(b_);
@@ -1170,18 +1177,17 @@ bool FunctionLowering::lowerDot(Operation &op) {
     // The drained loop: --pipeline puts this wait right after it; should a
     // later pass put ops in between, the nearest `for` before it (without
     // one the wait still happens, the registers just not passed through).
+    // The second wait after a loop of wgmma_native dots puts their rows in
+    // order; it finds its loop the same way (the drain's wait sits between).
     bool drain = op.attrs().getBool("wgmma_drain").value_or(false);
-    Operation *loop = drain ? op.prevNode() : nullptr;
+    bool native = op.attrs().getInt("wgmma_native_bytes").value_or(0) > 0;
+    Operation *loop = drain || native ? op.prevNode() : nullptr;
     while (loop && !loop->is(Opcode::For))
       loop = loop->prevNode();
     asyncWait(*this, op.attrs().getInt("pending").value_or(0),
-              op.attrs().getBool("fence_async").value_or(false), drain, loop);
-    if (op.attrs().getInt("wgmma_native_bytes")) {
-      for (loop = op.prevNode(); loop && !loop->is(Opcode::For);)
-        loop = loop->prevNode();
-      if (loop)
-        wgmmaRowsInOrder(*this, *loop);
-    }
+              op.attrs().getBool("fence_async").value_or(false), drain, drain ? loop : nullptr);
+    if (native && loop)
+      wgmmaRowsInOrder(*this, *loop);
     return true;
   }
   if (op.is(Opcode::RingView)) {

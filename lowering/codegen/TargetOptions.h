@@ -45,7 +45,7 @@ inline bool isSupportedArch(std::string_view arch) {
 /// KiB the system reserves per block). The back end rejects kernels over it
 /// and --pipeline sizes its rings under it (the `max_shared_bytes` function
 /// attribute, set by setKernelOptions where it is below sm_90's).
-inline int64_t maxSharedBytesFor(std::string_view arch) {
+constexpr int64_t maxSharedBytesFor(std::string_view arch) {
   if (arch.starts_with("sm_90"))
     return 227 * 1024;
   if (arch == "sm_80" || arch == "sm_87")
