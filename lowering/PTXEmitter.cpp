@@ -99,7 +99,47 @@ double msSince(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
 }
 
-// tk's LLVM pipeline ("lean"): LLVM 19's O3 module pipeline as PassBuilder
+// tk's LLVM pipeline ("short", the default since session 7): the dozen
+// passes tk's lowering needs, in place of O3. ptxas optimises the PTX again
+// (CSE, scheduling, unrolling, its own register allocation), so what LLVM
+// must do is what ptxas cannot, or what makes code generation cheap:
+//  - nvvm-reflect and inlining: libdevice's fp64 math (linked before);
+//  - nvvm-intr-range: the ranges of tid/ctaid, from which InstCombine proves
+//    `or disjoint` and no-wrap address arithmetic, so an element's address
+//    is the tile's base plus a constant;
+//  - SROA, EarlyCSE and one InstCombine: the lowering emits per-register
+//    copies of the same coordinate arithmetic; without them NVPTX's
+//    instruction selection works through all of it (O0: 29 instead of 14 ms
+//    of code generation on the 128x128x64 8-warp matmul);
+//  - reassociate: `(base | lane) | 512`, not `base | (lane | 512)`, so the
+//    register offsets fold into the address (codegen/llvm-pipeline.tk);
+//  - simplifycfg; infer-alignment (NVPTX's load/store vectoriser needs it to
+//    merge shared loads into v2/v4); loop-rotate, so the K loop stays
+//    bottom-tested as O3 leaves it; LICM; loop-unroll (the scan's sequential
+//    combine loop); a second InstCombine and EarlyCSE; ADCE; globaldce.
+// On 101 kernels (every FileCheck PTX test; the tutorial matmul at sm_90 and
+// sm_90a, 7 tile configs x plain/A^T/B^T strides; the bias epilogue) ptxas
+// -O2 gives 1.3% more SASS instructions in all than after the lean pipeline
+// below, in the same ptxas time: 57 kernels are identical, the others within
+// -3..+7% except the scan tests (their combine loop, which O3 unrolls by
+// five: 184 -> 336 and 584 -> 912 instructions); spills change only where
+// there were some, or in one bf16 mma test (0 -> 4 bytes). The 128x128x64
+// 8-warp wgmma matmul's LLVM optimisation takes 5.3 instead of 11.2 ms,
+// its whole source -> PTX 21.8 instead of 27.6 (compile_bench, development
+// machine); the 128x128x32 mma.sync one 29.5 instead of 38.0. Not kept:
+// without the second InstCombine (the vector add's SASS +27%), without loop
+// rotation (the matmuls' SASS 3-10% smaller, but a top-tested K loop that
+// was never timed), without LSR in code generation (spills in the large
+// mma.sync tiles), code generation at CodeGenOptLevel::None (twice the
+// PTX, ptxas 10 ms slower).
+const char *const kShortPipeline =
+    "function(nvvm-reflect,nvvm-intr-range),cgscc(inline),"
+    "function(sroa,early-cse,instcombine<max-iterations=1;no-verify-fixpoint>,reassociate,"
+    "simplifycfg,infer-alignment,"
+    "loop-mssa(loop-rotate<header-duplication;no-prepare-for-lto>,licm),loop-unroll<O3>,"
+    "instcombine<max-iterations=1;no-verify-fixpoint>,early-cse,adce),globaldce";
+
+// The session-5 pipeline ("lean", TK_LLVM_OPT=lean): LLVM 19's O3 module pipeline as PassBuilder
 // builds it for NVPTX with tk's tuning options (printed by `opt -O3
 // -print-pipeline-passes`, without the SLP vectoriser, which
 // PipelineTuningOptions leaves off), less what does nothing for tk's
@@ -181,12 +221,12 @@ const char *const kLeanPipeline =
     "no-sink-common-insts;speculate-blocks;simplify-cond-branch;speculate-unpredictables>),"
     "globaldce,constmerge,cg-profile,rel-lookup-table-converter,function(annotation-remarks)";
 
-// LLVM's optimisation pipeline: the lean one unless TK_LLVM_OPT says O0 (no
-// optimisation: --emit=llvm then shows the IR as tk's lowering made it), O1,
-// O2 or O3 (LLVM's own pipelines with LLVM's own limits, as tk ran before the
-// lean one, for measuring compile time and PTX against it). Anything else
-// means lean.
-enum class LLVMPipeline { None, O1, O2, O3, Lean };
+// LLVM's optimisation pipeline: the short one unless TK_LLVM_OPT says O0 (no
+// optimisation: --emit=llvm then shows the IR as tk's lowering made it),
+// lean (the session-5 pipeline above), O1, O2 or O3 (LLVM's own pipelines
+// with LLVM's own limits), for measuring compile time and PTX against them.
+// Anything else means short.
+enum class LLVMPipeline { None, O1, O2, O3, Lean, Short };
 LLVMPipeline llvmPipeline() {
   const char *env = std::getenv("TK_LLVM_OPT");
   std::string level = env ? env : "";
@@ -198,7 +238,9 @@ LLVMPipeline llvmPipeline() {
     return LLVMPipeline::O2;
   if (level == "O3")
     return LLVMPipeline::O3;
-  return LLVMPipeline::Lean;
+  if (level == "lean")
+    return LLVMPipeline::Lean;
+  return LLVMPipeline::Short;
 }
 
 // One of LLVM's compile-time limits, lowered once per process by the first
@@ -256,7 +298,8 @@ std::unique_ptr<llvm::Module> buildOptimized(Module &module, const TargetOptions
   pb.registerLoopAnalyses(lam);
   pb.crossRegisterProxies(lam, fam, cgam, mam);
   llvm::ModulePassManager mpm;
-  switch (llvmPipeline()) {
+  LLVMPipeline pipeline = llvmPipeline();
+  switch (pipeline) {
   case LLVMPipeline::None:
     break;
   case LLVMPipeline::O1:
@@ -269,14 +312,18 @@ std::unique_ptr<llvm::Module> buildOptimized(Module &module, const TargetOptions
     mpm = pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
     break;
   case LLVMPipeline::Lean:
-    setLLVMLimits();
-    if (llvm::Error error = pb.parsePassPipeline(mpm, kLeanPipeline)) {
+  case LLVMPipeline::Short: {
+    if (pipeline == LLVMPipeline::Lean)
+      setLLVMLimits();
+    const char *text = pipeline == LLVMPipeline::Lean ? kLeanPipeline : kShortPipeline;
+    if (llvm::Error error = pb.parsePassPipeline(mpm, text)) {
       // Only another LLVM than the one tk is built for gets here.
       diag.error({}, fmt::format("internal error: tk's LLVM pass pipeline does not parse: {}",
                                  llvm::toString(std::move(error))));
       return nullptr;
     }
     break;
+  }
   }
   mpm.run(*llmod, mam);
   if (timings)

@@ -1,15 +1,17 @@
-// tk's LLVM pipeline (lowering/PTXEmitter.cpp): the lean pipeline, LLVM 19's
-// O3 less five InstCombine runs, GVN's load elimination and called-value
-// propagation, with a lower limit for dead store elimination, must parse in
-// the LLVM tk is built with and give the PTX LLVM's own O3 gives
-// (TK_LLVM_OPT=O3) on kernels it was chosen on: the softmax tutorial at two
-// widths and the 128x128x32 fp16 ring matmul, whose shared-memory stores and
-// loads are what the limit and the memory dependence queries were about. The
-// limit is a process-wide LLVM option set by the first lean compile, so this
-// binary is its own process and compiles at O3 before anything else.
-// TK_LLVM_OPT=O0 (no optimisation) must differ, so the comparison would
-// notice a pipeline that does nothing. No GPU needed; a tree without LLVM
-// skips.
+// tk's LLVM pipelines (lowering/PTXEmitter.cpp) must parse in the LLVM tk is
+// built with. The session-5 pipeline (TK_LLVM_OPT=lean: LLVM 19's O3 less
+// five InstCombine runs, GVN's load elimination and called-value
+// propagation, with a lower limit for dead store elimination) must give the
+// PTX LLVM's own O3 gives (TK_LLVM_OPT=O3) on kernels it was chosen on: the
+// softmax tutorial at two widths and the 128x128x32 fp16 ring matmul, whose
+// shared-memory stores and loads are what the limit and the memory
+// dependence queries were about. The limit is a process-wide LLVM option set
+// by the first lean compile, so this binary is its own process and compiles
+// at O3 before anything else. The default (short) pipeline is neither: what
+// it must do to the PTX is checked by FileCheck (codegen/llvm-pipeline.tk,
+// lowering/pipeline-*.tk). TK_LLVM_OPT=O0 (no optimisation) must differ from
+// both, so the comparisons would notice a pipeline that does nothing. No GPU
+// needed; a tree without LLVM skips.
 #include "driver/GpuKernel.h"
 
 #include <gtest/gtest.h>
@@ -32,7 +34,7 @@ std::string tutorial(const char *name) {
 }
 
 // The PTX of `opts` with TK_LLVM_OPT set to `level` (nullptr: unset, the
-// lean default); the variable is restored afterwards. Empty on failure, with
+// short default); the variable is restored afterwards. Empty on failure, with
 // the reason in `error`.
 std::string ptxAt(const char *level, const std::string &source, const char *file,
                   const GpuCompileOptions &opts, std::string &error) {
@@ -95,13 +97,18 @@ TEST(LLVMPipelineTest, LeanPTXIsO3sOnSoftmaxAndTheRingMatmul) {
   for (size_t i = 0; i < all.size(); ++i) {
     const Case &c = all[i];
     SCOPED_TRACE(::testing::Message() << c.file << " " << c.opts.numWarps << " warps");
-    std::string lean = ptxAt(nullptr, tutorial(c.file), c.file, c.opts, error);
+    std::string lean = ptxAt("lean", tutorial(c.file), c.file, c.opts, error);
     ASSERT_FALSE(lean.empty()) << error;
     std::string none = ptxAt("O0", tutorial(c.file), c.file, c.opts, error);
     ASSERT_FALSE(none.empty()) << error;
+    std::string short_ = ptxAt(nullptr, tutorial(c.file), c.file, c.opts, error);
+    ASSERT_FALSE(short_.empty()) << error;
     EXPECT_EQ(lean, o3[i]);
     EXPECT_NE(lean, none);
+    EXPECT_NE(short_, none);
+    EXPECT_NE(short_, lean);
     EXPECT_NE(lean.find(".entry " + c.opts.kernel), std::string::npos);
+    EXPECT_NE(short_.find(".entry " + c.opts.kernel), std::string::npos);
   }
 }
 
