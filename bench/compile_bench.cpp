@@ -175,6 +175,7 @@ const std::vector<Case> &allCases() {
       matmulCase("matmul-128x256x64-wgmma", 128, 256, 64, 8, 4, "sm_90a"),
       matmulCase("matmul-128x256x32-wgmma", 128, 256, 32, 8, 4, "sm_90a"),
       matmulCase("matmul-128x128x64-w8-wgmma", 128, 128, 64, 8, 4, "sm_90a"),
+      matmulCase("matmul-128x128x32-w8-wgmma", 128, 128, 32, 8, 4, "sm_90a"),
   };
   return cases;
 }

@@ -90,7 +90,7 @@ emit_mm_a() { # emit_mm_a SUFFIX DTYPE BM BN BK WARPS STAGES [env...]
   echo "mm $name $dt $bm $bn $bk $w" >> "$manifest"
 }
 mm_a_configs="128 256 64 8 4|256 128 64 8 4|128 256 32 8 4|128 128 64 4 3|128 128 64 8 4"
-mm_a_configs="$mm_a_configs|64 256 64 4 4|64 128 64 4 4"
+mm_a_configs="$mm_a_configs|64 256 64 4 4|64 128 64 4 4|128 128 32 8 4"
 if [ "${WGMMA_VARIANTS:-0}" = 1 ]; then
   mm_a_configs="$mm_a_configs|128 256 64 8 3|128 128 64 4 4|256 128 64 8 3|128 128 32 4 4"
 fi
