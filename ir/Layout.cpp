@@ -6,6 +6,7 @@
 #include <cassert>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <map>
 #include <memory>
 
 namespace tk {
@@ -423,31 +424,37 @@ std::vector<std::vector<int64_t>> ThreadMap::elementsPerThread() const {
   return out;
 }
 
-std::vector<int64_t> constancyLeaders(const LayoutAttr *layout, const ThreadMap &map,
-                                      const std::vector<int64_t> &constancy) {
-  std::vector<int64_t> leader(static_cast<size_t>(map.numRegisters()));
-  for (int64_t r = 0; r < map.numRegisters(); ++r)
+std::vector<int64_t> constancyLeaders(const ThreadMap &map, const std::vector<int64_t> &constancy) {
+  int64_t n = map.numRegisters();
+  std::vector<int64_t> leader(static_cast<size_t>(n));
+  for (int64_t r = 0; r < n; ++r)
     leader[static_cast<size_t>(r)] = r;
-  const LayoutAttr *base = layout;
-  if (auto *slice = dyn_cast<SliceLayout>(layout))
-    base = slice->parent();
-  if (!isa<BlockedLayout>(base) || constancy.size() != map.rank())
+  if (constancy.size() != map.rank())
     return leader;
-  std::vector<int64_t> group(map.rank(), 1);
   bool any = false;
-  for (unsigned d = 0; d < map.rank(); ++d) {
-    const ThreadMap::Dim &dim = map.dim(d);
-    if (dim.extent % dim.size == 0)
-      group[d] = std::min(constancy[d], dim.size);
-    any |= group[d] > 1;
+  for (int64_t k : constancy) {
+    if (k < 1)
+      return leader;
+    any |= k > 1;
   }
-  if (!any)
+  if (!any || n == 1)
     return leader;
-  for (int64_t r = 0; r < map.numRegisters(); ++r) {
-    std::vector<int64_t> k = map.registerIndex(r);
-    for (unsigned d = 0; d < map.rank(); ++d)
-      k[d] -= k[d] % group[d];
-    leader[static_cast<size_t>(r)] = map.registerOf(k);
+  // Each register's signature: the constancy block of its element along
+  // every dimension, in every thread. Registers with one signature hold one
+  // value wherever they are; the first of them leads. (Coordinates wrap
+  // where the layout covers more than the shape, as in ThreadMap::coords.)
+  int64_t threads = map.numThreads();
+  std::map<std::vector<int64_t>, int64_t> first;
+  std::vector<int64_t> signature;
+  for (int64_t r = 0; r < n; ++r) {
+    signature.clear();
+    for (int64_t t = 0; t < threads; ++t)
+      for (unsigned d = 0; d < map.rank(); ++d) {
+        int64_t c = (map.registerOffset(r, d) + map.threadOffset(d, t % kWarpSize, t / kWarpSize)) %
+                    map.dim(d).extent;
+        signature.push_back(c / constancy[d]);
+      }
+    leader[static_cast<size_t>(r)] = first.emplace(signature, r).first->second;
   }
   return leader;
 }

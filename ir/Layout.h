@@ -339,18 +339,18 @@ private:
   int64_t numRegisters_ = 1;
 };
 
-/// Per register of a tensor under `layout` (map = its ThreadMap), the first
-/// register of the thread that provably holds the same value, given the
-/// value's constancy per dimension (axis info: constant on aligned blocks of
-/// constancy[d] elements along d). Along a dimension whose extent `size`
-/// divides, a thread's registers come in runs of `size` consecutive elements
-/// starting at multiples of `size`, so registers k_d and k_d - k_d % min(K,
-/// size) lie in one aligned block of K. Blocked layouts and their slices
-/// only; elsewhere (or where nothing is known) every register is its own.
+/// Per register of a tensor with ThreadMap `map`, the first register of the
+/// thread that provably holds the same value, given the value's constancy
+/// per dimension (axis info: constant on aligned blocks of constancy[d]
+/// elements along d): registers whose elements lie in the same aligned
+/// blocks along every dimension in every thread, checked over all threads.
+/// Any layout: in a blocked one a thread's run of `size` consecutive
+/// elements shares up to min(K, size) registers; in the mma accumulator
+/// (column pairs 8 apart) with K = 16, pairs j = 2q and 2q + 1 share too.
+/// Where nothing is known (constancy 1) every register is its own.
 ///
 ///   blocked<size = [8], threads = [32], warps = [4]> over [1024], constancy
 ///   [16]: registers 0..7 -> 0, 8..15 -> 8.
-std::vector<int64_t> constancyLeaders(const LayoutAttr *layout, const ThreadMap &map,
-                                      const std::vector<int64_t> &constancy);
+std::vector<int64_t> constancyLeaders(const ThreadMap &map, const std::vector<int64_t> &constancy);
 
 } // namespace tk

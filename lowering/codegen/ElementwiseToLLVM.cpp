@@ -448,8 +448,7 @@ bool FunctionLowering::lowerElementwise(Operation &op) {
   // each). LLVM cannot find that itself: it does not know N's divisibility.
   std::vector<int64_t> leader;
   if (resultType->isTensor())
-    leader = constancyLeaders(layoutOf(op.result()), threadMap(op.result()),
-                              axis_.get(op.result()).constancy);
+    leader = constancyLeaders(threadMap(op.result()), axis_.get(op.result()).constancy);
   assert((leader.empty() || leader.size() == n) && "elementwise result in another layout");
   std::map<Regs, llvm::Value *> computed;
   Regs args(op.numOperands());

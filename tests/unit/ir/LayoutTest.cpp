@@ -303,17 +303,17 @@ TEST_F(LayoutTest, ConstancyLeadersShareRunsOfAMask) {
   // `cols < N` with N a multiple of 16 is constant on blocks of 16.
   auto *l = BlockedLayout::get(ctx, {8}, {32}, {4}, {0});
   ThreadMap map(l, {1024});
-  std::vector<int64_t> leader = constancyLeaders(l, map, {16});
+  std::vector<int64_t> leader = constancyLeaders(map, {16});
   ASSERT_EQ(leader.size(), 8u);
   EXPECT_EQ(leader, std::vector<int64_t>(8, 0));
   // Blocks of 4: two leaders per run; nothing known: each its own.
-  EXPECT_EQ(constancyLeaders(l, map, {4}), (std::vector<int64_t>{0, 0, 0, 0, 4, 4, 4, 4}));
-  EXPECT_EQ(constancyLeaders(l, map, {1}), (std::vector<int64_t>{0, 1, 2, 3, 4, 5, 6, 7}));
+  EXPECT_EQ(constancyLeaders(map, {4}), (std::vector<int64_t>{0, 0, 0, 0, 4, 4, 4, 4}));
+  EXPECT_EQ(constancyLeaders(map, {1}), (std::vector<int64_t>{0, 1, 2, 3, 4, 5, 6, 7}));
   // A 2-D tile whose rows are constant (a row mask): only the runs along
   // the columns share; different rows never do.
   auto *l2 = BlockedLayout::get(ctx, {2, 4}, {4, 8}, {2, 2}, {1, 0});
   ThreadMap map2(l2, {32, 64});
-  std::vector<int64_t> rowMask = constancyLeaders(l2, map2, {1, 64});
+  std::vector<int64_t> rowMask = constancyLeaders(map2, {1, 64});
   for (int64_t r = 0; r < map2.numRegisters(); ++r) {
     std::vector<int64_t> k = map2.registerIndex(r);
     k[1] -= k[1] % 4;
@@ -321,8 +321,34 @@ TEST_F(LayoutTest, ConstancyLeadersShareRunsOfAMask) {
   }
 }
 
-// The promise behind sharing: for random blocked layouts and their slices
-// over random shapes (tiles larger and smaller than the shape) and random
+// The mma accumulator with its warps along M (wgmma's, warps [8, 1]) holds
+// column pairs 8 apart (2 * (lane % 4) + {0, 1} + 8j): with `cols < N`
+// constant on blocks of 16 (N a multiple of 16), pairs j = 2q and 2q + 1
+// share a value as well as the two columns of a pair. A 128x128 tile: 2 rows
+// x 32 columns per thread, 2 x 8 leaders (the blocked rule's runs alone:
+// 2 x 16). With warps [4, 2] (4 rows x 16 columns) the second warp column
+// sits between them (pairs 16 apart): only the pairs share, 4 x 8.
+TEST_F(LayoutTest, ConstancyLeadersShareColumnPairsOfTheMmaAccumulator) {
+  auto *l = MmaLayout::get(ctx, 2, {8, 1}, {16, 8});
+  ThreadMap map(l, {128, 128});
+  ASSERT_EQ(map.numRegisters(), 64);
+  std::vector<int64_t> leader = constancyLeaders(map, {1, 16});
+  EXPECT_EQ(std::set<int64_t>(leader.begin(), leader.end()).size(), 16u);
+  for (int64_t r = 0; r < 64; ++r) {
+    std::vector<int64_t> a = map.coords(r, 5, 3), b = map.coords(leader[r], 5, 3);
+    EXPECT_EQ(a[0], b[0]) << r;
+    EXPECT_EQ(a[1] / 16, b[1] / 16) << r;
+  }
+  std::vector<int64_t> by8 = constancyLeaders(map, {1, 8});
+  EXPECT_EQ(std::set<int64_t>(by8.begin(), by8.end()).size(), 32u);
+  auto *l42 = MmaLayout::get(ctx, 2, {4, 2}, {16, 8});
+  ThreadMap map42(l42, {128, 128});
+  std::vector<int64_t> w42 = constancyLeaders(map42, {1, 16});
+  EXPECT_EQ(std::set<int64_t>(w42.begin(), w42.end()).size(), 32u);
+}
+
+// The promise behind sharing: for random blocked and mma layouts and their
+// slices over random shapes (tiles larger and smaller than the shape) and random
 // constancies, every register lies in the same aligned constancy block as
 // its leader, along every dimension, in every thread; and the leader comes
 // first (it is computed before the registers that take its value).
@@ -343,6 +369,13 @@ TEST_F(LayoutTest, ConstancyLeadersStayInsideConstancyBlocks) {
     for (int b = 0, n = static_cast<int>(rng() % 3); b < n; ++b)
       warps[rng() % rank] *= 2;
     const LayoutAttr *l = BlockedLayout::get(ctx, size, threads, warps, order);
+    if (iter % 3 == 0) { // an mma accumulator (version 2 or 3) instead
+      rank = 2;
+      shape = {int64_t(16) << (rng() % 4), int64_t(8) << (rng() % 5)};
+      int64_t wm = int64_t(1) << (rng() % 3), wn = int64_t(1) << (rng() % 2);
+      l = rng() % 2 ? MmaLayout::get(ctx, 2, {wm, wn}, {16, 8})
+                    : MmaLayout::get(ctx, 3, {4 * wm, 1}, {64, shape[1]});
+    }
     if (rank > 1 && rng() % 2) {
       unsigned dim = static_cast<unsigned>(rng() % rank);
       l = SliceLayout::get(ctx, dim, l);
@@ -352,7 +385,7 @@ TEST_F(LayoutTest, ConstancyLeadersStayInsideConstancyBlocks) {
     std::vector<int64_t> constancy(map.rank());
     for (unsigned d = 0; d < map.rank(); ++d)
       constancy[d] = std::min(shape[d], int64_t(1) << (rng() % 6));
-    std::vector<int64_t> leader = constancyLeaders(l, map, constancy);
+    std::vector<int64_t> leader = constancyLeaders(map, constancy);
     ASSERT_EQ(static_cast<int64_t>(leader.size()), map.numRegisters());
     for (int64_t r = 0; r < map.numRegisters(); ++r) {
       ASSERT_LE(leader[r], r);
