@@ -439,23 +439,43 @@ std::vector<int64_t> constancyLeaders(const ThreadMap &map, const std::vector<in
   }
   if (!any || n == 1)
     return leader;
-  // Each register's signature: the constancy block of its element along
-  // every dimension, in every thread. Registers with one signature hold one
-  // value wherever they are; the first of them leads. (Coordinates wrap
+  // Registers share when, along every dimension and for every thread, their
+  // elements lie in the same block. Along dimension d an element's
+  // coordinate is (register offset + thread offset) mod extent, so per
+  // distinct register offset the blocks it gives under every distinct
+  // thread offset (its signature along d) decide; the per-dimension
+  // signatures together say whether two registers share. (Coordinates wrap
   // where the layout covers more than the shape, as in ThreadMap::coords.)
-  int64_t threads = map.numThreads();
-  std::map<std::vector<int64_t>, int64_t> first;
-  std::vector<int64_t> signature;
-  for (int64_t r = 0; r < n; ++r) {
-    signature.clear();
-    for (int64_t t = 0; t < threads; ++t)
-      for (unsigned d = 0; d < map.rank(); ++d) {
-        int64_t c = (map.registerOffset(r, d) + map.threadOffset(d, t % kWarpSize, t / kWarpSize)) %
-                    map.dim(d).extent;
-        signature.push_back(c / constancy[d]);
+  std::vector<std::vector<int64_t>> dimSignature(static_cast<size_t>(n),
+                                                 std::vector<int64_t>(map.rank()));
+  for (unsigned d = 0; d < map.rank(); ++d) {
+    std::vector<int64_t> threadOffsets;
+    for (int64_t t = 0; t < map.numThreads(); ++t)
+      threadOffsets.push_back(map.threadOffset(d, t % kWarpSize, t / kWarpSize));
+    std::sort(threadOffsets.begin(), threadOffsets.end());
+    threadOffsets.erase(std::unique(threadOffsets.begin(), threadOffsets.end()),
+                        threadOffsets.end());
+    int64_t extent = map.dim(d).extent;
+    std::map<int64_t, int64_t> idOfOffset;
+    std::map<std::vector<int64_t>, int64_t> idOfBlocks;
+    for (int64_t r = 0; r < n; ++r) {
+      int64_t offset = map.registerOffset(r, d);
+      auto it = idOfOffset.find(offset);
+      if (it == idOfOffset.end()) {
+        std::vector<int64_t> blocks;
+        for (int64_t t : threadOffsets)
+          blocks.push_back((offset + t) % extent / constancy[d]);
+        int64_t id =
+            idOfBlocks.emplace(std::move(blocks), int64_t(idOfBlocks.size())).first->second;
+        it = idOfOffset.emplace(offset, id).first;
       }
-    leader[static_cast<size_t>(r)] = first.emplace(signature, r).first->second;
+      dimSignature[static_cast<size_t>(r)][d] = it->second;
+    }
   }
+  std::map<std::vector<int64_t>, int64_t> first;
+  for (int64_t r = 0; r < n; ++r)
+    leader[static_cast<size_t>(r)] =
+        first.emplace(dimSignature[static_cast<size_t>(r)], r).first->second;
   return leader;
 }
 
