@@ -60,11 +60,6 @@ bool halvesOfOneWord(llvm::Value *lo, llvm::Value *hi) {
   return i && j && i->getZExtValue() % 2 == 0 && j->getZExtValue() == i->getZExtValue() + 1;
 }
 
-llvm::Value *pair(llvm::IRBuilderBase &b, llvm::Value *lo, llvm::Value *hi) {
-  llvm::Value *v = llvm::PoisonValue::get(llvm::FixedVectorType::get(lo->getType(), 2));
-  return b.CreateInsertElement(b.CreateInsertElement(v, lo, uint64_t(0)), hi, uint64_t(1));
-}
-
 // A loop that carries a loaded 16-bit tensor to its next iteration (the
 // persistent LayerNorm's prefetched row) would carry it one 16-bit register
 // per element: the back end then splits each loaded word into two registers
@@ -87,9 +82,9 @@ Regs packCarriedWords(llvm::IRBuilderBase &b, const std::vector<llvm::PHINode *>
       continue;
     llvm::BasicBlock *header = phis[i]->getParent();
     b.SetInsertPoint(pre->getTerminator());
-    llvm::Value *first = pair(b, init[i], init[i + 1]);
+    llvm::Value *first = vectorOf(b, {init[i], init[i + 1]});
     b.SetInsertPoint(latch->getTerminator());
-    llvm::Value *again = pair(b, next[i], next[i + 1]);
+    llvm::Value *again = vectorOf(b, {next[i], next[i + 1]});
     b.SetInsertPoint(header, header->begin());
     llvm::PHINode *word = b.CreatePHI(first->getType(), 2);
     word->addIncoming(first, pre);

@@ -410,10 +410,8 @@ void wgmmaRowsInOrder(FunctionLowering &fl, Operation &loop) {
             int64_t r0 = map.registerOf({2 * mi + h, 2 * ni}),
                     r1 = map.registerOf({2 * mi + h, 2 * ni + 1});
             if (pass == 0) {
-              llvm::Value *v = llvm::PoisonValue::get(pair);
-              v = b.CreateInsertElement(v, regs[r0], b.getInt32(0));
-              v = b.CreateInsertElement(v, regs[r1], b.getInt32(1));
-              b.CreateAlignedStore(v, at(pThread, 64 * mi * G + 8 * h, cThread, 8 * ni),
+              b.CreateAlignedStore(vectorOf(b, {regs[r0], regs[r1]}),
+                                   at(pThread, 64 * mi * G + 8 * h, cThread, 8 * ni),
                                    llvm::Align(8));
             } else {
               llvm::Value *v = b.CreateAlignedLoad(
@@ -445,21 +443,14 @@ static void stageOperand(FunctionLowering &fl, Value *v, const SmemTile &tile, u
   if (map.order()[0] == colDim)
     run = std::min({map.dim(colDim).size, tile.vec(), map.dim(colDim).extent,
                     std::max<int64_t>(1, baseAlign / tile.elemBytes)});
-  llvm::Type *elemTy = regs.front()->getType();
   for (int64_t r = 0; r < map.numRegisters(); ++r) {
     if (map.registerIndex(r)[colDim] % run)
       continue;
     llvm::Value *addr = tile.address(b, coords[r][rowDim], coords[r][colDim]);
-    llvm::Value *val;
-    if (run == 1) {
-      val = tf32 ? roundTF32(b, regs[r]) : regs[r];
-    } else {
-      val = llvm::PoisonValue::get(llvm::FixedVectorType::get(elemTy, run));
-      for (int64_t i = 0; i < run; ++i) {
-        llvm::Value *e = regs[r + i];
-        val = b.CreateInsertElement(val, tf32 ? roundTF32(b, e) : e, i);
-      }
-    }
+    Regs elems;
+    for (int64_t i = 0; i < run; ++i)
+      elems.push_back(tf32 ? roundTF32(b, regs[r + i]) : regs[r + i]);
+    llvm::Value *val = run == 1 ? elems.front() : vectorOf(b, elems);
     b.CreateAlignedStore(val, addr, llvm::Align(run * tile.elemBytes));
   }
 }

@@ -31,6 +31,10 @@ using Regs = std::vector<llvm::Value *>;
 /// element): half, bfloat, float, double, iN, ptr addrspace(N).
 llvm::Type *llvmElementType(llvm::LLVMContext &c, Type *t);
 
+/// The vector <elems.size() x T> whose element i is elems[i] (all of type T):
+/// a vector store's value, a loaded word rebuilt, a pair carried as one.
+llvm::Value *vectorOf(llvm::IRBuilderBase &b, const Regs &elems);
+
 class FunctionLowering {
 public:
   FunctionLowering(Function &fn, llvm::Function *llfn, const TargetInfo &target,

@@ -50,6 +50,14 @@ private:
 
 } // namespace
 
+llvm::Value *vectorOf(llvm::IRBuilderBase &b, const Regs &elems) {
+  llvm::Value *v = llvm::PoisonValue::get(
+      llvm::FixedVectorType::get(elems.front()->getType(), static_cast<unsigned>(elems.size())));
+  for (size_t i = 0; i < elems.size(); ++i)
+    v = b.CreateInsertElement(v, elems[i], static_cast<uint64_t>(i));
+  return v;
+}
+
 llvm::Type *llvmElementType(llvm::LLVMContext &c, Type *t) {
   Type *e = t->elementType();
   if (auto *p = dyn_cast<PointerType>(e))

@@ -96,16 +96,18 @@ bool FunctionLowering::lowerLoadStore(Operation &op) {
   auto *wordsTy = llvm::FixedVectorType::get(pack.word, pack.count);
   llvm::Align align(static_cast<uint64_t>(vec * eb));
 
-  // Elements -> a vector of words, and back.
-  auto toWords = [&](const Regs &regs, int64_t first) {
-    llvm::Value *v = llvm::PoisonValue::get(vecTy);
+  // Elements -> a vector in memory's element type (booleans as bytes), -> a
+  // vector of words, and back.
+  auto toVector = [&](const Regs &regs, int64_t first) {
+    Regs elems;
     for (int64_t i = 0; i < vec; ++i) {
       llvm::Value *e = regs[static_cast<size_t>(first + i)];
-      if (isBool)
-        e = b_.CreateZExt(e, storage);
-      v = b_.CreateInsertElement(v, e, static_cast<uint64_t>(i));
+      elems.push_back(isBool ? b_.CreateZExt(e, storage) : e);
     }
-    llvm::Value *w = b_.CreateBitCast(v, wordsTy);
+    return vectorOf(b_, elems);
+  };
+  auto toWords = [&](const Regs &regs, int64_t first) {
+    llvm::Value *w = b_.CreateBitCast(toVector(regs, first), wordsTy);
     std::vector<llvm::Value *> words;
     for (unsigned i = 0; i < pack.count; ++i)
       words.push_back(b_.CreateExtractElement(w, static_cast<uint64_t>(i)));
@@ -137,20 +139,11 @@ bool FunctionLowering::lowerLoadStore(Operation &op) {
       }
       std::vector<llvm::Value *> words =
           target_.predicatedLoad(b_, addr, pred, pack.word, otherWords, isVolatile);
-      llvm::Value *w = llvm::PoisonValue::get(wordsTy);
-      for (unsigned i = 0; i < pack.count; ++i)
-        w = b_.CreateInsertElement(w, words[i], static_cast<uint64_t>(i));
-      fromVector(b_.CreateBitCast(w, vecTy), r);
+      fromVector(b_.CreateBitCast(vectorOf(b_, words), vecTy), r);
       continue;
     }
     if (!pred) {
-      llvm::Value *v = llvm::PoisonValue::get(vecTy);
-      for (int64_t i = 0; i < vec; ++i) {
-        llvm::Value *e = (*values)[static_cast<size_t>(r + i)];
-        v = b_.CreateInsertElement(v, isBool ? b_.CreateZExt(e, storage) : e,
-                                   static_cast<uint64_t>(i));
-      }
-      b_.CreateAlignedStore(v, addr, align, isVolatile);
+      b_.CreateAlignedStore(toVector(*values, r), addr, align, isVolatile);
       continue;
     }
     target_.predicatedStore(b_, addr, pred, toWords(*values, r));
