@@ -42,7 +42,11 @@ tkc_opt = os.path.join(config.tk_tools_dir, "tkc-opt")
 # Longest first: lit substitutes in order, and %tkc is a prefix of %tkc-opt.
 if os.path.exists(tkc_opt):
     config.substitutions.append(("%tkc-opt", tkc_opt))
-config.substitutions.append(("%tkc", os.path.join(config.tk_tools_dir, "tkc")))
+# scripts/ptx_corpus.py runs the suite with --param tkc_wrapper=... to keep a
+# copy of every PTX the suite makes.
+config.substitutions.append(
+    ("%tkc", lit_config.params.get("tkc_wrapper") or os.path.join(config.tk_tools_dir, "tkc"))
+)
 
 ptxas = shutil.which("ptxas")
 if not ptxas and os.path.exists("/usr/local/cuda/bin/ptxas"):
