@@ -1,4 +1,5 @@
 #include "tools/tkc/KernelSummary.h"
+#include "ir/ASTToIR.h"
 #include "lang/Quote.h"
 
 #include <fmt/format.h>
@@ -18,14 +19,14 @@ std::string joined(const std::vector<Expr *> &elts) {
   return out;
 }
 
-// Counts statements and collects the names a function calls. The summary
-// only needs calls by plain name (`helper(x)`): that is how one @tk.jit
-// function calls another in the same file.
+// Counts statements and collects the functions of the module a function
+// names: called (`helper(x)`) or passed on (`tk.reduce(x, 0, combine)`), the
+// references that make the other function a helper (kernelEntryPoints).
 struct BodyWalker {
   unsigned numStmts = 0;
-  std::set<std::string> calledNames;
+  std::set<std::string> namedFunctions;
 
-  void block(const Block &b) {
+  void block(const ast::Block &b) {
     for (const Stmt *s : b)
       stmt(s);
   }
@@ -40,6 +41,9 @@ struct BodyWalker {
       return;
     switch (e->kind) {
     case NodeKind::Name:
+      if (cast<Name>(e)->binding == NameBinding::Function)
+        namedFunctions.insert(cast<Name>(e)->id);
+      return;
     case NodeKind::IntLit:
     case NodeKind::FloatLit:
     case NodeKind::BoolLit:
@@ -47,11 +51,9 @@ struct BodyWalker {
     case NodeKind::StringLit:
       return;
     case NodeKind::Attribute:
-      return expr(cast<Attribute>(e)->value);
+      return expr(cast<ast::Attribute>(e)->value);
     case NodeKind::Call: {
       const auto *c = cast<Call>(e);
-      if (const auto *callee = dyn_cast<Name>(c->callee))
-        calledNames.insert(callee->id);
       expr(c->callee);
       exprs(c->args);
       for (const Keyword &k : c->keywords)
@@ -162,7 +164,7 @@ std::string expressionText(const Expr *e) {
   case NodeKind::StringLit:
     return quoteString(cast<StringLit>(e)->value);
   case NodeKind::Attribute:
-    return expressionText(cast<Attribute>(e)->value) + "." + cast<Attribute>(e)->attr;
+    return expressionText(cast<ast::Attribute>(e)->value) + "." + cast<ast::Attribute>(e)->attr;
   case NodeKind::Call: {
     const auto *c = cast<Call>(e);
     std::string out = expressionText(c->callee) + "(" + joined(c->args);
@@ -200,31 +202,31 @@ std::string expressionText(const Expr *e) {
   }
 }
 
-std::string summarizeFunctions(const Module &module,
+std::string summarizeFunctions(const ast::Module &module,
                                const std::vector<const FunctionDef *> &functions,
                                const StageResults &stages) {
-  // Who calls whom, over every function of the module (not only the selected
-  // ones), so a helper is labelled as such even under --kernel.
+  // Kernels are what the compiler takes as entry points (the one rule, also
+  // behind tkc's other stages); who names each helper is collected over every
+  // function of the module (not only the selected ones), so a helper is
+  // labelled as such even under --kernel.
+  std::vector<const FunctionDef *> entries = kernelEntryPoints(module);
+  std::set<const FunctionDef *> kernels(entries.begin(), entries.end());
   std::map<std::string, std::vector<std::string>> callers;
   std::map<const FunctionDef *, unsigned> numStmts;
-  std::set<std::string> names;
-  for (const FunctionDef *fn : module.functions())
-    names.insert(fn->name);
   for (const FunctionDef *fn : module.functions()) {
     BodyWalker walker;
     walker.block(fn->body);
     numStmts[fn] = walker.numStmts;
-    for (const std::string &callee : walker.calledNames)
-      if (names.count(callee) && callee != fn->name)
+    for (const std::string &callee : walker.namedFunctions)
+      if (callee != fn->name)
         callers[callee].push_back(fn->name);
   }
 
   std::string out;
   for (const FunctionDef *fn : functions) {
-    auto it = callers.find(fn->name);
-    bool isHelper = it != callers.end();
+    bool isHelper = !kernels.count(fn);
     out += fmt::format("  {} {} (line {}", isHelper ? "helper" : "kernel", fn->name, fn->loc.line);
-    if (isHelper) {
+    if (auto it = callers.find(fn->name); isHelper && it != callers.end()) {
       out += "; called by ";
       for (size_t i = 0; i < it->second.size(); ++i)
         out += (i ? ", " : "") + it->second[i];

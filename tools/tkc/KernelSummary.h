@@ -8,10 +8,11 @@
 //     statements: 7
 //     front end:  ok
 //
-// A function that another function of the same file calls is a `helper`
-// (with "called by ..."); the others are kernels. Statements are counted
-// through nested blocks. The stage lines come from the caller, so each later
-// stage (IR, PTX, ...) adds its own line.
+// A function that another function of the same file calls or passes on (a
+// tk.reduce combiner) is a `helper` (with "called by ..."); the others are
+// kernels, by the rule the compiler uses for entry points (kernelEntryPoints).
+// Statements are counted through nested blocks. The stage lines come from the
+// caller, so each later stage (IR, PTX, ...) adds its own line.
 #pragma once
 
 #include "lang/AST.h"
