@@ -152,7 +152,7 @@ std::string validateShared(int64_t vec, int64_t perPhase, int64_t maxPhase,
 /// warps = [W, 1] (W / 4 warp groups along M), instr = [64, n] (one
 /// wgmma.m64n<n>k16 per 64-row piece); its ThreadMap is mma version 2's with
 /// warps [W, 1], so epilogues are the same (the lowering permutes A's rows
-/// in shared memory to make it so, lowering/codegen/DotToLLVM.cpp).
+/// in shared memory to make it so, lowering/codegen/WgmmaDotToLLVM.cpp).
 ///
 ///   tensor<128x128xfp32, mma<version = 2, warps = [2, 2], instr = [16, 8]>>
 ///   tensor<128x256xfp32, mma<version = 3, warps = [8, 1], instr = [64, 256]>>

@@ -11,7 +11,7 @@
 // Its result and accumulator then take the layout mma<version = 2, warps =
 // [wm, wn], instr = [16, 8]>; the operands keep their (coalesced) layouts and
 // the lowering stages them through swizzled shared memory for ldmatrix
-// (lowering/codegen/DotToLLVM.cpp). Users of the result get a convert_layout
+// (lowering/codegen/MmaDotToLLVM.cpp). Users of the result get a convert_layout
 // back to the layout they had. A loop-carried accumulator (`acc = tk.dot(a,
 // b, acc)` in a for loop) is carried in the mma layout, so the conversion
 // happens once, after the loop:

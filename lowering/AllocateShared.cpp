@@ -135,7 +135,7 @@ int64_t scratchBytes(const Operation &op, int64_t numWarps) {
   // the wait after a loop of wgmma_native dots reorders their rows;
   if (op.is(Opcode::AsyncWait))
     return op.attrs().getInt("wgmma_native_bytes").value_or(0);
-  // a dot stages both operands (DotToLLVM.cpp), except a stage of a cp.async
+  // a dot stages both operands (codegen/DotOperands.cpp), except a stage of a cp.async
   // ring (ring_view), which it reads in place.
   if (op.is(Opcode::Dot)) {
     int64_t elements = 0;

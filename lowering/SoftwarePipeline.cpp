@@ -32,7 +32,7 @@
 // When the two loads are the A and B of one dot and the body has no other
 // shared-memory traffic or control flow, the dot owns that wait instead: the
 // body's async_wait is dropped, stage 0's goes before the loop, and the dot
-// gets ring_wait = (S-2) * 2. Its lowering (DotToLLVM.cpp) issues the wait
+// gets ring_wait = (S-2) * 2. Its lowering (MmaDotToLLVM.cpp) issues the wait
 // for stage i + 1 after its last read of stage i, before its last k step's
 // mma, then reads stage i + 1's first k step into registers carried to the
 // next iteration: the barrier and the ldmatrix latency overlap tensor-core
@@ -61,7 +61,7 @@
 // accumulator init also gets wgmma_native (nativeOrder): A's ring is not
 // permuted, the accumulator is in wgmma's row order inside the loop, and a
 // second async_wait {wgmma_native_bytes} after the drain reorders its rows
-// through shared memory (DotToLLVM's wgmmaRowsInOrder).
+// through shared memory (WgmmaDotToLLVM.cpp's wgmmaRowsInOrder).
 //
 // Otherwise the register form: the loads of iteration i + 1 are issued before
 // the dot of iteration i and carried to the next iteration in registers:

@@ -1,11 +1,16 @@
-// TargetInfo for NVIDIA GPUs: NVVM intrinsics for ids, shuffles and barriers,
-// and inline PTX for predicated vector loads and stores.
+// TargetInfo for NVIDIA GPUs: NVVM intrinsics for ids, shuffles, barriers,
+// ldmatrix and cp.async, and inline PTX for predicated vector loads and
+// stores and for the tensor-core instructions (mma.sync, wgmma) and fences.
 //
 // Why inline PTX for masked accesses: LLVM IR has no predicated load, and a
 // branch around each vector load (what llvm.masked.load becomes on NVPTX)
 // splits the kernel into many small blocks. `@p ld.global.v4.f32` is one
 // instruction; the lanes whose mask is false keep the `other` values, which
 // are moved into the destination registers first.
+//
+// Why inline PTX for mma.sync and wgmma: the accumulator registers are tied
+// in and out of one statement, and a chain of wgmma k steps is one statement
+// (see warpGroupMma), which LLVM 19's NVVM intrinsics cannot express.
 #include "lowering/codegen/TargetInfo.h"
 
 #include <fmt/format.h>
@@ -13,6 +18,8 @@
 #include <llvm/IR/InlineAsm.h>
 #include <llvm/IR/IntrinsicsNVPTX.h>
 #include <llvm/IR/Module.h>
+
+#include <algorithm>
 
 namespace tk {
 namespace {
@@ -22,6 +29,12 @@ struct WordKind {
   const char *ptxType;
   const char *constraint;
 };
+
+// One PTX statement without operands, kept in place.
+void ptxStatement(llvm::IRBuilderBase &b, const std::string &text) {
+  auto *fnTy = llvm::FunctionType::get(b.getVoidTy(), {}, false);
+  b.CreateCall(llvm::InlineAsm::get(fnTy, text, "~{memory}", true), {});
+}
 
 WordKind wordKind(llvm::Type *t) {
   if (t->isFloatTy())
@@ -173,6 +186,189 @@ public:
     annotations->addOperand(llvm::MDNode::get(c, {fnMd, llvm::MDString::get(c, "kernel"), i32(1)}));
     annotations->addOperand(
         llvm::MDNode::get(c, {fnMd, llvm::MDString::get(c, "maxntidx"), i32(numThreads)}));
+  }
+
+  llvm::Value *roundToTF32(llvm::IRBuilderBase &b, llvm::Value *v) const override {
+    auto *fnTy = llvm::FunctionType::get(b.getInt32Ty(), {b.getFloatTy()}, false);
+    llvm::Value *bits =
+        b.CreateCall(llvm::InlineAsm::get(fnTy, "cvt.rna.tf32.f32 $0, $1;", "=r,f", false), {v});
+    return b.CreateBitCast(bits, b.getFloatTy());
+  }
+
+  std::vector<llvm::Value *> loadMatrices(llvm::IRBuilderBase &b, llvm::Value *addr, bool x4,
+                                          bool trans) const override {
+    llvm::Intrinsic::ID id =
+        x4 ? (trans ? llvm::Intrinsic::nvvm_ldmatrix_sync_aligned_m8n8_x4_trans_b16
+                    : llvm::Intrinsic::nvvm_ldmatrix_sync_aligned_m8n8_x4_b16)
+           : (trans ? llvm::Intrinsic::nvvm_ldmatrix_sync_aligned_m8n8_x2_trans_b16
+                    : llvm::Intrinsic::nvvm_ldmatrix_sync_aligned_m8n8_x2_b16);
+    llvm::Value *call = b.CreateIntrinsic(id, {addr->getType()}, {addr});
+    std::vector<llvm::Value *> out;
+    for (unsigned i = 0; i < (x4 ? 4u : 2u); ++i)
+      out.push_back(b.CreateExtractValue(call, {i}));
+    return out;
+  }
+
+  std::vector<llvm::Value *> warpMma(llvm::IRBuilderBase &b, DType operands,
+                                     const std::vector<llvm::Value *> &a,
+                                     const std::vector<llvm::Value *> &bFrag,
+                                     const std::vector<llvm::Value *> &c) const override {
+    std::string shape, types;
+    switch (operands) {
+    case DType::F16:
+      shape = "m16n8k16", types = "f32.f16.f16.f32";
+      break;
+    case DType::BF16:
+      shape = "m16n8k16", types = "f32.bf16.bf16.f32";
+      break;
+    case DType::F32:
+      shape = "m16n8k8", types = "f32.tf32.tf32.f32";
+      break;
+    case DType::U8:
+      shape = "m16n8k32", types = "s32.u8.u8.s32";
+      break;
+    default:
+      shape = "m16n8k32", types = "s32.s8.s8.s32";
+      break;
+    }
+    bool isInt = operands == DType::I8 || operands == DType::U8;
+    llvm::Type *accTy = isInt ? b.getInt32Ty() : b.getFloatTy();
+    std::string text = fmt::format("mma.sync.aligned.{}.row.col.{} {{$0, $1, $2, $3}}, "
+                                   "{{$4, $5, $6, $7}}, {{$8, $9}}, {{$10, $11, $12, $13}};",
+                                   shape, types);
+    std::string cons = isInt ? "=r,=r,=r,=r" : "=f,=f,=f,=f";
+    cons += ",r,r,r,r,r,r,0,1,2,3";
+    std::vector<llvm::Type *> params(6, b.getInt32Ty());
+    params.insert(params.end(), 4, accTy);
+    auto *retTy = llvm::StructType::get(b.getContext(), {accTy, accTy, accTy, accTy});
+    auto *fnTy = llvm::FunctionType::get(retTy, params, false);
+    std::vector<llvm::Value *> args = {a[0],     a[1], a[2], a[3], bFrag[0],
+                                       bFrag[1], c[0], c[1], c[2], c[3]};
+    llvm::Value *call = b.CreateCall(llvm::InlineAsm::get(fnTy, text, cons, false), args);
+    std::vector<llvm::Value *> out;
+    for (unsigned i = 0; i < 4; ++i)
+      out.push_back(b.CreateExtractValue(call, {i}));
+    return out;
+  }
+
+  // The k steps of one piece as one asm statement: the n / 2 registers tied
+  // in and out once for the whole chain (one statement per k step cost
+  // LLVM's instruction selection and register coalescing four times the
+  // accumulator's operands, for the same PTX).
+  std::vector<llvm::Value *> warpGroupMma(llvm::IRBuilderBase &b, DType operands, int64_t n,
+                                          const std::vector<llvm::Value *> &descA,
+                                          const std::vector<llvm::Value *> &descB,
+                                          const std::vector<llvm::Value *> &d, bool mnMajorA,
+                                          bool mnMajorB) const override {
+    const char *ty = operands == DType::BF16 ? "bf16" : "f16";
+    size_t regCount = d.size(), steps = descA.size();
+    std::string regs;
+    for (size_t i = 0; i < regCount; ++i)
+      regs += fmt::format("{}${}", i ? ", " : "", i);
+    // Operands: the outputs, the steps A and steps B descriptors, the
+    // scale-d flag, then the tied inputs.
+    size_t flag = regCount + 2 * steps;
+    std::string text = fmt::format("{{ .reg .pred p; setp.ne.b32 p, ${}, 0;", flag);
+    for (size_t k = 0; k < steps; ++k)
+      text += fmt::format("\n\twgmma.mma_async.sync.aligned.m64n{}k16.f32.{}.{} {{{}}}, ${}, ${}, "
+                          "p, 1, 1, {}, {};",
+                          n, ty, ty, regs, regCount + k, regCount + steps + k, mnMajorA ? 1 : 0,
+                          mnMajorB ? 1 : 0);
+    text += "\n\t}";
+    std::string cons;
+    for (size_t i = 0; i < regCount; ++i)
+      cons += "=f,";
+    for (size_t i = 0; i < 2 * steps; ++i)
+      cons += "l,";
+    cons += "r";
+    for (size_t i = 0; i < regCount; ++i)
+      cons += fmt::format(",{}", i);
+    std::vector<llvm::Type *> params(2 * steps, b.getInt64Ty());
+    params.push_back(b.getInt32Ty());
+    params.insert(params.end(), regCount, b.getFloatTy());
+    std::vector<llvm::Type *> outs(regCount, b.getFloatTy());
+    auto *fnTy =
+        llvm::FunctionType::get(llvm::StructType::get(b.getContext(), outs), params, false);
+    std::vector<llvm::Value *> args(descA);
+    args.insert(args.end(), descB.begin(), descB.end());
+    args.push_back(b.getInt32(1));
+    args.insert(args.end(), d.begin(), d.end());
+    llvm::Value *call = b.CreateCall(llvm::InlineAsm::get(fnTy, text, cons, true), args);
+    std::vector<llvm::Value *> out;
+    for (unsigned i = 0; i < regCount; ++i)
+      out.push_back(b.CreateExtractValue(call, {i}));
+    return out;
+  }
+
+  void warpGroupFence(llvm::IRBuilderBase &b) const override {
+    ptxStatement(b, "wgmma.fence.sync.aligned;");
+  }
+
+  void warpGroupCommit(llvm::IRBuilderBase &b) const override {
+    ptxStatement(b, "wgmma.commit_group.sync.aligned;");
+  }
+
+  // The registers go through the statement in chunks of at most 128.
+  void warpGroupWait(llvm::IRBuilderBase &b, std::vector<llvm::Value *> &acc,
+                     int64_t pending) const override {
+    std::string text = fmt::format("wgmma.wait_group.sync.aligned {};", pending);
+    if (acc.empty()) {
+      ptxStatement(b, text);
+      return;
+    }
+    for (size_t at = 0; at < acc.size(); at += 128) {
+      size_t n = std::min<size_t>(128, acc.size() - at);
+      std::string cons;
+      for (size_t i = 0; i < n; ++i)
+        cons += "=f,";
+      for (size_t i = 0; i < n; ++i)
+        cons += fmt::format("{}{}", i ? "," : "", i);
+      std::vector<llvm::Type *> tys(n, b.getFloatTy());
+      auto *fnTy = llvm::FunctionType::get(llvm::StructType::get(b.getContext(), tys), tys, false);
+      std::vector<llvm::Value *> args(acc.begin() + static_cast<std::ptrdiff_t>(at),
+                                      acc.begin() + static_cast<std::ptrdiff_t>(at + n));
+      llvm::Value *call = b.CreateCall(llvm::InlineAsm::get(fnTy, text, cons, true), args);
+      for (unsigned i = 0; i < n; ++i)
+        acc[at + i] = b.CreateExtractValue(call, {i});
+    }
+  }
+
+  void fenceAsyncProxy(llvm::IRBuilderBase &b) const override {
+    ptxStatement(b, "fence.proxy.async.shared::cta;");
+  }
+
+  llvm::Value *opaqueTrue(llvm::IRBuilderBase &b) const override {
+    auto *predTy = llvm::FunctionType::get(b.getInt1Ty(), {}, false);
+    return b.CreateCall(llvm::InlineAsm::get(predTy, "setp.eq.u32 $0, 0, 0;", "=b", false), {});
+  }
+
+  // cp.async.cg for 16 bytes (bypassing L1), .ca for 4 and 8; src-size 0
+  // where `on` is false.
+  void asyncCopy(llvm::IRBuilderBase &b, llvm::Value *dst, llvm::Value *src, int64_t bytes,
+                 llvm::Value *on) const override {
+    llvm::Intrinsic::ID copy = bytes == 16  ? llvm::Intrinsic::nvvm_cp_async_cg_shared_global_16_s
+                               : bytes == 8 ? llvm::Intrinsic::nvvm_cp_async_ca_shared_global_8_s
+                                            : llvm::Intrinsic::nvvm_cp_async_ca_shared_global_4_s;
+    llvm::Value *size = b.CreateSelect(on, b.getInt32(static_cast<uint32_t>(bytes)), b.getInt32(0));
+    b.CreateIntrinsic(copy, {}, {dst, src, size});
+  }
+
+  void asyncCopyCommit(llvm::IRBuilderBase &b) const override {
+    b.CreateIntrinsic(llvm::Intrinsic::nvvm_cp_async_commit_group, {}, {});
+  }
+
+  void asyncCopyWait(llvm::IRBuilderBase &b, int64_t pending) const override {
+    b.CreateIntrinsic(llvm::Intrinsic::nvvm_cp_async_wait_group, {},
+                      {b.getInt32(static_cast<uint32_t>(pending))});
+  }
+
+  llvm::Value *loadB16OrZero(llvm::IRBuilderBase &b, llvm::Value *src,
+                             llvm::Value *on) const override {
+    auto *fnTy = llvm::FunctionType::get(b.getInt16Ty(), {src->getType(), b.getInt16Ty()}, false);
+    const char *text = "{ .reg .pred p; setp.ne.b16 p, $2, 0; mov.b16 $0, 0; "
+                       "@p ld.global.b16 $0, [$1]; }";
+    return b.CreateCall(llvm::InlineAsm::get(fnTy, text, "=h,l,h", true),
+                        {src, b.CreateZExt(on, b.getInt16Ty())});
   }
 
 private:

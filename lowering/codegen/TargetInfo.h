@@ -1,9 +1,10 @@
 // TargetInfo: the small interface between the block-IR -> LLVM IR lowering
 // and one GPU target. Everything the lowering emits that is not plain LLVM IR
 // goes through it: thread and program ids, cross-lane shuffles, barriers,
-// shared memory, predicated memory accesses and the kernel entry marking.
+// shared memory, predicated memory accesses and the kernel entry marking, and
+// the dot lowering's matrix instructions and asynchronous copies.
 // NVPTXTarget.cpp implements it for NVIDIA GPUs; an AMDGPU target would be a
-// second implementation (ds_swizzle / DPP for shuffles, s_barrier, LDS).
+// second implementation (ds_swizzle / DPP for shuffles, s_barrier, LDS, MFMA).
 //
 //   std::unique_ptr<TargetInfo> target = createNVPTXTarget(options);
 //   llvm::Value *tid = target->threadId(builder);
@@ -13,6 +14,7 @@
 // forward-declared here; the implementations include LLVM).
 #pragma once
 
+#include "lang/DType.h"
 #include "lowering/codegen/TargetOptions.h"
 
 #include <cstdint>
@@ -72,6 +74,69 @@ public:
 
   /// Marks `fn` as a kernel entry run by `numThreads` threads per program.
   virtual void markKernel(llvm::Function *fn, int64_t numThreads) const = 0;
+
+  // --- The dot lowering's instructions (lowering/codegen/*Dot*.cpp, DotOperands.cpp).
+
+  /// `v` (fp32) rounded to tf32 (to nearest, ties away from zero: the
+  /// interpreter's rounding), as an fp32 value.
+  virtual llvm::Value *roundToTF32(llvm::IRBuilderBase &b, llvm::Value *v) const = 0;
+
+  /// One warp reads 8x8 matrices of 16-bit elements from shared memory: four
+  /// (`x4`) or two, lane L giving the address of row L % 8 of matrix L / 8;
+  /// transposed with `trans`. One i32 register (two elements) per matrix.
+  /// (NVIDIA: ldmatrix.)
+  virtual std::vector<llvm::Value *> loadMatrices(llvm::IRBuilderBase &b, llvm::Value *addr,
+                                                  bool x4, bool trans) const = 0;
+
+  /// One warp's D = A x B + C on a 16 x 8 tile, K = 16 for 16-bit operands,
+  /// 8 for fp32 (tf32), 32 for 8-bit integers: `a` 4 i32 registers, `bFrag` 2,
+  /// `c` 4 of the accumulator type (fp32; i32 for integers); returns D's 4.
+  /// (NVIDIA: mma.sync m16n8k*.)
+  virtual std::vector<llvm::Value *> warpMma(llvm::IRBuilderBase &b, DType operands,
+                                             const std::vector<llvm::Value *> &a,
+                                             const std::vector<llvm::Value *> &bFrag,
+                                             const std::vector<llvm::Value *> &c) const = 0;
+
+  /// One warp group's (4 warps') D = A x B + D on a 64 x `n` tile, one k step
+  /// of 16 per entry of `descA` / `descB` (i64 descriptors of the operands in
+  /// shared memory), in order; `d` the n / 2 fp32 registers of the thread,
+  /// `mnMajorA` / `mnMajorB` whether an operand's rows run along K. Returns D.
+  /// (NVIDIA: wgmma.mma_async, sm_90a.)
+  virtual std::vector<llvm::Value *> warpGroupMma(llvm::IRBuilderBase &b, DType operands, int64_t n,
+                                                  const std::vector<llvm::Value *> &descA,
+                                                  const std::vector<llvm::Value *> &descB,
+                                                  const std::vector<llvm::Value *> &d,
+                                                  bool mnMajorA, bool mnMajorB) const = 0;
+  /// warpGroupFence orders earlier accesses to the registers and shared
+  /// memory before the warpGroupMma that follow; warpGroupCommit makes the
+  /// warpGroupMma issued since the last commit one group.
+  virtual void warpGroupFence(llvm::IRBuilderBase &b) const = 0;
+  virtual void warpGroupCommit(llvm::IRBuilderBase &b) const = 0;
+  /// Waits until at most `pending` committed groups are in flight. The fp32
+  /// registers of `acc` pass through the wait (replaced by the values after
+  /// it), so nothing reads them early; with `acc` empty, the wait alone.
+  virtual void warpGroupWait(llvm::IRBuilderBase &b, std::vector<llvm::Value *> &acc,
+                             int64_t pending) const = 0;
+  /// Makes this thread's ordinary writes to shared memory (stores, async
+  /// copies) visible to the asynchronous reads of warpGroupMma.
+  virtual void fenceAsyncProxy(llvm::IRBuilderBase &b) const = 0;
+  /// An i1 that is always true and that LLVM cannot fold (a branch on it
+  /// keeps a block boundary in place).
+  virtual llvm::Value *opaqueTrue(llvm::IRBuilderBase &b) const = 0;
+
+  /// An asynchronous copy of `bytes` (4, 8 or 16) from global `src` to shared
+  /// `dst`, zeros where `on` (i1) is false; asyncCopyCommit closes the group
+  /// of copies issued since the last, asyncCopyWait waits until at most
+  /// `pending` groups are in flight (this thread's copies; a barrier makes
+  /// them everyone's).
+  virtual void asyncCopy(llvm::IRBuilderBase &b, llvm::Value *dst, llvm::Value *src, int64_t bytes,
+                         llvm::Value *on) const = 0;
+  virtual void asyncCopyCommit(llvm::IRBuilderBase &b) const = 0;
+  virtual void asyncCopyWait(llvm::IRBuilderBase &b, int64_t pending) const = 0;
+  /// The 16 bits at global `src` where `on` (i1) is true, else 0 (an i16;
+  /// for elements too small for asyncCopy).
+  virtual llvm::Value *loadB16OrZero(llvm::IRBuilderBase &b, llvm::Value *src,
+                                     llvm::Value *on) const = 0;
 };
 
 /// The NVIDIA target (PTX through LLVM's NVPTX back end).
