@@ -19,11 +19,14 @@ Sources of kernels:
 Each file is named after what produced it (the tkc arguments with paths reduced
 to file names, hashed), so the same command in two trees maps to the same name.
 `compare` lists files that differ, and files only one side has; exit status 1
-when anything differs.
+when anything differs. The source tree's path, which kernels with asserts embed
+(as text in LLVM IR, as a byte array in PTX), is replaced by a placeholder on
+both sides first, so two checkouts compare equal.
 """
 import hashlib
 import json
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -146,25 +149,56 @@ def collect_bundle(build, corpus):
                 shutil.copy(os.path.join(ptx_dir, name), os.path.join(corpus, "bundle-" + name))
 
 
+def _source_root(build):
+    with open(os.path.join(build, "CMakeCache.txt")) as f:
+        for line in f:
+            if line.startswith("CMAKE_HOME_DIRECTORY:"):
+                return line.split("=", 1)[1].strip()
+    return ROOT
+
+
 def collect(build, corpus):
     build = os.path.abspath(build)
     if os.path.exists(corpus):
         shutil.rmtree(corpus)
     os.makedirs(corpus)
+    with open(os.path.join(corpus, ".root"), "w") as f:
+        f.write(_source_root(build))
     collect_lit(build, corpus)
     collect_tutorials(build, corpus)
     collect_bundle(build, corpus)
-    n = len(os.listdir(corpus))
+    n = len([name for name in os.listdir(corpus) if not name.startswith(".")])
     print(f"ptx_corpus: {n} files in {corpus}")
 
 
+def _normalised_text(corpus, name):
+    with open(os.path.join(corpus, name), "rb") as f:
+        data = f.read()
+    root_file = os.path.join(corpus, ".root")
+    if not os.path.exists(root_file):
+        return data
+    with open(root_file) as f:
+        root = f.read().strip().encode()
+    # PTX spells a string as `.b8 name[N] = {47, 119, ...}`, LLVM IR as
+    # `[N x i8] c"..."`: the root as text or bytes, and the array's length,
+    # which the root's length changes.
+    as_bytes = ", ".join(str(c) for c in root).encode()
+    lines = []
+    for line in data.split(b"\n"):
+        if root in line or as_bytes in line:
+            line = line.replace(root, b"<root>").replace(as_bytes, b"<root>")
+            line = re.sub(rb"\[\d+( x i8)?\]", b"[N]", line)
+        lines.append(line)
+    return b"\n".join(lines)
+
+
 def compare(a, b):
-    left, right = set(os.listdir(a)), set(os.listdir(b))
+    left = {n for n in os.listdir(a) if not n.startswith(".")}
+    right = {n for n in os.listdir(b) if not n.startswith(".")}
     differ = []
     for name in sorted(left & right):
-        with open(os.path.join(a, name), "rb") as fa, open(os.path.join(b, name), "rb") as fb:
-            if fa.read() != fb.read():
-                differ.append(name)
+        if _normalised_text(a, name) != _normalised_text(b, name):
+            differ.append(name)
     for name in differ:
         print(f"differs: {name}")
     for name in sorted(left - right):
