@@ -2,14 +2,17 @@
 # tk's whole test suite, from a fresh Debian 12 machine: install what is
 # missing, build, and run every tier in order (docs/testing.md):
 #
-#   1. unit     GoogleTest binaries of the Release build (ctest)
-#   2. lit      lit + FileCheck over tests/filecheck with the Release tkc
-#   3. pytest   tests/python ("no tests collected" counts as a pass)
-#   4. asan     a second tree, build-asan (clang, ASan + UBSan, no LLVM):
-#               its unit tests and lit tests
-#   5. fuzz     the libFuzzer front-end target over the seed corpus, bounded
-#   6. format   clang-format over the C++ sources (fails unless
-#               TK_FORMAT_STRICT=0)
+#   1. unit       GoogleTest binaries of the Release build (ctest)
+#   2. lit        lit + FileCheck over tests/filecheck with the Release tkc
+#   3. pytest     tests/python ("no tests collected" counts as a pass)
+#   4. tutorials  the main job run.sh runs (scripts/tutorials.py): every
+#                 tutorial kernel to PTX + ptxas, the tutorials on the
+#                 interpreter (and the GPU, where there is one), checked
+#   5. asan       a second tree, build-asan (clang, ASan + UBSan, no LLVM):
+#                 its unit tests and lit tests
+#   6. fuzz       the libFuzzer front-end target over the seed corpus, bounded
+#   7. format     clang-format over the C++ sources (fails unless
+#                 TK_FORMAT_STRICT=0)
 #
 # A failing step does not stop the later ones; the last line is the summary
 # and the exit status is 1 when any step failed. Knobs: TK_FORMAT_STRICT=0,
@@ -127,6 +130,7 @@ format_check() {
 step unit unit_tests build
 step lit lit_tests build
 step pytest python_tests
+step tutorials python3 scripts/tutorials.py --build build
 step asan sanitizer_tree
 if [[ " ${failed[*]} " == *" asan "* ]] && [ ! -x build-asan/bin/tk-frontend-fuzzer ]; then
   echo "== [fuzz] FAILED: the sanitizer tree did not build the fuzzer"

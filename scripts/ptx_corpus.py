@@ -33,6 +33,9 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import tutorials  # noqa: E402 (scripts/tutorials.py, the main job)
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EMITS = ("ptx", "llvm")
 
@@ -121,11 +124,8 @@ def collect_tutorials(build, corpus):
     with open(manifest) as f:
         entries = json.load(f)["kernels"]
     for e in entries:
-        args = [os.path.join(ROOT, e["file"]), "--kernel", e["kernel"], "--emit=ptx",
-                "--signature", e["signature"]]
-        for name, value in e.get("constants", {}).items():
-            args += ["-D", f"{name}={value}"]
-        args += [f"--{k.replace('_', '-')}={v}" for k, v in e.get("options", {}).items()]
+        # The arguments the main job compiles the entry with (scripts/tutorials.py).
+        args = tutorials.tkc_args(e, os.path.join(ROOT, e["file"]))
         proc = subprocess.run([tkc] + args, capture_output=True)
         name = f"tutorial-{e['kernel']}-{hashlib.sha256(' '.join(_normalised(args)).encode()).hexdigest()[:12]}.ptx"
         with open(os.path.join(corpus, name), "wb") as f:

@@ -57,7 +57,9 @@ if triton is not None:
                  mask=keep)
 
 
-def bench(small, out_dir):
+def benchmark(small):
+    """What --bench measures (GB/s of tk, Triton (where installed) and torch), as a
+    tk.testing.perf_report; scripts/tutorials.py runs it for its GPU table."""
     import torch
 
     providers = ["tk"] + (["triton"] if triton is not None else []) + ["torch"]
@@ -80,7 +82,11 @@ def bench(small, out_dir):
         ms = tk.testing.do_bench(fn, warmup=5 if small else 25, rep=20 if small else 100)
         return 3 * x.numel() * x.element_size() / ms * 1e-6
 
-    run.run(print_data=True, save_path=out_dir)
+    return run
+
+
+def bench(small, out_dir):
+    benchmark(small).run(print_data=True, save_path=out_dir)
     print(f"plot: {out_dir}/01-vector-add.png")
 
 

@@ -110,7 +110,9 @@ def reference(a, b, activation):
     return c
 
 
-def bench(small, out_dir):
+def benchmark(small):
+    """What --bench measures (TFLOP/s of tk and torch (cuBLAS)), as a
+    tk.testing.perf_report; scripts/tutorials.py runs it for its GPU table."""
     import torch
 
     sizes = [256, 512, 1024] if small else [128 * i for i in range(2, 33, 2)]
@@ -125,7 +127,11 @@ def bench(small, out_dir):
         ms = tk.testing.do_bench(fn, warmup=5 if small else 25, rep=20 if small else 100)
         return 2 * M * N * K / ms * 1e-9
 
-    run.run(print_data=True, save_path=out_dir)
+    return run
+
+
+def bench(small, out_dir):
+    benchmark(small).run(print_data=True, save_path=out_dir)
     print(f"plot: {out_dir}/04-matmul.png")
 
 
