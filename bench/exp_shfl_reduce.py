@@ -14,7 +14,7 @@ instead of `warps`: at 16384 columns and 16 warps the softmax drops from 71 to
     python3 bench/exp_shfl_reduce.py IN.ptx OUT.ptx WARPS
 
 gpu_bench.py times files named *.exp-NAME.ptx apart from tk's own variants
-(bench/results/gpu-bench-2026-11-30.md). It matches the PTX tk emitted before
+(bench/results/notes/softmax-layernorm.md, "2026-11-30, 53e7a31"). It matches the PTX tk emitted before
 commit 33efeb6 (a st.shared of the warp's partial, bar.sync, then
 ld.shared.v4.f32 and max/add); since that commit ReduceToLLVM.cpp emits the
 butterfly itself and this script finds nothing to rewrite (exit status 1).

@@ -485,7 +485,7 @@ def grids_for(registers, warps, m, sms):
     """(label tag, programs) of a persistent variant: K programs per SM
     (pK). A grid sized so that every program takes the same number of rows
     (8192 rows as 512 x 16 instead of 528 programs and a half-full last
-    round) measured the same on the H200 (gpu-bench-2026-11-30-ln4.md)."""
+    round) measured the same on the H200 (bench/results/notes/layernorm.md, "2026-11-30, fed4116")."""
     return [(f"p{k}", min(m, k * sms)) for k in persistent_grids(registers, warps)]
 
 

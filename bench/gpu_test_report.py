@@ -1,13 +1,16 @@
 #!/usr/bin/env python3
 """Turns one run of tk's GPU tests (bench/make_gpu_test_bundle.sh's run.sh:
 gpu_tests.json, gpu_difftest.json, COMMIT, device.txt in one folder) into
-bench/results/gpu-tests-<date>.md: date, commit, device, the command, pass /
+a readable Markdown report (stdout, or -o FILE): date, commit, device, the command, pass /
 fail / skip counts per binary, every failing case with its message (the
 differential test's messages carry the case's seed, sizes and kernel), and
 the skipped differential cases counted by op family (kNotYetOnGpu).
 
     python3 bench/gpu_test_report.py OUTDIR --command "bash gpu-bundle-tests/run.sh \\$OUT" \\
-        [--date 2026-11-30] [-o bench/results/gpu-tests-2026-11-30.md]
+        [--date 2026-11-30] [-o report.md]
+
+The committed result of such a run is bench/results/gpu-tests.json and a row of
+bench/results/history.md: `python3 bench/summarize.py OUTDIR`.
 """
 import argparse
 import collections
@@ -147,11 +150,14 @@ def main():
                           ("gpu_difftest", "gpu_difftest (Gpu/*: GPU against the interpreter)")]:
         bad += summarize(title, load_all(args.outdir, binary), text(binary + ".log"), lines,
                          args.max_failures)
-    out = args.output or os.path.join("bench", "results", f"gpu-tests-{args.date}.md")
-    with open(out, "w") as f:
-        f.write("\n".join(lines).rstrip() + "\n")
-    print(f"wrote {out}: {bad} failing tests")
-    return 0
+    text = "\n".join(lines).rstrip() + "\n"
+    if args.output:
+        with open(args.output, "w") as f:
+            f.write(text)
+        print(f"wrote {args.output}: {bad} failing tests")
+    else:
+        sys.stdout.write(text)
+    return 1 if bad else 0
 
 
 if __name__ == "__main__":

@@ -5,8 +5,8 @@
 // Times (best of --repeat runs, one thread) the fused softmax tutorial on a
 // 4096 x 1024 fp32 matrix (target: at least 50 M elements per second on one
 // core) and the matmul tutorial at 512 x 512 x 512 in fp16 (fp32
-// accumulation), and writes the figures as JSON (bench/results/interp-*.json
-// holds committed runs). Inputs are random and never zero; each run's output
+// accumulation), and writes the figures as JSON (bench/results/interp.json
+// is the current run). Inputs are random and never zero; each run's output
 // is checked loosely against a double reference so a fast wrong interpreter
 // cannot post a number. Not a test: nothing here runs under ctest.
 #include "driver/HostBuffer.h"

@@ -15,7 +15,7 @@
 #   4. the lean run again (the host's speed drifts between minutes),
 #
 # writing $OUT/compile-load-{lean,O3,lean2}.json and $OUT/jit-files.json;
-# about 120 s on the H200 (bench/results/compile-load-2026-11-30-4.md).
+# about 120 s on the H200 (bench/results/notes/compile-time.md, "2026-11-30 05:04").
 #
 #   ninja -C build-drv compile_bench tkc && bash bench/make_compile_bundle.sh build-drv
 #   run(command="bash gpu-bundle-compiletime/run.sh", carry=["gpu-bundle-compiletime"],

@@ -13,7 +13,7 @@
 #   # on the GPU machine, from the repository root:
 #   bash gpu-bundle-tests/run.sh "$OUT"
 #   # back here:
-#   python3 bench/gpu_test_report.py <fetched OUT> --command "..."   # bench/results/gpu-tests-<date>.md
+#   python3 bench/summarize.py <fetched OUT>    # bench/results/gpu-tests.json + a history row
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 build="${1:-build}"

@@ -40,7 +40,7 @@ emit() {
 mm_sig() { echo "*$1:16, *$1:16, *$1:16, i32:16, i32:16, i32:16, i32:16, i32:1, i32:16, i32:1, i32:16, i32:1"; }
 # BM BN BK warps stages [GROUP_SIZE_M, default 8; in the name as _g<n>]
 # (stages: the cp.async ring's depth). The configs that won a case in the
-# runs of 2026-11-30 (bench/results/matmul-2026-11-30-*.json) and their close
+# runs of 2026-11-30 (the matmul rows of bench/results/history.md) and their close
 # neighbours (the 8-warp ones within ~3% of each other, so the best of a run
 # varies among them); the rest of the older list never came within 5% of the
 # best.
@@ -70,7 +70,7 @@ for dt in fp16 bf16; do
 done
 # sm_90a (wgmma), each dot keeping one wgmma group in flight (the
 # compiler's default, _a): the configs that won or came within a few % in
-# bench/results/matmul-2026-11-30-wgmma*.json (128x256x64 w8 s4 every large
+# the wgmma runs (bench/results/notes/matmul-wgmma.md; 128x256x64 w8 s4 every large
 # case, 128x128x64 w8 s4 at 1024), and two 64-row tiles (one warp group)
 # for the small sizes, not yet measured. WGMMA_VARIANTS=1 adds the rest of that
 # run's list and, for comparison, _a0: TK_WGMMA_INFLIGHT=0 (wait_group 0 in

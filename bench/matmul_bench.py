@@ -40,6 +40,7 @@ import datetime
 import json
 import os
 import re
+import sys
 
 import ctypes
 
@@ -495,7 +496,8 @@ def main():
     if args.cases:
         cases = tuple((c.split(":")[0], int(c.split(":")[1])) for c in args.cases.split(","))
     report = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-              "commit": args.commit, "device": torch.cuda.get_device_name(),
+              "commit": args.commit, "command": "python3 -u " + " ".join(sys.argv),
+              "device": torch.cuda.get_device_name(),
               "torch": torch.__version__, "triton": triton.__version__,
               "jit_level": args.jit_level}
     if not args.skip_check:

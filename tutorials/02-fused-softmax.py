@@ -56,7 +56,7 @@ def softmax(x, num_programs=None):
     # More warps for longer rows: at most 32 elements per thread up to 8K,
     # 16 from 16K (32 warps: as fast as 16 on the H200, 0.1337 against
     # 0.1339 ms at 4096 x 16384, and a third less PTX for the driver's JIT;
-    # bench/results/gpu-bench-2026-11-30-s4.json).
+    # bench/results/history.md, softmax-layernorm af7f719).
     num_warps = 4 if block <= 2048 else 8 if block <= 4096 else 16 if block <= 8192 else 32
     grid = (min(n_rows, num_programs or n_rows),)
     softmax_kernel[grid](y, x, row_stride(x), row_stride(y), n_rows, n_cols, BLOCK_SIZE=block,

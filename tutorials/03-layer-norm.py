@@ -99,7 +99,7 @@ def _row_stats(x, mask, k, N, eps, ONE_PASS: tk.constexpr):
     # where 1 / sqrt is IEEE sqrt's expansion with a slow-path branch and then
     # a divide. The persistent kernel at 1024 columns runs a row after the
     # other, so that chain is on its critical path: 3-4% on the H200
-    # (bench/results/gpu-bench-2026-11-30-s6-ln.md).
+    # (bench/results/notes/layernorm.md, "2026-11-30, 3704606 to 5fe8e57").
     return mean, tk.rsqrt(var + eps), centred
 
 
@@ -161,12 +161,12 @@ def layer_norm_config(n, sms):
     bench/gpu_bench.py reads this function from this file to report the
     variant it picks beside the fastest one."""
     # Two H200 runs of bench/gpu_bench.py, 8192 rows, every kernel, warp
-    # count and grid (bench/results/gpu-bench-2026-11-30-ln4.md):
+    # count and grid (bench/results/notes/layernorm.md, "2026-11-30, fed4116"):
     # - up to 1024 columns the persistent kernel, ONE_PASS, 2 warps, 16
     #   programs per SM: 2356 / 2383 GB/s against 2335 / 2309 for one row
     #   per program (Triton 2294 / 2255); a row is too short to keep the
     #   memory busy on its own, the prefetched next row helps. With rsqrt
-    #   (session 6, bench/results/gpu-bench-2026-11-30-s6-ln.md) 2438 GB/s,
+    #   (bench/results/notes/layernorm.md, "2026-11-30, 3704606 to 5fe8e57") 2438 GB/s,
     #   1.065 of Triton head to head, and 1.048 in 8 alternating rounds
     #   (1.020 before); one row per program at 1 to 4 warps, 2-D tiles of 2
     #   or 4 rows and their persistent form were 0.99-1.02 there;
