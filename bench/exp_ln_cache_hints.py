@@ -3,7 +3,7 @@ on the fused LayerNorm kernel, to see whether tk should emit them.
 
 tk accepts tk.load(..., cache_modifier=, eviction_policy=) and records them on
 the op, but LoadStoreToLLVM.cpp emits plain ld.global / st.global. This script
-rewrites one layernorm_fused_N_wW.ptx of make_gpu_bundle.sh into variants
+rewrites one layernorm_fused_N_wW.ptx of bench/gpu_bundle.sh into variants
 with the qualifiers a hinted kernel would get, so that gpu_bench.py can time
 them (files named *.exp-NAME.ptx are timed and checked apart from tk's own
 variants, never reported as tk's figure):

@@ -14,7 +14,7 @@ the same for y. A prefetch-size hint (.L2::256B) asks L2 for 256-byte
 sectors per miss, which can raise DRAM efficiency on streams.
 
 Variants, for layernorm_KIND_N_wW.ptx (KIND fused, fused1p, persist,
-persist1p of make_gpu_bundle.sh):
+persist1p of bench/gpu_bundle.sh):
 
 - exp-l2ef: the row's loads `ld.global.L2::cache_hint ..., policy` with
   policy = `createpolicy.fractional.L2::evict_first.b64 policy, 1.0`;

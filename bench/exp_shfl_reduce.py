@@ -1,7 +1,7 @@
 """A code-generation experiment on PTX, not part of the compiler.
 
 Rewrites the cross-warp step of each reduction in one of tk's PTX files
-(tutorial softmax or fused LayerNorm, as make_gpu_bundle.sh emits them) from
+(tutorial softmax or fused LayerNorm, as bench/gpu_bundle.sh emits them) from
 what ReduceToLLVM.cpp does today -- every thread reads all `warps` partials
 from shared memory (ld.shared.v4.f32 x warps/4) and combines them in warp
 order -- to: lane l reads the one partial `l % warps`, then a butterfly of

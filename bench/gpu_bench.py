@@ -13,7 +13,7 @@ fused1p, its ONE_PASS form, and layer_norm_fwd_persistent does the same on
 persistent grids of K programs per SM, label persist[1p]_wW_pK, each program
 loading its next row before it reduces the current one), compiled ahead of
 time to PTX by
-bench/make_gpu_bundle.sh (one file per kernel, BLOCK_SIZE and num_warps) and
+bench/gpu_bundle.sh's bench part (one file per kernel, BLOCK_SIZE and num_warps) and
 launched here through CuPy. Every variant is timed and the fastest is
 reported, as Triton's best of the same num_warps is (softmax also tries
 persistent grids of 2, 4 and 8 programs per SM, since the tutorial's programs
@@ -62,9 +62,10 @@ message when its binary is absent or fails):
 
 Example:
 
-    bash bench/make_gpu_bundle.sh build gpu-bundle   # on the development machine
-    python3 -u bench/gpu_bench.py --ptx-dir gpu-bundle/ptx --out-dir $OUT --commit abc1234 \
-        --compile-bench gpu-bundle/drv/compile_bench --launch-bench gpu-bundle/drv/launch_bench
+    bash bench/gpu_bundle.sh --build build --only bench    # on the development machine
+    bash gpu-bundle/run.sh bench                           # on the GPU machine, which runs
+    python3 -u bench/gpu_bench.py --ptx-dir gpu-bundle/x/ptx --out-dir $OUT --commit abc1234 \
+        --compile-bench gpu-bundle/x/drv/compile_bench --launch-bench gpu-bundle/x/drv/launch_bench
 
 writes gpu-bench.json and gpu-bench.png to --out-dir and prints a table.
 """
@@ -513,7 +514,7 @@ def tutorial_layernorm_label(n, sms):
 
 
 class Bundle:
-    """The PTX folder of make_gpu_bundle.sh and its ptxas register counts."""
+    """The PTX folder of bench/gpu_bundle.sh's bench part and its ptxas register counts."""
 
     def __init__(self, ptx_dir):
         self.dir = ptx_dir
@@ -678,7 +679,7 @@ def main():
         "torch": torch.__version__, "triton": triton.__version__, "cupy": cp.__version__,
         "numpy": np.__version__, "python": platform.python_version(), "host": platform.node(),
         "timing": "triton.testing.do_bench median, warmup 25 ms, rep 100 ms",
-        "note": "tk PTX from bench/make_gpu_bundle.sh, launched through CuPy",
+        "note": "tk PTX from bench/gpu_bundle.sh, launched through CuPy",
         "seed": seed,
         "copy_gbps": copy,
         "rows": rows,

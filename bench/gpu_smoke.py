@@ -3,11 +3,11 @@
 tk's GPU backend (issue 5) emits PTX today, but the driver that loads and
 launches it from C++ and Python is not written yet. This script closes the
 gap for an early check on the GPU machine: it loads the PTX that `tkc
---emit=ptx` wrote (see bench/make_gpu_bundle.sh) with CuPy, launches it on
+--emit=ptx` wrote (bench/gpu_bundle.sh's bench part) with CuPy, launches it on
 torch tensors, checks the results against torch, and times tk, Triton and
 torch side by side in the same run (medians of triton.testing.do_bench).
 
-    python3 -u bench/gpu_smoke.py --ptx-dir gpu-bundle/ptx --out results.json
+    python3 -u bench/gpu_smoke.py --ptx-dir gpu-bundle/x/ptx --out results.json   # run.sh smoke
 
 The figures are preliminary: they measure tk's code generation, not its
 launch path, which does not exist yet.
@@ -18,6 +18,7 @@ import json
 import os
 import platform
 import subprocess
+import sys
 
 import cupy as cp
 import numpy as np
@@ -96,7 +97,7 @@ def main():
     result = {
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "commit": args.commit,
-        "command": "python3 -u bench/gpu_smoke.py --ptx-dir gpu-bundle/ptx --out $OUT/gpu-smoke.json",
+        "command": "python3 -u " + " ".join(sys.argv),
         "device": torch.cuda.get_device_name(),
         "torch": torch.__version__, "triton": triton.__version__, "cupy": cp.__version__,
         "host": platform.node(),

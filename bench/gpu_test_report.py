@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
-"""Turns one run of tk's GPU tests (bench/make_gpu_test_bundle.sh's run.sh:
+"""Turns one run of tk's GPU tests (bench/gpu_bundle.sh's tests part: results/tests/ with
 gpu_tests.json, gpu_difftest.json, COMMIT, device.txt in one folder) into
 a readable Markdown report (stdout, or -o FILE): date, commit, device, the command, pass /
 fail / skip counts per binary, every failing case with its message (the
 differential test's messages carry the case's seed, sizes and kernel), and
 the skipped differential cases counted by op family (kNotYetOnGpu).
 
-    python3 bench/gpu_test_report.py OUTDIR --command "bash gpu-bundle-tests/run.sh \\$OUT" \\
+    python3 bench/gpu_test_report.py results/tests --command "bash gpu-bundle/run.sh tests" \\
         [--date 2026-11-30] [-o report.md]
 
 The committed result of such a run is bench/results/gpu-tests.json and a row of
@@ -122,7 +122,7 @@ def skip_reasons(log):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("outdir")
-    ap.add_argument("--command", default="bash gpu-bundle-tests/run.sh $OUT")
+    ap.add_argument("--command", default="bash gpu-bundle/run.sh tests")
     ap.add_argument("--date", default=datetime.date.today().isoformat())
     ap.add_argument("-o", "--output")
     ap.add_argument("--max-failures", type=int, default=40)
@@ -136,7 +136,7 @@ def main():
              "```", text("COMMIT"), "device: " + text("device.txt"), "```", "",
              "Command on the GPU machine, from the repository root:", "",
              f"    {args.command}", "",
-             "Bundle: `bash bench/make_gpu_test_bundle.sh build gpu-bundle-tests` "
+             "Bundle: `bash bench/gpu_bundle.sh --build build --only tests` "
              "(libtk.so, gpu_tests, gpu_difftest, stripped); report: "
              "`python3 bench/gpu_test_report.py OUTDIR`.", ""]
     missing = [os.path.basename(p) for p in

@@ -52,4 +52,6 @@ def main(folder):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1] if len(sys.argv) > 1 else "gpu-bundle-compiletime/jit-files")
+    if len(sys.argv) != 2:
+        sys.exit("usage: python3 bench/jit_variants.py DIR")
+    main(sys.argv[1])

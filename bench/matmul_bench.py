@@ -4,7 +4,7 @@ Speed: C = A @ B, fp16 in, fp32 accumulate, fp16 out, square 1024, 4096 and
 8192, and bf16 at 4096. Three contenders in one process:
 
 - tk: tutorials/04-matmul.tk (no activation) compiled ahead of time to PTX by
-  bench/make_matmul_bundle.sh, one file per tile config and stage count,
+  bench/gpu_bundle.sh's matmul part, one file per tile config and stage count,
   loaded the way tk's driver loads PTX (cuModuleLoadDataEx with
   CU_JIT_OPTIMIZATION_LEVEL 2, tk's default; --jit-level) and launched with
   cuLaunchKernel through ctypes, with the dynamic shared memory the manifest
@@ -25,8 +25,9 @@ inputs, relative error max|C - ref| / max|ref| against bounds per input
 precision: fp16/bf16 1e-2, tf32 3e-3, int8 exact. The fused bias + leaky_relu
 kernel is checked the same way.
 
-    bash bench/make_matmul_bundle.sh build-dot     # on the development machine
-    python3 -u bench/matmul_bench.py --ptx-dir gpu-bundle-dot/ptx --out-dir $OUT --commit abc1234
+    bash bench/gpu_bundle.sh --build build --only matmul   # on the development machine
+    bash gpu-bundle/run.sh matmul     # there: python3 -u bench/matmul_bench.py \
+                                      #   --ptx-dir gpu-bundle/x/dot --out-dir $OUT --commit C
 
 writes matmul-<date>.json and matmul-<date>.png to --out-dir and prints tables.
 Each timed config records the registers and local (spill) bytes the JIT gave

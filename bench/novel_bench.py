@@ -9,7 +9,7 @@ expression with triton.testing.do_bench (CUDA events, L2 cleared before each
 launch, medians), and reports GB/s (bytes read once + written once), tk /
 Triton and tk / torch. Writes novel-<date><suffix>.{json,md,png} to --out-dir.
 
-    PYTHONPATH=gpu-bundle-py python3 bench/novel_bench.py --out-dir DIR --commit SHA
+    PYTHONPATH=gpu-bundle/x/py python3 bench/novel_bench.py --out-dir DIR --commit SHA  # run.sh novel
 """
 import argparse
 import datetime

@@ -9,7 +9,7 @@ triton.testing.do_bench, and reports TFLOP/s and the ratios. tk compiles for
 the device's arch (sm_90a on the H200: wgmma; docs/python.md). Writes
 novel-matmul-<date><suffix>.{json,md} to --out-dir.
 
-    PYTHONPATH=gpu-bundle-py python3 bench/novel_matmul_bench.py --out-dir DIR --commit SHA
+    PYTHONPATH=gpu-bundle/x/py python3 bench/novel_matmul_bench.py --out-dir DIR --commit SHA  # run.sh novel
 """
 import argparse
 import json

@@ -15,9 +15,9 @@
    then a second process on the same (now warm) cache directory.
 3. The GPU-marked pytest (tests/python -m gpu), pass/fail counts.
 
-    ninja -C build-py tk_python launch_bench && bash python/make_gpu_bundle.sh  # here
-    PYTHONPATH=gpu-bundle-py python3 -u bench/python_launch_bench.py --out-dir $OUT \
-        --commit abc1234                                                      # there
+    bash bench/gpu_bundle.sh --build build --only python                # here
+    PYTHONPATH=gpu-bundle/x/py python3 -u bench/python_launch_bench.py --out-dir $OUT \
+        --commit abc1234 --launch-bench gpu-bundle/x/py/launch_bench      # there (run.sh python)
 
 writes python-launch.json and python-launch.md to --out-dir and prints them.
 
@@ -408,12 +408,12 @@ def main():
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--rounds", type=int, default=5,
                     help="launch timing rounds, each with every launcher and the C++ loops")
-    default_launch_bench = ROOT / "gpu-bundle-py" / "launch_bench"
+    default_launch_bench = ROOT / "gpu-bundle" / "x" / "py" / "launch_bench"
     ap.add_argument("--launch-bench", metavar="PATH",
                     default=str(default_launch_bench) if default_launch_bench.exists() else None,
                     help="bench/launch_bench.cpp's binary: its raw driver loops run in each round "
-                    "(default: gpu-bundle-py/launch_bench when python/make_gpu_bundle.sh put it "
-                    "there)")
+                    "(default: gpu-bundle/x/py/launch_bench when bench/gpu_bundle.sh's run.sh "
+                    "unpacked it there)")
     ap.add_argument("--skip-pytest", action="store_true")
     ap.add_argument("--skip-first-call", action="store_true")
     ap.add_argument("--stand-in", metavar="LIBCUDA",

@@ -23,10 +23,14 @@ run.sh gathers them under $OUT), each recognised by its content:
     launch_bench --json F                         -> launch
     interp_bench --json F                         -> interp
     gpu_smoke.py          gpu-smoke.json          -> gpu-smoke
-    exp_ln_sweep.py       --out FILE              -> layernorm-sweep (an experiment)
+    exp_ln_sweep.py       --out FILE              -> layernorm-sweep (an experiment: a
+                                                     history row only)
     a folder with gpu_tests.json / gpu_difftest-*.json (the GPU tests' run)
                                                   -> gpu-tests
     autotune-gpu.txt      (the autotuning part's log) -> autotune
+    any other folder      every result in it (bench/gpu_bundle.sh's results/: its
+                          COMMIT gives the commit where a result has none, and a
+                          FILE.command beside a result its exact command)
 
 The summary keeps what a reader compares: date, commit, exact command, device and
 versions, the headline figures of each case and the ratios against the anchors
@@ -498,7 +502,7 @@ def gpu_tests(folder):
         m = re.search(r"commit ([0-9a-f]+)", text)
         if m:
             out["commit"] = m.group(1)
-        m = re.search(r"built (\S+)", text)
+        m = re.search(r"^ran (\S+)", text, re.M) or re.search(r"built (\S+)", text)
         if m:
             out["date"] = m.group(1)
         out["tree"] = "clean" if "tree: clean" in text else "local changes"
@@ -622,6 +626,10 @@ KINDS = {
 }
 
 
+# Experiments beside a benchmark: a history row, never a current file.
+EXPERIMENTS = {"layernorm-sweep"}
+
+
 def detect(raw):
     """The benchmark a raw JSON comes from, by its content."""
     rows = raw.get("rows") or []
@@ -653,8 +661,52 @@ def detect(raw):
     return None
 
 
+SKIP = (".md", ".png", ".log", ".command", ".partial.json", ".tgz")
+
+
+def is_gpu_tests(path):
+    return os.path.exists(os.path.join(path, "gpu_tests.json")) or \
+        bool(glob.glob(os.path.join(path, "gpu_difftest-*.json")))
+
+
+def walk(path, overrides):
+    """Every result under a folder of bench/gpu_bundle.sh's run.sh (results/<part>/...):
+    the bundle's COMMIT gives the commit where a result has none."""
+    commit_file = os.path.join(path, "COMMIT")
+    if os.path.exists(commit_file) and not overrides.get("commit"):
+        m = re.search(r"^commit (\S+)", open(commit_file).read(), re.M)
+        if m:
+            overrides = dict(overrides, default_commit=m.group(1))
+    found = []
+    for name in sorted(os.listdir(path)):
+        p = os.path.join(path, name)
+        if os.path.isdir(p):
+            found += summaries(p, overrides) if is_gpu_tests(p) else walk(p, overrides)
+        elif name.endswith(".json") and not name.endswith(SKIP) or name == "autotune-gpu.txt":
+            try:
+                found += summaries(p, overrides)
+            except SystemExit as e:
+                print(f"skipped {p}: {e}", file=sys.stderr)
+    return found
+
+
 def summaries(path, overrides):
     """(kind, summary) for each benchmark a raw file or folder holds."""
+    overrides = dict(overrides)
+    default_commit = overrides.pop("default_commit", None)
+    if os.path.isdir(path) and not is_gpu_tests(path):
+        return walk(path, dict(overrides, default_commit=default_commit))
+    sidecar = path + ".command"
+    if not overrides.get("command") and os.path.exists(sidecar):
+        overrides["command"] = open(sidecar).read().strip()
+    found = summaries_of(path, overrides)
+    for _, s in found:
+        if not s.get("commit") and default_commit:
+            s["commit"] = default_commit
+    return found
+
+
+def summaries_of(path, overrides):
     if os.path.isdir(path):
         s = gpu_tests(path)
         s.update({k: v for k, v in overrides.items() if v is not None})
@@ -770,7 +822,7 @@ def main(argv):
             if args.note:
                 s["note_for_history"] = args.note
             rows.append(history_row(kind, s, args.raw_commit))
-            if not args.history_only:
+            if not args.history_only and kind not in EXPERIMENTS:
                 print(f"wrote {write_current(args.results, kind, s)}")
     add_rows(os.path.join(args.results, "history.md"), rows)
     for r in rows:

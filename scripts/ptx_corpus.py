@@ -135,12 +135,9 @@ def collect_tutorials(build, corpus):
 def collect_bundle(build, corpus):
     script = os.path.join(ROOT, "bench", "gpu_bundle.sh")
     with tempfile.TemporaryDirectory() as tmp:
-        if os.path.exists(script):
-            cmd = ["bash", script, "--build", build, "--ptx-only", "--out", tmp]
-        elif os.path.exists(os.path.join(ROOT, "bench", "make_gpu_bundle.sh")):
-            cmd = ["bash", os.path.join(ROOT, "bench", "make_gpu_bundle.sh"), build, tmp]
-        else:
+        if not os.path.exists(script):
             return
+        cmd = ["bash", script, "--build", build, "--ptx-only", "--out", tmp]
         subprocess.run(cmd, check=False, cwd=ROOT, stdout=subprocess.DEVNULL,
                        stderr=subprocess.DEVNULL)
         ptx_dir = os.path.join(tmp, "ptx")

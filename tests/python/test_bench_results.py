@@ -83,6 +83,8 @@ def test_every_path_into_bench_results_exists():
             continue
         text = open(os.path.join(ROOT, path), errors="replace").read()
         for m in re.finditer(r"bench/results/([A-Za-z0-9_./-]*[A-Za-z0-9_])", text):
+            if m.group(1).split("/")[-1].isupper():
+                continue  # a placeholder: bench/results/FILE
             target = os.path.join(RESULTS, m.group(1))
             if not os.path.exists(target):
                 missing.append(f"{path}: {m.group(0)}")
@@ -155,3 +157,26 @@ def test_summarize_refuses_what_it_does_not_know(tmp_path):
     src.write_text(json.dumps({"rows": [{"something": 1}]}))
     out = run_summarize(tmp_path, str(src))
     assert out.returncode != 0 and "not a result this script knows" in out.stderr
+
+
+def test_summarize_walks_a_bundle_results_folder(tmp_path):
+    """bench/gpu_bundle.sh's run.sh leaves results/<part>/...: the bundle's COMMIT gives
+    the commit a result lacks, FILE.command the exact command, other files are skipped."""
+    res = tmp_path / "results"
+    (res / "compile").mkdir(parents=True)
+    (res / "COMMIT").write_text("commit 89abcdef0123\ntree: clean\nparts compile\n")
+    stages = {"date": "2026-12-01T10:00:00Z", "repeat": 20, "with_llvm": True,
+              "rows": [{"kernel": "softmax-1024", "front_end_ms": 0.1, "ast_to_ir_ms": 0.1,
+                        "ir_pipeline_ms": 0.02, "gpu_and_ptx_ms": 5.0, "total_ms": 5.3,
+                        "min_total_ms": 4.9}]}
+    (res / "compile" / "stages.json").write_text(json.dumps(stages))
+    (res / "compile" / "stages.json.command").write_text("compile_bench --repeat 20 --json F\n")
+    (res / "compile" / "notes.md").write_text("not a result\n")
+    (res / "run.log").write_text("== compile\n")
+    out = run_summarize(tmp_path, str(res))
+    assert out.returncode == 0, out.stderr
+    cur = json.loads((tmp_path / "compile.json").read_text())
+    assert cur["commit"] == "89abcdef0123"
+    assert cur["command"] == "compile_bench --repeat 20 --json F"
+    row = [l for l in (tmp_path / "history.md").read_text().split("\n") if l.startswith("| compile |")]
+    assert len(row) == 1 and "softmax-1024 5.3 (4.9)" in row[0] and "| 89abcde |" in row[0]
