@@ -1,6 +1,6 @@
 // AST -> IR: the entry point, statements, structured control flow and the
 // inlining of @tk.jit helpers. Expressions are in ASTToIRExpr.cpp, builtin
-// calls in ASTToIRBuiltins.cpp.
+// calls in ASTToIRCalls.cpp and ASTToIRBuiltins*.cpp.
 //
 // Lowering stops at the first error of a kernel: later statements would
 // mostly report consequences of it (a variable left undefined, a type that

@@ -1,5 +1,5 @@
 // Arguments of a builtin call bound to its signature, shared by the call
-// dispatch (ASTToIRCalls.cpp) and the builtin families (ASTToIRBuiltins.cpp).
+// dispatch (ASTToIRCalls.cpp) and the builtin families (ASTToIRBuiltins.h).
 // Private to ir/.
 #pragma once
 

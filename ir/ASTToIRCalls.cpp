@@ -1,7 +1,7 @@
 // Calls of tk.* builtins, Python builtins and tensor members (x.to(...),
 // x.shape): binding the arguments to the builtin's signature from
 // lang/Builtins.def (the checks already validated counts and keywords) and
-// dispatching to the builtin families of ASTToIRBuiltins.cpp.
+// dispatching to the builtin families (ASTToIRBuiltins.h).
 #include "ir/ASTToIRArgs.h"
 
 #include <fmt/format.h>

@@ -1,9 +1,12 @@
-// The state shared by the three parts of AST -> IR lowering (internal to
+// The state shared by the parts of AST -> IR lowering (internal to
 // ir/ASTToIR*.cpp; the entry point is ir/ASTToIR.h):
 //
 //   ASTToIR.cpp          statements, control flow, inlining, the entry point
 //   ASTToIRExpr.cpp      expressions, constant folding, promotion, broadcasting
-//   ASTToIRBuiltins.cpp  calls of tk.* builtins and tensor methods
+//   ASTToIRCalls.cpp     calls of tk.* builtins and tensor members: arguments
+//                        bound to the builtin's signature
+//   ASTToIRBuiltins*.cpp the builtins, one function per family
+//                        (ASTToIRBuiltins.h lists them)
 //
 // A lowered expression is a Val: an IR value, or a compile-time constant. For
 // `offs = pid * BLOCK + tk.arange(0, BLOCK)` with BLOCK = 128, `pid` is
@@ -168,7 +171,7 @@ public:
   bool unify(Val a, Val b, SourceLoc loc, Value *&x, Value *&y, const char *what,
              bool promoteTypes = true);
 
-  // Builtins (ASTToIRBuiltins.cpp).
+  // Builtins (ASTToIRCalls.cpp).
   Val callBuiltin(const BuiltinInfo &info, const ast::Call *call);
   Val callMethod(const Val &self, const ast::Attribute *callee, const ast::Call *call);
   Val member(const Val &self, const ast::Attribute *a);

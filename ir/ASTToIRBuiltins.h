@@ -1,0 +1,96 @@
+// BuiltinCall: one call of a tk.* or Python builtin being lowered to IR, its
+// arguments bound to the builtin's signature (ASTToIRCalls.cpp). Private to
+// ir/. lowerBuiltin (ASTToIRArgs.h) hands it to each family in turn, one
+// member function per family, until one lowers it (a family answers nullopt
+// for the builtins it does not have):
+//
+//   lowerCreation     program_id, num_programs, arange, zeros, zeros_like, full
+//   lowerCompileTime  constexpr, pointer_type, next_power_of_2; Python's min,
+//                     max, int, float, bool, len
+//   lowerDebug        static_assert, static_print, device_print, print,
+//                     device_assert, debug_barrier, assume, multiple_of,
+//                     max_contiguous, max_constancy    (these three: ASTToIRBuiltins.cpp)
+//   lowerMemory       load, store, atomic_*            ASTToIRBuiltinsMemory.cpp
+//   lowerMath         cast, where, maximum, minimum, clamp, exp ... erf, abs,
+//                     fma, sigmoid, softmax, cdiv, umulhi, div_rn, fdiv
+//                                                      ASTToIRBuiltinsMath.cpp
+//   lowerReduction    sum, max, min, argmax, argmin, xor_sum, reduce, cumsum,
+//                     cumprod, associative_scan        ASTToIRBuiltinsReduce.cpp
+//   lowerDot          dot (2-D, and batched 3-D)       ASTToIRBuiltinsDot.cpp
+//   lowerShape        broadcast, broadcast_to, expand_dims, reshape, view,
+//                     ravel, permute, trans, flip, join, cat
+//                                                      ASTToIRBuiltinsShape.cpp
+//
+// For `tk.load(x_ptr + offs, mask=offs < n)` args has pointer = the tensor
+// of pointers and mask = the comparison; lowerMemory broadcasts the two to
+// one shape (memoryOperands) and builds `load %ptr, %mask`. A family reports
+// bad arguments as located errors (Val::error()); a tensor method reaches
+// the same family with the receiver as its first argument (x.to is tk.cast).
+#pragma once
+
+#include "ir/ASTToIRArgs.h"
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tk::astir {
+
+bool isPowerOfTwo(int64_t v);
+/// A dimension list: an int, or a tuple of ints (tk.zeros([M, N]),
+/// reshape(x, M, N)); with `powerOfTwo` each a power of two.
+std::optional<std::vector<int64_t>> shapeOf(Lowerer &L, const Val &v, SourceLoc loc,
+                                            bool powerOfTwo = true);
+/// A compile-time integer (or bool) argument; `what` names it in the error.
+std::optional<int64_t> constInt(Lowerer &L, const Val &v, SourceLoc loc, const char *what);
+/// Normalises a possibly negative axis for a rank; reports one out of range.
+std::optional<int> axisFor(Lowerer &L, int64_t axis, unsigned rank, SourceLoc loc, Type *t);
+
+class BuiltinCall {
+public:
+  BuiltinCall(Lowerer &l, const BuiltinInfo &builtin, Args &a, SourceLoc at)
+      : L(l), b(l.builder()), ctx(l.ctx()), info(builtin), args(a), loc(at),
+        name(qualifiedName(builtin)) {}
+
+  Lowerer &L;
+  Builder &b;
+  IRContext &ctx;
+  const BuiltinInfo &info;
+  Args &args;
+  SourceLoc loc;
+  std::string name; // "tk.load", for messages
+
+  // The families (see above): the lowered value, or nullopt when the
+  // builtin is not one of the family's.
+  std::optional<Val> lowerCreation();
+  std::optional<Val> lowerCompileTime();
+  std::optional<Val> lowerDebug();
+  std::optional<Val> lowerMemory();
+  std::optional<Val> lowerMath();
+  std::optional<Val> lowerReduction();
+  std::optional<Val> lowerDot();
+  std::optional<Val> lowerShape();
+
+  // Shared by the families.
+  Val fail(std::string msg) { return L.fail(loc, std::move(msg)); }
+  /// "not supported yet: tk.NAME", for a builtin no family lowers.
+  Val notSupported();
+  /// A tensor (or scalar) IR operand named `param`.
+  Value *tensor(std::string_view param) { return L.materialize(args.get(param), args.loc(param)); }
+  /// The elementwise maximum (or minimum) of two operands made one type and
+  /// shape (lowerMath; Python's max and min of dynamic values too).
+  Val minMax(bool isMax, const Val &x, const Val &y);
+
+private:
+  // Helpers of one family, defined beside it.
+  Val elementwiseMath(Opcode op, bool floatsOnly);
+  Val reduce(const std::string &kind);
+  Val combine(bool isScan);
+  bool memoryOperands(Value *&ptr, Value *&mask, Value *&value, const char *valueParam);
+  void cacheAttrs(Operation *op);
+  Val atomic(const std::string &kind);
+  Val hint(const char *attr);
+};
+
+} // namespace tk::astir

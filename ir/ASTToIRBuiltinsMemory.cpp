@@ -1,0 +1,157 @@
+// The memory builtins: tk.load, tk.store and the atomics (atomic_add ...
+// atomic_xchg, atomic_cas), their pointer, mask and value operands
+// broadcast to one shape, the value cast to the pointee type.
+#include "ir/ASTToIRBuiltins.h"
+
+#include <fmt/format.h>
+
+namespace tk::astir {
+
+using namespace ast;
+
+// Pointer, optional mask and value operands of load/store/atomics, all
+// broadcast to one shape; the value is cast to the pointee type.
+bool BuiltinCall::memoryOperands(Value *&ptr, Value *&mask, Value *&value, const char *valueParam) {
+  ptr = tensor("pointer");
+  if (!ptr)
+    return false;
+  if (!ptr->type()->isPointerLike()) {
+    fail(fmt::format("{} needs a pointer or a tensor of pointers, got {}", name, typeStr(ptr)));
+    return false;
+  }
+  std::vector<int64_t> shape = ptr->type()->shape();
+  mask = nullptr;
+  value = nullptr;
+  auto widen = [&](Value *v, SourceLoc at) {
+    std::optional<std::vector<int64_t>> s = L.broadcastShapes(shape, v->type()->shape(), at);
+    if (!s)
+      return false;
+    shape = *s;
+    return true;
+  };
+  if (args.has("mask")) {
+    mask = tensor("mask");
+    if (!mask)
+      return false;
+    if (mask->type()->elementType() != ctx.i1()) {
+      L.fail(args.loc("mask"),
+             fmt::format("mask must be a boolean (i1) tensor, got {}", typeStr(mask)));
+      return false;
+    }
+    if (!widen(mask, args.loc("mask")))
+      return false;
+  }
+  Type *pointee = cast<PointerType>(ptr->type()->elementType())->pointee();
+  if (valueParam && args.has(valueParam)) {
+    value = L.materialize(args.get(valueParam), args.loc(valueParam), pointee);
+    if (!value)
+      return false;
+    if (value->type()->isPointerLike() != pointee->isPointer()) {
+      L.fail(args.loc(valueParam),
+             fmt::format("cannot store {} through {}", typeStr(value), typeStr(ptr)));
+      return false;
+    }
+    value = L.castTo(value, pointee, args.loc(valueParam));
+    if (!value || !widen(value, args.loc(valueParam)))
+      return false;
+  }
+  ptr = L.broadcastTo(ptr, shape, loc);
+  if (mask)
+    mask = L.broadcastTo(mask, shape, args.loc("mask"));
+  if (value)
+    value = L.broadcastTo(value, shape, args.loc(valueParam));
+  return ptr && (!args.has("mask") || mask) && (!valueParam || !args.has(valueParam) || value);
+}
+
+void BuiltinCall::cacheAttrs(Operation *op) {
+  auto str = [&](std::string_view p, const char *attr) {
+    Val v = args.get(p);
+    if (v.kind == Val::Kind::Str && !v.s.empty())
+      op->setAttr(attr, v.s);
+  };
+  str("cache_modifier", "cache");
+  str("eviction_policy", "evict");
+}
+
+Val BuiltinCall::atomic(const std::string &kind) {
+  Value *ptr, *mask, *val;
+  if (!memoryOperands(ptr, mask, val, "val"))
+    return Val::error();
+  if (!val)
+    return fail(fmt::format("{} needs a value", name));
+  Value *r = b.atomicRMW(loc, kind, ptr, val, mask);
+  for (const char *p : {"sem", "scope"})
+    if (Val v = args.get(p); v.kind == Val::Kind::Str)
+      r->definingOp()->setAttr(p, v.s);
+  return Val::dyn(r);
+}
+
+std::optional<Val> BuiltinCall::lowerMemory() {
+  switch (info.id) {
+  case BuiltinId::Load: {
+    Value *ptr, *mask, *unused;
+    if (!memoryOperands(ptr, mask, unused, nullptr))
+      return Val::error();
+    Value *other = nullptr;
+    if (args.has("other")) {
+      if (!mask)
+        return L.fail(args.loc("other"), "tk.load: 'other' needs a mask");
+      Type *pointee = cast<PointerType>(ptr->type()->elementType())->pointee();
+      other = L.materialize(args.get("other"), args.loc("other"), pointee);
+      if (!other)
+        return Val::error();
+      other = L.castTo(other, pointee, args.loc("other"));
+      other = other ? L.broadcastTo(other, ptr->type()->shape(), args.loc("other")) : nullptr;
+      if (!other)
+        return Val::error();
+    }
+    Value *r = b.load(loc, ptr, mask, other);
+    cacheAttrs(r->definingOp());
+    if (args.has("volatile") && L.constTruth(args.get("volatile")).value_or(false))
+      r->definingOp()->setAttr("volatile", true);
+    return Val::dyn(r);
+  }
+  case BuiltinId::Store: {
+    Value *ptr, *mask, *value;
+    if (!memoryOperands(ptr, mask, value, "value"))
+      return Val::error();
+    cacheAttrs(b.store(loc, ptr, value, mask));
+    return Val::none();
+  }
+  case BuiltinId::AtomicAdd:
+    return atomic("add");
+  case BuiltinId::AtomicMax:
+    return atomic("max");
+  case BuiltinId::AtomicMin:
+    return atomic("min");
+  case BuiltinId::AtomicAnd:
+    return atomic("and");
+  case BuiltinId::AtomicOr:
+    return atomic("or");
+  case BuiltinId::AtomicXor:
+    return atomic("xor");
+  case BuiltinId::AtomicXchg:
+    return atomic("xchg");
+  case BuiltinId::AtomicCas: {
+    Value *ptr = tensor("pointer");
+    if (!ptr)
+      return Val::error();
+    if (!ptr->type()->isPointerLike())
+      return L.fail(loc, fmt::format("tk.atomic_cas needs a pointer, got {}", typeStr(ptr)));
+    Type *pointee = cast<PointerType>(ptr->type()->elementType())->pointee();
+    Value *cmp = L.materialize(args.get("cmp"), loc, pointee);
+    Value *val = L.materialize(args.get("val"), loc, pointee);
+    if (!cmp || !val)
+      return Val::error();
+    cmp = L.broadcastTo(L.castTo(cmp, pointee, loc), ptr->type()->shape(), loc);
+    val = L.broadcastTo(L.castTo(val, pointee, loc), ptr->type()->shape(), loc);
+    if (!cmp || !val)
+      return Val::error();
+    return Val::dyn(b.atomicCAS(loc, ptr, cmp, val));
+  }
+  default:
+    return std::nullopt; // another family's
+  }
+}
+
+} // namespace tk::astir

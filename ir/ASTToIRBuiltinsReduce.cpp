@@ -1,0 +1,171 @@
+// The reductions and scans: tk.sum / max / min / argmax / argmin / xor_sum
+// (axis=None flattens first; keep_dims), tk.reduce and tk.associative_scan
+// with a @tk.jit combine function inlined into the op's region, and
+// tk.cumsum / cumprod.
+#include "ir/ASTToIRBuiltins.h"
+
+#include <fmt/format.h>
+
+namespace tk::astir {
+
+using namespace ast;
+
+// sum/max/min/argmax/argmin/xor_sum with axis=None and keep_dims.
+Val BuiltinCall::reduce(const std::string &kind) {
+  Value *x = tensor("input");
+  if (!x)
+    return Val::error();
+  if (!x->type()->isTensor())
+    return fail(fmt::format("{} needs a tensor, got {}", name, typeStr(x)));
+  if (x->type()->isPointerLike())
+    return fail(fmt::format("{} needs numeric elements, got {}", name, typeStr(x)));
+  if (args.has("dtype")) {
+    Val d = args.get("dtype");
+    if (d.kind != Val::Kind::DType)
+      return fail(fmt::format("dtype must be a dtype, got {}", describe(d)));
+    x = L.castTo(x, d.type, loc);
+  } else if (kind == "sum" && x->type()->isIntLike() && dtypeBits(x->type()->dtype()) < 32) {
+    // Small integers sum in i32 (Triton), so a block of i8 does not wrap.
+    x = L.castTo(x, ctx.i32(), loc);
+  }
+  bool keepDims = args.has("keep_dims") && L.constTruth(args.get("keep_dims")).value_or(false);
+  int axis = 0;
+  if (!args.has("axis")) {
+    if (x->type()->rank() != 1)
+      x = b.reshape(loc, x, {x->type()->numElements()});
+  } else {
+    std::optional<int64_t> a = constInt(L, args.get("axis"), args.loc("axis"), "axis");
+    if (!a)
+      return Val::error();
+    std::optional<int> n = axisFor(L, *a, x->type()->rank(), args.loc("axis"), x->type());
+    if (!n)
+      return Val::error();
+    axis = *n;
+  }
+  unsigned rank = x->type()->rank();
+  Value *r;
+  if (kind == "xor_sum") {
+    if (!x->type()->isIntLike())
+      return fail(fmt::format("{} needs integer elements, got {}", name, typeStr(x)));
+    Operation *op = b.createReduce(loc, {x}, axis);
+    Builder::InsertionGuard g(b);
+    b.setInsertionPointToEnd(&op->body());
+    b.yield(loc, {b.binary(Opcode::Xor, loc, op->body().argument(0), op->body().argument(1))});
+    r = op->result();
+  } else {
+    r = b.reduce(loc, x, axis, kind);
+  }
+  if (keepDims) {
+    if (!args.has("axis")) {
+      std::vector<int64_t> ones(rank, 1);
+      r = b.splat(loc, r, ones);
+    } else if (r->type()->isTensor()) {
+      r = b.expandDims(loc, r, axis);
+    } else {
+      r = b.splat(loc, r, {1});
+    }
+  }
+  return Val::dyn(r);
+}
+
+// reduce / associative_scan with a @tk.jit combine function.
+Val BuiltinCall::combine(bool isScan) {
+  Val in = args.get("input");
+  std::vector<Val> inputs = in.kind == Val::Kind::Tuple ? in.elts : std::vector<Val>{in};
+  std::vector<Value *> operands;
+  for (const Val &v : inputs) {
+    if (!v.isDyn() || !v.v->type()->isTensor())
+      return fail(fmt::format("{} needs tensors, got {}", name, describe(v)));
+    operands.push_back(v.v);
+  }
+  Val fn = args.get("combine_fn");
+  if (fn.kind != Val::Kind::Func)
+    return fail(fmt::format("combine_fn must be a @tk.jit function, got {}", describe(fn)));
+  std::optional<int64_t> a = constInt(L, args.get("axis"), args.loc("axis"), "axis");
+  if (!a)
+    return Val::error();
+  std::optional<int> axis = axisFor(L, *a, operands[0]->type()->rank(), loc, operands[0]->type());
+  if (!axis)
+    return Val::error();
+  for (Value *v : operands)
+    if (v->type()->shape() != operands[0]->type()->shape())
+      return fail(fmt::format("{} inputs must have one shape, got {} and {}", name,
+                              typeStr(operands[0]), typeStr(v)));
+  bool reverse = args.has("reverse") && L.constTruth(args.get("reverse")).value_or(false);
+  Operation *op =
+      isScan ? b.createScan(loc, operands, *axis, reverse) : b.createReduce(loc, operands, *axis);
+  {
+    Builder::InsertionGuard g(b);
+    b.setInsertionPointToEnd(&op->body());
+    std::vector<Val> blockArgs;
+    for (Value *v : op->body().arguments())
+      blockArgs.push_back(Val::dyn(v));
+    std::vector<Value *> results;
+    if (!L.inlineCombiner(fn.fn, blockArgs, loc, results))
+      return Val::error();
+    b.yield(loc, results);
+  }
+  std::vector<Value *> rs = op->results();
+  if (!isScan && args.has("keep_dims") && L.constTruth(args.get("keep_dims")).value_or(false))
+    for (Value *&r : rs)
+      r = r->type()->isTensor() ? b.expandDims(loc, r, *axis) : b.splat(loc, r, {1});
+  if (rs.size() == 1)
+    return Val::dyn(rs[0]);
+  std::vector<Val> elts;
+  for (Value *r : rs)
+    elts.push_back(Val::dyn(r));
+  return Val::tuple(elts);
+}
+
+std::optional<Val> BuiltinCall::lowerReduction() {
+  switch (info.id) {
+  case BuiltinId::Sum:
+    return reduce("sum");
+  case BuiltinId::Max:
+  case BuiltinId::Min: {
+    const char *kind = info.id == BuiltinId::Max ? "max" : "min";
+    Val r = reduce(kind);
+    if (!r.ok() || !args.has("return_indices") ||
+        !L.constTruth(args.get("return_indices")).value_or(false))
+      return r;
+    Val idx = reduce(info.id == BuiltinId::Max ? "argmax" : "argmin");
+    return idx.ok() ? Val::tuple({r, idx}) : idx;
+  }
+  case BuiltinId::Argmax:
+    return reduce("argmax");
+  case BuiltinId::Argmin:
+    return reduce("argmin");
+  case BuiltinId::XorSum:
+    return reduce("xor_sum");
+  case BuiltinId::Reduce:
+    return combine(false);
+  case BuiltinId::AssociativeScan:
+    return combine(true);
+  case BuiltinId::Cumsum:
+  case BuiltinId::Cumprod: {
+    Value *x = tensor("input");
+    if (!x)
+      return Val::error();
+    if (!x->type()->isTensor() || x->type()->isPointerLike())
+      return L.fail(
+          loc, fmt::format("{} needs a numeric tensor, got {}", qualifiedName(info), typeStr(x)));
+    if (args.has("dtype") && args.get("dtype").kind == Val::Kind::DType)
+      x = L.castTo(x, args.get("dtype").type, loc);
+    else if (x->type()->isIntLike() && dtypeBits(x->type()->dtype()) < 32)
+      x = L.castTo(x, ctx.i32(), loc);
+    std::optional<int64_t> a =
+        constInt(L, args.get("axis").kind == Val::Kind::None ? Val::ofInt(0) : args.get("axis"),
+                 args.loc("axis"), "axis");
+    std::optional<int> axis = a ? axisFor(L, *a, x->type()->rank(), loc, x->type()) : std::nullopt;
+    if (!axis)
+      return Val::error();
+    bool reverse = args.has("reverse") && L.constTruth(args.get("reverse")).value_or(false);
+    return Val::dyn(
+        b.scan(loc, x, *axis, info.id == BuiltinId::Cumsum ? "cumsum" : "cumprod", reverse));
+  }
+  default:
+    return std::nullopt; // another family's
+  }
+}
+
+} // namespace tk::astir
