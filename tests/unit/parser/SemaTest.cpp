@@ -16,9 +16,10 @@
 namespace tk {
 namespace {
 
-std::filesystem::path sourceRoot() {
-  return std::filesystem::path(__FILE__).parent_path().parent_path().parent_path().parent_path();
-}
+// The source tree from the build (CMake), not from __FILE__: ccache's
+// base_dir makes __FILE__ relative to the build directory, which is not the
+// directory ctest runs the binary in.
+std::filesystem::path sourceRoot() { return TK_SOURCE_DIR; }
 
 std::string readFile(const std::filesystem::path &p) {
   std::ifstream in(p);
