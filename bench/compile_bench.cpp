@@ -46,15 +46,15 @@
 // with --json. Without a GPU it says so and exits 0.
 //
 // Not a test: nothing here runs under ctest.
-#include "driver/CompileCache.h"
-#include "driver/Float16.h"
-#include "driver/GpuKernel.h"
 #include "driver/NvJitLink.h"
 #include "driver/Ptxas.h"
 #include "ir/ASTToIR.h"
+#include "lang/Float16.h"
 #include "lowering/PassManager.h"
 #include "lowering/Pipeline.h"
 #include "parser/Frontend.h"
+#include "runtime/CompileCache.h"
+#include "runtime/GpuKernel.h"
 #ifdef TK_BENCH_WITH_LLVM
 #include "lowering/PTXEmitter.h"
 #endif

@@ -9,8 +9,8 @@
 // is the current run). Inputs are random and never zero; each run's output
 // is checked loosely against a double reference so a fast wrong interpreter
 // cannot post a number. Not a test: nothing here runs under ctest.
-#include "driver/HostBuffer.h"
-#include "driver/Interpreter.h"
+#include "interpreter/HostBuffer.h"
+#include "interpreter/Interpreter.h"
 #include "ir/ASTToIR.h"
 #include "parser/Frontend.h"
 

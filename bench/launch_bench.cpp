@@ -27,13 +27,13 @@
 // synchronize) / N. The kernel is written here, so the bench needs no file
 // from the tree. Without a GPU it says so and exits with status 1.
 // --stand-in runs against the stand-in libcuda of tests/python/fake_cuda.c
-// (LD_LIBRARY_PATH=build/tests/unit/driver/fakecuda): nothing runs on a
+// (LD_LIBRARY_PATH=build/tests/unit/runtime/fakecuda): nothing runs on a
 // device, so the result is not checked, and the figures are tk's host cost
 // above a driver call that costs almost nothing. --only times the named
 // variants and raw (for a profiler: `valgrind --tool=callgrind` counts the
 // instructions of one path without the others').
 #include "driver/CudaDriver.h"
-#include "driver/GpuKernel.h"
+#include "runtime/GpuKernel.h"
 #include "tk/tk.h"
 
 #include <dlfcn.h>

@@ -110,7 +110,7 @@ struct DeviceLimits {
 /// the others. compiler: "driver",
 /// "nvjitlink" or "ptxas" forces one (GpuKernel's load path; CudaDriver
 /// itself always JITs); "" reads TK_PTX_COMPILER, else the default order
-/// (driver/GpuKernel.h, ptxCompilerOrder).
+/// (runtime/GpuKernel.h, ptxCompilerOrder).
 struct JitOptions {
   int optimizationLevel = -1;
   std::string compiler;

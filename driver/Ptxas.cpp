@@ -1,6 +1,6 @@
 #include "driver/Ptxas.h"
 
-#include "driver/CompileCache.h"
+#include "driver/Files.h"
 
 #include <fmt/format.h>
 

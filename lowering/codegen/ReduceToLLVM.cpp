@@ -21,7 +21,7 @@
 // layout's tile) are left out of steps 2 and 3, so a sum counts each element
 // once.
 //
-// argmax/argmin match the interpreter (driver/InterpreterReduce.cpp): the
+// argmax/argmin match the interpreter (interpreter/InterpreterReduce.cpp): the
 // first position of the extreme value wins, NaN never wins unless every value
 // is NaN (then position 0). As a pairwise rule: b beats a when b is not NaN
 // and (a is NaN or b is strictly better), and on a tie (equal, or both NaN)

@@ -1,4 +1,4 @@
-// _C.Autotuner: driver/Autotuner.h's tune::Tuner for python/tk/autotuner.py,
+// _C.Autotuner: runtime/Autotuner.h's tune::Tuner for python/tk/autotuner.py,
 // and _C.bench_gpu, its CUDA-event benchmark of a Python launch callable.
 //
 //   t = _C.Autotuner("softmax", identity_hash, [({"BLOCK": 128}, 4, 3), ...],
@@ -15,7 +15,7 @@
 // message (every config's reason) when no config is usable.
 #include "Autotune.h"
 
-#include "driver/Autotuner.h"
+#include "runtime/Autotuner.h"
 
 #include <pybind11/functional.h>
 #include <pybind11/stl.h>
@@ -182,7 +182,7 @@ void bindAutotune(py::module_ &m) {
       .def("cache_path", &PyAutotuner::cachePath, py::arg("key"));
   m.def("bench_gpu", &benchGpu, py::arg("launch"), py::arg("before_each") = py::none(),
         py::arg("warmup_ms") = 25.0, py::arg("rep_ms") = 100.0,
-        "Median milliseconds of launch() timed with CUDA events (see driver/Autotuner.h).");
+        "Median milliseconds of launch() timed with CUDA events (see runtime/Autotuner.h).");
   m.def(
       "autotune_key",
       [](const std::vector<std::pair<std::string, std::string>> &values,

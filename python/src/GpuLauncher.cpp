@@ -1,7 +1,7 @@
 #include "GpuLauncher.h"
 
 #include "TorchAbi.h"
-#include "driver/Float16.h"
+#include "lang/Float16.h"
 
 #include <fmt/format.h>
 #include <pybind11/functional.h>

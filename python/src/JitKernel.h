@@ -23,7 +23,7 @@
 // With `req.gpu = true` (and numWarps, arch) the module goes on through the
 // GPU pipeline to PTX: k->ptx(), k->slotKinds() (how each runtime argument is
 // passed to cuLaunchKernel); GpuLauncher.h loads and launches it. GPU
-// compiles go through the compile cache of driver/CompileCache.h (memory and
+// compiles go through the compile cache of runtime/CompileCache.h (memory and
 // $TK_CACHE_DIR): the PTX and what a launch needs under a key of every input
 // (compiler version, each source with its file and line, the signature,
 // constants, options), and the driver-JIT cubin under that key plus the
@@ -36,16 +36,16 @@
 // module inlines exactly like one defined next to the kernel.
 #pragma once
 
-#include "driver/CompileCache.h"
 #include "driver/CudaDriver.h"
-#include "driver/GpuKernel.h"
-#include "driver/HostBuffer.h"
-#include "driver/Interpreter.h"
+#include "interpreter/HostBuffer.h"
+#include "interpreter/Interpreter.h"
 #include "ir/IRContext.h"
 #include "ir/Module.h"
 #include "ir/Specialize.h"
 #include "lang/AST.h"
 #include "lang/SourceManager.h"
+#include "runtime/CompileCache.h"
+#include "runtime/GpuKernel.h"
 
 #include <array>
 #include <cstdint>

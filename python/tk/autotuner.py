@@ -27,7 +27,7 @@ threads, by default one per config up to the machine's cores; 1 compiles
 each right before its benchmark), as the C++ tuner does.
 
 The tuning itself (pruning bookkeeping, scoring, the disk cache, progress)
-is the C++ autotuner of driver/Autotuner.h, shared with the C++ API and tkc
+is the C++ autotuner of runtime/Autotuner.h, shared with the C++ API and tkc
 --aot. Results persist under $TK_CACHE_DIR/autotune/, keyed by the kernel's
 source (and its helpers and globals), the key, the config list and the GPU,
 so a second process does not tune again; `cache_results=False` turns that off

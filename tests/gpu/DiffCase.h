@@ -21,8 +21,8 @@
 //   TK_DIFF_SEED=7 gpu_difftest ...   # other random draws for every case
 #pragma once
 
-#include "driver/GpuKernel.h"
 #include "lang/DType.h"
+#include "runtime/GpuKernel.h"
 
 #include <array>
 #include <cstddef>

@@ -1,10 +1,10 @@
 #include "DiffHarness.h"
 
 #include "driver/CudaDriver.h"
-#include "driver/Float16.h"
-#include "driver/HostBuffer.h"
-#include "driver/Interpreter.h"
+#include "interpreter/HostBuffer.h"
+#include "interpreter/Interpreter.h"
 #include "ir/ASTToIR.h"
+#include "lang/Float16.h"
 #include "parser/Frontend.h"
 
 #include <fmt/format.h>

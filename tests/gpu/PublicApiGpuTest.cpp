@@ -3,7 +3,7 @@
 // from the C++ type passed), launch-time specialisation compiles correct
 // variants (a unit stride, a ragged size, a misaligned pointer each give the
 // right answer), and a kernel loaded from an image (AOT) launches the same.
-// tests/unit/driver/PublicApiFakeTest.cpp checks the bytes and the variants'
+// tests/unit/runtime/PublicApiFakeTest.cpp checks the bytes and the variants'
 // PTX without a GPU; this checks what the GPU computes with them.
 #include "tk/tk.h"
 

@@ -1,5 +1,5 @@
-// GPU tests: tk kernels compiled with the C++ API (driver/GpuKernel.h), run
-// on the GPU and in the interpreter (driver/Interpreter.h) on the same random
+// GPU tests: tk kernels compiled with the C++ API (runtime/GpuKernel.h), run
+// on the GPU and in the interpreter (interpreter/Interpreter.h) on the same random
 // inputs (never zeros), and compared element by element. Sizes are ragged on
 // purpose: vector add's last block is partial, softmax rows are shorter than
 // the block, LayerNorm rows end inside a chunk, the 2-D tiles have masked
@@ -22,11 +22,11 @@
 //   gpu_tests --tutorials /path/to/tutorials      or   TK_TUTORIALS_DIR=/path/...
 // The compiled-in source tree is the fallback.
 #include "driver/CudaDriver.h"
-#include "driver/GpuKernel.h"
-#include "driver/HostBuffer.h"
-#include "driver/Interpreter.h"
+#include "interpreter/HostBuffer.h"
+#include "interpreter/Interpreter.h"
 #include "ir/ASTToIR.h"
 #include "parser/Frontend.h"
+#include "runtime/GpuKernel.h"
 
 #include <gtest/gtest.h>
 

@@ -4,10 +4,10 @@
 // ::fromImages is the dispatcher.
 #include "tools/tkc/AotCommand.h"
 
-#include "driver/Autotuner.h"
-#include "driver/GpuKernel.h"
 #include "driver/Ptxas.h"
 #include "lang/Quote.h"
+#include "runtime/Autotuner.h"
+#include "runtime/GpuKernel.h"
 #include "tools/tkc/OptionArgs.h"
 
 #include <fmt/format.h>

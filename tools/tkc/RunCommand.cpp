@@ -10,8 +10,8 @@
 
 #include "tools/tkc/OptionArgs.h"
 
-#include "driver/HostBuffer.h"
-#include "driver/Interpreter.h"
+#include "interpreter/HostBuffer.h"
+#include "interpreter/Interpreter.h"
 #include "ir/ASTToIR.h"
 #include "ir/IRParser.h"
 #include "ir/Verifier.h"

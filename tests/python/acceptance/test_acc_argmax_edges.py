@@ -2,7 +2,7 @@
 from another: the extreme value repeated (in one thread's registers, in
 neighbouring lanes, in other warps), NaN first, NaN everywhere but one place,
 a row of NaN only, signed zeros, infinities, and integer ties. tk's rule
-(docs/language.md; the interpreter's, driver/InterpreterReduce.cpp): the
+(docs/language.md; the interpreter's, interpreter/InterpreterReduce.cpp): the
 first position of the extreme value wins and NaN loses to any number, so a
 row of NaN gives position 0 and a NaN value. Runs on the interpreter (CI) and
 on the GPU (marked gpu), whose lowering combines a thread's own registers

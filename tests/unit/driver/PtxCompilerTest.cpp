@@ -1,13 +1,13 @@
 // The PTX -> cubin compilers of GpuKernel's load path (driver/NvJitLink.h,
-// driver/Ptxas.h, ptxCompilerOrder in driver/GpuKernel.h): the order and
+// driver/Ptxas.h, ptxCompilerOrder in runtime/GpuKernel.h): the order and
 // TK_PTX_COMPILER, nvJitLink and ptxas on real PTX and on broken PTX (no GPU
 // needed, only the toolkit: each skips visibly without it), and on a GPU
 // every compiler forced in turn loads a vector add whose results are exact,
 // with a broken choice falling back to the driver and saying why.
 #include "driver/CudaDriver.h"
-#include "driver/GpuKernel.h"
 #include "driver/NvJitLink.h"
 #include "driver/Ptxas.h"
+#include "runtime/GpuKernel.h"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>

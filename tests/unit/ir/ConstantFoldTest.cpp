@@ -1,8 +1,8 @@
 #include "IRTestUtil.h"
 
-#include "driver/Float16.h"
 #include "ir/Builder.h"
 #include "ir/ConstantFold.h"
+#include "lang/Float16.h"
 
 #include <cmath>
 #include <cstring>

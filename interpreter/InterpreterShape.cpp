@@ -1,0 +1,121 @@
+// Ops that make or rearrange blocks without computing on elements:
+// program_id, num_programs, make_range, splat, broadcast, expand_dims,
+// reshape, trans. Values are row-major, so expand_dims and reshape only
+// change the type; broadcast and trans are one strided gather.
+#include "interpreter/InterpreterImpl.h"
+
+#include <fmt/format.h>
+
+namespace tk::interp {
+namespace {
+
+// Out element at multi-index idx reads in element sum(idx[d] * inStrides[d]):
+// a stride of 0 repeats (broadcast), a permuted stride transposes.
+RtValue gather(const RtValue &in, Type *outType, const std::vector<int64_t> &inStrides) {
+  RtValue out = makeValue(outType);
+  const std::vector<int64_t> &shape = outType->shape();
+  size_t rank = shape.size();
+  visitBits(elementBytes(in.type), [&](auto tag) {
+    using B = decltype(tag);
+    const B *src = in.data<B>();
+    B *dst = out.data<B>();
+    std::vector<int64_t> idx(rank, 0);
+    int64_t inner = shape[rank - 1], innerStride = inStrides[rank - 1];
+    for (int64_t o = 0; o < out.size; o += inner) {
+      int64_t base = 0;
+      for (size_t d = 0; d + 1 < rank; ++d)
+        base += idx[d] * inStrides[d];
+      for (int64_t j = 0; j < inner; ++j)
+        dst[o + j] = src[base + j * innerStride];
+      // Advance the odometer over the outer dimensions.
+      for (size_t d = rank - 1; d-- > 0;) {
+        if (++idx[d] < shape[d])
+          break;
+        idx[d] = 0;
+      }
+    }
+  });
+  return out;
+}
+
+std::vector<int64_t> rowMajorStrides(const std::vector<int64_t> &shape) {
+  std::vector<int64_t> strides(shape.size());
+  int64_t s = 1;
+  for (size_t d = shape.size(); d-- > 0;) {
+    strides[d] = s;
+    s *= shape[d];
+  }
+  return strides;
+}
+
+RtValue scalarI32(ProgramRunner &r, int32_t v) {
+  RtValue out = makeValue(r.context().i32());
+  out.data<int32_t>()[0] = v;
+  return out;
+}
+
+} // namespace
+
+bool execShape(ProgramRunner &r, Operation &op) {
+  Type *t = op.numResults() ? op.result()->type() : nullptr;
+  switch (op.opcode()) {
+  case Opcode::ProgramId:
+  case Opcode::NumPrograms: {
+    int64_t axis = *op.attrs().getInt("axis");
+    if (axis < 0 || axis > 2)
+      return r.fail(op, fmt::format("axis must be 0, 1 or 2, got {}", axis));
+    int32_t v = op.is(Opcode::ProgramId) ? r.programId()[axis]
+                                         : static_cast<int32_t>(r.run().options.grid[axis]);
+    r.setResult(op, 0, scalarI32(r, v));
+    return true;
+  }
+  case Opcode::MakeRange: {
+    int64_t start = *op.attrs().getInt("start");
+    RtValue out = makeValue(t);
+    int32_t *o = out.data<int32_t>();
+    for (int64_t i = 0; i < out.size; ++i)
+      o[i] = static_cast<int32_t>(start + i);
+    r.setResult(op, 0, std::move(out));
+    return true;
+  }
+  case Opcode::Splat: {
+    const RtValue &in = r.operand(op, 0);
+    RtValue out = makeValue(t);
+    visitBits(elementBytes(t), [&](auto tag) {
+      using B = decltype(tag);
+      B v = in.data<B>()[0];
+      B *o = out.data<B>();
+      for (int64_t i = 0; i < out.size; ++i)
+        o[i] = v;
+    });
+    r.setResult(op, 0, std::move(out));
+    return true;
+  }
+  case Opcode::Broadcast: {
+    const RtValue &in = r.operand(op, 0);
+    std::vector<int64_t> strides = rowMajorStrides(in.type->shape());
+    for (size_t d = 0; d < strides.size(); ++d)
+      if (in.type->shape()[d] == 1)
+        strides[d] = 0;
+    r.setResult(op, 0, gather(in, t, strides));
+    return true;
+  }
+  case Opcode::ExpandDims:
+  case Opcode::Reshape:
+    r.setResult(op, 0, retype(r.operand(op, 0), t));
+    return true;
+  case Opcode::Trans: {
+    const RtValue &in = r.operand(op, 0);
+    std::vector<int64_t> inStrides = rowMajorStrides(in.type->shape());
+    std::vector<int64_t> strides;
+    for (int64_t o : op.attrs().get("order")->getIntArray())
+      strides.push_back(inStrides[o]);
+    r.setResult(op, 0, gather(in, t, strides));
+    return true;
+  }
+  default:
+    return r.fail(op, "is not a shape op");
+  }
+}
+
+} // namespace tk::interp

@@ -1,0 +1,669 @@
+#include "runtime/GpuKernel.h"
+
+#include "driver/KernelFrontEnd.h"
+#include "driver/NvJitLink.h"
+#include "driver/Ptxas.h"
+#include "ir/ASTToIR.h"
+#include "lowering/PTXEmitter.h"
+#include "lowering/Pipeline.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cassert>
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <memory>
+#include <mutex>
+#include <sstream>
+
+namespace tk {
+
+// The table of live kernels (see GpuKernel.h, "Ownership"): weak
+// references, plus a strong one for each kernel compile() pinned.
+class GpuKernelCache {
+public:
+  static std::shared_ptr<GpuKernel> getOrCompile(const std::string &source,
+                                                 const std::string &fileName,
+                                                 const GpuCompileOptions &opts, bool pin,
+                                                 std::string &error, GpuFailure &failure);
+  /// getOrCompile() for the public entry points: `failure` optional, reset
+  /// first.
+  static std::shared_ptr<GpuKernel> get(const std::string &source, const std::string &fileName,
+                                        const GpuCompileOptions &opts, bool pin, std::string &error,
+                                        GpuFailure *failure) {
+    GpuFailure local;
+    GpuFailure &f = failure ? *failure : local;
+    f = GpuFailure();
+    return getOrCompile(source, fileName, opts, pin, error, f);
+  }
+};
+
+namespace {
+
+// The most runtime parameters a kernel may have; launch() builds the
+// driver's parameter array on the stack with this many slots.
+constexpr size_t kMaxParams = 256;
+constexpr unsigned kWarpSize = 32;
+
+// How a scalar or pointer IR argument is passed at launch.
+GpuParam describeParam(const std::string &name, Type *type) {
+  GpuParam p;
+  p.name = name;
+  p.typeName = type->str();
+  if (type->isPointer()) {
+    p.kind = GpuArg::Kind::Pointer;
+    return p;
+  }
+  switch (type->dtype()) {
+  case DType::I1:
+    p.kind = GpuArg::Kind::I1;
+    break;
+  case DType::I8:
+  case DType::U8:
+    p.kind = GpuArg::Kind::I8;
+    break;
+  case DType::I16:
+  case DType::U16:
+    p.kind = GpuArg::Kind::I16;
+    break;
+  case DType::I32:
+  case DType::U32:
+    p.kind = GpuArg::Kind::I32;
+    break;
+  case DType::I64:
+  case DType::U64:
+    p.kind = GpuArg::Kind::I64;
+    break;
+  case DType::F16:
+    p.kind = GpuArg::Kind::F16;
+    break;
+  case DType::BF16:
+    p.kind = GpuArg::Kind::BF16;
+    break;
+  case DType::F32:
+    p.kind = GpuArg::Kind::F32;
+    break;
+  case DType::F64:
+    p.kind = GpuArg::Kind::F64;
+    break;
+  }
+  return p;
+}
+
+using Clock = std::chrono::steady_clock;
+double msSince(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+// The version of the kernel payload's layout (inside the cache entry).
+constexpr uint32_t kPayloadVersion = 1;
+
+} // namespace
+
+CacheKey gpuCompileKey(const std::string &source, const std::string &fileName,
+                       const GpuCompileOptions &opts) {
+  // Fields in a fixed order, each length-prefixed by the builder; the
+  // constants map is ordered, so the key is deterministic.
+  CacheKeyBuilder b;
+  b.add("tk-gpu-kernel").add(compilerVersion()).add(source).add(fileName).add(opts.kernel);
+  b.add(opts.signature);
+  b.add(int64_t(opts.constants.size()));
+  for (const auto &[name, value] : opts.constants)
+    b.add(name).add(int64_t(value.kind)).add(value.str());
+  b.add(int64_t(opts.numWarps)).add(int64_t(opts.numStages)).add(int64_t(opts.debug));
+  b.add(opts.arch);
+  // The LLVM pipeline knob (lowering/PTXEmitter.cpp) changes the PTX.
+  const char *llvmOpt = std::getenv("TK_LLVM_OPT");
+  b.add(llvmOpt ? llvmOpt : "");
+  b.add(int64_t(opts.keyExtras.size()));
+  for (const std::string &extra : opts.keyExtras)
+    b.add(extra);
+  return b.key();
+}
+
+std::string serializeCompiledPTX(const CompiledPTX &c) {
+  ByteWriter w;
+  w.u32(kPayloadVersion);
+  w.str(c.name);
+  w.str(c.ptx);
+  w.u32(uint32_t(c.numWarps));
+  w.u32(uint32_t(c.sharedBytes));
+  w.u32(c.dynamicShared ? 1 : 0);
+  w.u32(uint32_t(c.params.size()));
+  for (const GpuParam &p : c.params) {
+    w.str(p.name);
+    w.u32(uint32_t(p.kind));
+    w.u32(p.supported ? 1 : 0);
+    w.str(p.typeName);
+  }
+  return std::move(w.bytes());
+}
+
+bool parseCompiledPTX(std::string_view payload, CompiledPTX &c) {
+  ByteReader r(payload);
+  if (r.u32() != kPayloadVersion)
+    return false;
+  c.name = r.str();
+  c.ptx = r.str();
+  c.numWarps = int(r.u32());
+  c.sharedBytes = int(r.u32());
+  c.dynamicShared = r.u32() != 0;
+  uint32_t n = r.u32();
+  c.params.clear();
+  // Each parameter takes at least 24 bytes: a bound on n before reserving.
+  if (!r.ok() || n > payload.size() / 24)
+    return false;
+  for (uint32_t i = 0; i < n && r.ok(); ++i) {
+    GpuParam p;
+    p.name = r.str();
+    uint32_t kind = r.u32();
+    if (kind > uint32_t(GpuArg::Kind::F64))
+      return false;
+    p.kind = GpuArg::Kind(kind);
+    p.supported = r.u32() != 0;
+    p.typeName = r.str();
+    c.params.push_back(std::move(p));
+  }
+  return r.done() && c.numWarps > 0 && !c.ptx.empty();
+}
+
+const char *gpuArgKindName(GpuArg::Kind kind) {
+  switch (kind) {
+  case GpuArg::Kind::Pointer:
+    return "pointer";
+  case GpuArg::Kind::I1:
+    return "i1";
+  case GpuArg::Kind::I8:
+    return "i8";
+  case GpuArg::Kind::I16:
+    return "i16";
+  case GpuArg::Kind::I32:
+    return "i32";
+  case GpuArg::Kind::I64:
+    return "i64";
+  case GpuArg::Kind::F16:
+    return "fp16";
+  case GpuArg::Kind::BF16:
+    return "bf16";
+  case GpuArg::Kind::F32:
+    return "fp32";
+  case GpuArg::Kind::F64:
+    return "fp64";
+  }
+  return "?";
+}
+
+bool compileToPTX(const std::string &source, const std::string &fileName,
+                  const GpuCompileOptions &opts, std::string &ptx, std::vector<GpuParam> &params,
+                  int &numWarps, std::string &error) {
+  CompiledPTX c;
+  if (!compileToPTX(source, fileName, opts, c, error))
+    return false;
+  ptx = std::move(c.ptx);
+  params = std::move(c.params);
+  numWarps = c.numWarps;
+  return true;
+}
+
+bool compileToPTX(const std::string &source, const std::string &fileName,
+                  const GpuCompileOptions &opts, CompiledPTX &out, std::string &error) {
+  // Each compile has its own source manager and diagnostics: the caller gets
+  // them rendered (file:line:col, source line, caret), which is all a host
+  // program can do with them.
+  KernelFrontEnd fe;
+  if (!fe.run(source, fileName, {opts.kernel, opts.signature, opts.constants, {}}, error))
+    return false;
+  DiagnosticEngine &diag = fe.diag;
+  const std::vector<ParamBinding> &bindings = fe.bindings;
+  auto fail = [&]() {
+    error = diag.renderAll();
+    return false;
+  };
+
+  IRContext ctx(fe.sm);
+  Module module(ctx);
+  if (!lowerKernel(*fe.module, fe.spec, ctx, module, diag))
+    return fail();
+  // The options reach the passes as function attributes, as tkc's
+  // --num-warps / --num-stages do (--pipeline reads num_stages).
+  setKernelOptions(module, opts.numWarps, opts.numStages, opts.arch);
+  PassManager pm(diag);
+  buildPipeline(pm);
+  buildGPUPipeline(pm);
+  if (!pm.run(module))
+    return fail();
+  Function *fn = module.lookup(opts.kernel);
+  assert(fn && "the pipeline keeps the kernel");
+  TargetOptions target;
+  target.arch = opts.arch;
+  target.numWarps = opts.numWarps;
+  out.ptx.clear();
+  if (!emitPTX(module, target, out.ptx, diag))
+    return fail();
+  out.name = opts.kernel;
+  out.numWarps = int(fn->attrs().getInt("num_warps").value_or(opts.numWarps));
+  out.sharedBytes = int(fn->attrs().getInt("shared_bytes").value_or(0));
+  out.params.clear();
+  // The IR arguments are the bindings that have one, in parameter order.
+  for (const ParamBinding &b : bindings)
+    if (b.isArgument)
+      out.params.push_back(
+          describeParam(b.name, fn->argument(unsigned(out.params.size()))->type()));
+  assert(out.params.size() == fn->numArguments() && "one IR argument per runtime parameter");
+  // Shared memory the code generator declares `extern` is dynamic: its size
+  // comes from the launch, and is the function's shared_bytes.
+  out.dynamicShared = out.sharedBytes > 0 && out.ptx.find(".extern .shared") != std::string::npos;
+  return true;
+}
+
+bool checkKernelResources(const std::string &kernel, const GpuKernelInfo &info,
+                          const DeviceLimits &limits, std::string &error, GpuFailure &failure) {
+  int64_t threads = int64_t(info.numWarps) * kWarpSize;
+  int64_t threadLimit = std::min(info.maxThreadsPerBlock, limits.maxThreadsPerBlock);
+  struct Use {
+    const char *resource;
+    int64_t needed, limit;
+    const char *unit;
+  } uses[] = {
+      {"shared memory", int64_t(info.staticSharedBytes) + info.dynamicSharedBytes,
+       limits.maxSharedPerBlockOptin, "bytes per program"},
+      {"registers", int64_t(info.registers) * threads, limits.maxRegistersPerBlock,
+       "registers per program"},
+      {"threads", threads, threadLimit, "threads per program"},
+  };
+  for (const Use &u : uses)
+    if (u.limit > 0 && u.needed > u.limit) {
+      failure.kind = GpuFailure::Kind::OutOfResources;
+      failure.resource = u.resource;
+      failure.needed = u.needed;
+      failure.limit = u.limit;
+      error = fmt::format("kernel '{}' is out of resources: {}: needs {} {}, the device allows {}",
+                          kernel, u.resource, u.needed, u.unit, u.limit);
+      if (u.resource == std::string("registers"))
+        error += fmt::format(" ({} registers per thread x {} threads; fewer warps or a smaller "
+                             "block use fewer)",
+                             info.registers, threads);
+      return false;
+    }
+  return true;
+}
+
+namespace {
+
+// Every PTX compiler GpuKernel knows. The default is the driver's JIT
+// alone: on the H200 nvJitLink gave the same cubin in the same time (it is
+// the same assembler) after a 6-136 ms dlopen, and ptxas as a process was no
+// faster at the median (bench/results/compile-load-2026-11-30-2.md).
+constexpr const char *kPtxCompilers[] = {"driver", "nvjitlink", "ptxas"};
+
+bool isPtxCompiler(const std::string &name) {
+  return std::find(std::begin(kPtxCompilers), std::end(kPtxCompilers), name) !=
+         std::end(kPtxCompilers);
+}
+
+// The forced compiler: jit.compiler, else TK_PTX_COMPILER, else "".
+std::string requestedCompiler(const JitOptions &jit) {
+  if (!jit.compiler.empty())
+    return jit.compiler;
+  const char *env = std::getenv("TK_PTX_COMPILER");
+  return env ? env : "";
+}
+
+// sm_<cc>, plus `a` when the PTX asks for the arch-specific features of
+// exactly this device (".target sm_90a"). A cubin is only good for its own
+// major version, so the PTX's target never replaces the device's.
+std::string cubinArch(const std::string &ptx, int computeCapability) {
+  std::string arch = fmt::format("sm_{}", computeCapability);
+  size_t at = ptx.find(".target ");
+  if (at != std::string::npos && ptx.compare(at + 8, arch.size() + 1, arch + "a") == 0)
+    arch += 'a';
+  return arch;
+}
+
+} // namespace
+
+std::vector<std::string> ptxCompilerOrder(const JitOptions &jit, std::string &note) {
+  std::string forced = requestedCompiler(jit);
+  if (forced.empty())
+    return {"driver"};
+  if (!isPtxCompiler(forced)) {
+    note = fmt::format("unknown PTX compiler '{}' (TK_PTX_COMPILER: driver, nvjitlink or ptxas)",
+                       forced);
+    return {"driver"};
+  }
+  if (forced == "driver")
+    return {"driver"};
+  return {forced, "driver"};
+}
+
+bool ptxToCubinWith(const std::string &compiler, CudaDriver &driver, const std::string &ptx,
+                    const JitOptions &jit, std::string &cubin, std::string &error) {
+  if (compiler == "driver")
+    return driver.linkToCubin(ptx, cubin, error, jit);
+  std::string arch = cubinArch(ptx, driver.computeCapability());
+  if (compiler == "nvjitlink")
+    return linkWithNvJitLink(ptx, arch, jitLevel(jit), cubin, error);
+  if (compiler == "ptxas")
+    return assembleWithPtxas(ptx, arch, cubin, error, jitLevel(jit));
+  error = fmt::format("unknown PTX compiler '{}'", compiler);
+  return false;
+}
+
+bool loadThroughCubinCache(CudaDriver &driver, CompileCache &cache, const CacheKey &ptxKey,
+                           const std::string &ptx, const JitOptions &jit, CubinLoad &out,
+                           std::string &error) {
+  // PTX -> cubin, cached per driver version, device, optimisation level and
+  // requested compiler; the module is loaded from the cubin either way
+  // (loading a cubin costs a fraction of a millisecond, compiling PTX tens
+  // of milliseconds).
+  CacheKey cubinKey = CacheKeyBuilder()
+                          .add(ptxKey.hex())
+                          .add(int64_t(driver.driverVersion()))
+                          .add(int64_t(driver.computeCapability()))
+                          .add(int64_t(jit.optimizationLevel))
+                          .add(requestedCompiler(jit))
+                          .key();
+  out = CubinLoad();
+  if (cache.lookup(cubinKey, CacheKind::Cubin, out.cubin) &&
+      driver.loadModule(out.cubin, out.module, error)) {
+    out.fromCache = true;
+    return true;
+  }
+  // No cubin, or one the driver rejects: compile the PTX and replace it. A
+  // compiler that fails, or whose cubin the driver will not load (a toolkit
+  // newer than the driver), hands over to the next; the driver's JIT is last.
+  std::vector<std::string> order = ptxCompilerOrder(jit, out.fallback);
+  for (const std::string &compiler : order) {
+    auto t0 = Clock::now();
+    std::string failure;
+    bool ok = ptxToCubinWith(compiler, driver, ptx, jit, out.cubin, failure);
+    double ms = msSince(t0);
+    if (ok && !driver.loadModule(out.cubin, out.module, failure)) {
+      failure = "the driver rejected its cubin: " + failure;
+      ok = false;
+    }
+    if (ok) {
+      out.jitMs = ms;
+      out.compiler = compiler;
+      cache.store(cubinKey, CacheKind::Cubin, out.cubin);
+      return true;
+    }
+    if (compiler == order.back()) {
+      error = failure;
+      return false;
+    }
+    // Only the first line: a full ptxas log would drown the note.
+    out.fallback += fmt::format("{}{}: {}", out.fallback.empty() ? "" : "; ", compiler,
+                                failure.substr(0, failure.find('\n')));
+  }
+  return false;
+}
+
+std::shared_ptr<GpuKernel> GpuKernelCache::getOrCompile(const std::string &source,
+                                                        const std::string &fileName,
+                                                        const GpuCompileOptions &opts, bool pin,
+                                                        std::string &error, GpuFailure &failure) {
+  // One slot per kernel, each with its own lock: two threads asking for the
+  // same kernel compile it once, while different kernels (an autotuner's
+  // configs, compiled by a thread pool) compile in parallel. A slot holds a
+  // weak reference, so the table does not keep a module loaded; a thread
+  // holds its slot through a shared_ptr while it uses it, so a slot can
+  // leave the table (below) without pulling it from under that thread.
+  struct Slot {
+    std::mutex mutex;
+    std::weak_ptr<GpuKernel> kernel;
+    std::shared_ptr<GpuKernel> pinned; // compile()'s kernels: never unloaded
+  };
+  // Never destroyed: destroying it at exit would unload pinned modules from
+  // static destructors, after the driver may have shut down.
+  static std::mutex &mutex = *new std::mutex;
+  static auto &kernels = *new std::map<CacheKey, std::shared_ptr<Slot>>;
+  static size_t sweepAt = 64;
+
+  auto driverFailure = [&]() -> std::shared_ptr<GpuKernel> {
+    failure.kind = GpuFailure::Kind::Driver;
+    return nullptr;
+  };
+  CudaDriver *driver = CudaDriver::get(error);
+  if (!driver)
+    return driverFailure();
+  CacheKey key = gpuCompileKey(source, fileName, opts);
+  // The loaded kernel also depends on the JIT level and the PTX compiler
+  // asked for; the PTX does not.
+  JitOptions jit;
+  jit.optimizationLevel = opts.jitOptimizationLevel;
+  CacheKey loadedKey = CacheKeyBuilder()
+                           .add(key.hex())
+                           .add(int64_t(opts.jitOptimizationLevel))
+                           .add(requestedCompiler(jit))
+                           .key();
+  std::shared_ptr<Slot> slot;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    // A process that makes kernels at run time leaves a slot per kernel it
+    // dropped: sweep those once the table has doubled since the last sweep
+    // (amortised O(1) per request). A slot goes when no thread holds it and
+    // its kernel is gone; try_lock takes the slot's lock only if free, so
+    // the sweep never waits on a compile.
+    if (kernels.size() >= sweepAt) {
+      for (auto it = kernels.begin(); it != kernels.end();) {
+        std::unique_lock<std::mutex> slotLock(it->second->mutex, std::try_to_lock);
+        bool dead = slotLock && it->second.use_count() == 1 && !it->second->pinned &&
+                    it->second->kernel.expired();
+        slotLock = {};
+        it = dead ? kernels.erase(it) : std::next(it);
+      }
+      sweepAt = std::max<size_t>(64, 2 * kernels.size());
+    }
+    std::shared_ptr<Slot> &s = kernels[loadedKey];
+    if (!s)
+      s = std::make_shared<Slot>();
+    slot = s;
+  }
+  std::lock_guard<std::mutex> lock(slot->mutex);
+  if (std::shared_ptr<GpuKernel> live = slot->kernel.lock()) {
+    if (pin)
+      slot->pinned = live;
+    return live;
+  }
+
+  // The kernel owns its module from the moment it is loaded, so every
+  // failure below unloads it.
+  std::shared_ptr<GpuKernel> k(new GpuKernel());
+  GpuKernelInfo &info = k->info_;
+  CompileCache &cache = CompileCache::process();
+  CompiledPTX c;
+  std::string payload;
+  // A cached entry is trusted only when it parses and names this kernel.
+  if (cache.lookup(key, CacheKind::Kernel, payload) && parseCompiledPTX(payload, c) &&
+      c.name == opts.kernel) {
+    info.origin = GpuKernelOrigin::Cache;
+  } else {
+    auto t0 = Clock::now();
+    if (!compileToPTX(source, fileName, opts, c, error)) {
+      failure.kind = GpuFailure::Kind::Compile;
+      return nullptr;
+    }
+    info.compileMs = msSince(t0);
+    cache.store(key, CacheKind::Kernel, serializeCompiledPTX(c));
+  }
+  if (c.params.size() > kMaxParams) {
+    error = fmt::format("kernel '{}' has {} runtime parameters; launch supports at most {}",
+                        opts.kernel, c.params.size(), kMaxParams);
+    failure.kind = GpuFailure::Kind::Compile;
+    return nullptr;
+  }
+  k->name_ = opts.kernel;
+  k->ptx_ = std::move(c.ptx);
+  k->params_ = std::move(c.params);
+  k->numWarps_ = c.numWarps;
+  for (const GpuParam &p : k->params_) {
+    k->kinds_.push_back(p.kind);
+    k->allSupported_ = k->allSupported_ && p.supported;
+  }
+  if (!driver->makeCurrent(error))
+    return driverFailure();
+
+  auto t0 = Clock::now();
+  CubinLoad loaded;
+  if (!loadThroughCubinCache(*driver, cache, key, k->ptx_, jit, loaded, error)) {
+    error = fmt::format("kernel '{}': {}", opts.kernel, error);
+    return driverFailure();
+  }
+  k->module_ = loaded.module;
+  k->driver_ = driver;
+  k->api_ = &driver->api();
+  k->cubin_ = std::move(loaded.cubin);
+  info.fromCubin = loaded.fromCache;
+  info.jitMs = loaded.jitMs;
+  info.ptxCompiler = loaded.compiler;
+  info.ptxCompilerFallback = loaded.fallback;
+  if (!driver->getFunction(k->module_, opts.kernel, k->function_, error) ||
+      !driver->queryResources(k->function_, k->resources_, error)) {
+    error = fmt::format("kernel '{}': {}", opts.kernel, error);
+    return driverFailure();
+  }
+  info.registers = k->resources_.registers;
+  info.localBytes = k->resources_.localBytes;
+  info.staticSharedBytes = k->resources_.staticSharedBytes;
+  info.dynamicSharedBytes = c.dynamicShared ? c.sharedBytes : 0;
+  info.maxThreadsPerBlock = k->resources_.maxThreadsPerBlock;
+  info.numWarps = k->numWarps_;
+  if (!checkKernelResources(opts.kernel, info, driver->limits(), error, failure))
+    return nullptr;
+  // Above the default 48 KiB a kernel must opt in to its dynamic shared
+  // memory before the first launch.
+  k->dynamicShared_ = unsigned(info.dynamicSharedBytes);
+  if (info.staticSharedBytes + info.dynamicSharedBytes > driver->limits().maxSharedPerBlock &&
+      !driver->setMaxDynamicShared(k->function_, info.dynamicSharedBytes, error)) {
+    error = fmt::format("kernel '{}': {}", opts.kernel, error);
+    return driverFailure();
+  }
+  info.loadMs = msSince(t0) - info.jitMs; // the JIT is reported on its own
+  slot->kernel = k;
+  if (pin)
+    slot->pinned = k;
+  return k;
+}
+
+GpuKernel::~GpuKernel() {
+  // Nothing to report to: a failed unload (the driver already shut down at
+  // exit) leaves the module to the context.
+  std::string ignored;
+  if (module_ && driver_)
+    driver_->unloadModule(module_, ignored);
+}
+
+std::shared_ptr<const GpuKernel> GpuKernel::compileShared(const std::string &source,
+                                                          const std::string &fileName,
+                                                          const GpuCompileOptions &opts,
+                                                          std::string &error, GpuFailure *failure) {
+  return GpuKernelCache::get(source, fileName, opts, /*pin=*/false, error, failure);
+}
+
+GpuKernel *GpuKernel::compile(const std::string &source, const std::string &fileName,
+                              const GpuCompileOptions &opts, std::string &error,
+                              GpuFailure *failure) {
+  return GpuKernelCache::get(source, fileName, opts, /*pin=*/true, error, failure).get();
+}
+
+GpuKernel *GpuKernel::compileFile(const std::string &path, const GpuCompileOptions &opts,
+                                  std::string &error, GpuFailure *failure) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    error = fmt::format("cannot read '{}'", path);
+    if (failure)
+      failure->kind = GpuFailure::Kind::Compile;
+    return nullptr;
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  return compile(text.str(), path, opts, error, failure);
+}
+
+bool GpuKernel::launch(std::array<unsigned, 3> grid, std::span<const GpuArg> args, CUstream stream,
+                       std::string &error) const {
+  // The fast path: the driver reads each parameter's bytes through a
+  // pointer, and GpuArg keeps its value at offset 0, so the array can point
+  // straight at the caller's arguments. cuLaunchKernel copies the values
+  // before it returns, so nothing needs to outlive this call.
+  const size_t n = kinds_.size();
+  if (args.size() != n || !allSupported_)
+    return reportMismatch(args, error);
+  void *slots[kMaxParams];
+  for (size_t i = 0; i < n; ++i) {
+    if (args[i].kind != kinds_[i])
+      return reportMismatch(args, error);
+    slots[i] = const_cast<void *>(static_cast<const void *>(&args[i].value));
+  }
+  CUresult r =
+      api_->cuLaunchKernel(function_, grid[0], grid[1], grid[2], unsigned(numWarps_) * kWarpSize, 1,
+                           1, dynamicShared_, stream, slots, nullptr);
+  if (r == 0)
+    return true;
+  error = fmt::format("launch of '{}' on grid ({}, {}, {}) with {} threads per program failed: {}",
+                      name_, grid[0], grid[1], grid[2], unsigned(numWarps_) * kWarpSize,
+                      driver_->errorText(r));
+  return false;
+}
+
+// The slow path of launch(): say exactly what is wrong.
+bool GpuKernel::reportMismatch(std::span<const GpuArg> args, std::string &error) const {
+  for (size_t i = 0; i < params_.size(); ++i)
+    if (!params_[i].supported) {
+      error = fmt::format("kernel '{}': parameter {} ('{}') has type {}, which launch() cannot "
+                          "pass",
+                          name_, i, params_[i].name, params_[i].typeName);
+      return false;
+    }
+  if (args.size() != params_.size()) {
+    std::string names;
+    for (const GpuParam &p : params_)
+      names += (names.empty() ? "" : ", ") + p.name;
+    error = fmt::format("kernel '{}' takes {} arguments ({}) but {} were passed", name_,
+                        params_.size(), names, args.size());
+    return false;
+  }
+  for (size_t i = 0; i < params_.size(); ++i)
+    if (args[i].kind != params_[i].kind) {
+      error = fmt::format("kernel '{}': argument {} ('{}') is {} in the signature ({}) but the "
+                          "argument passed is {}",
+                          name_, i, params_[i].name, gpuArgKindName(params_[i].kind),
+                          params_[i].typeName, gpuArgKindName(args[i].kind));
+      return false;
+    }
+  assert(false && "reportMismatch called without a mismatch");
+  return false;
+}
+
+//===----------------------------------------------------------------------===//
+// DeviceBuffer
+//===----------------------------------------------------------------------===//
+
+// DeviceMemory throws tk::Error; the buffer hands its message back.
+template <class F> static bool catchError(F &&f, std::string &error) {
+  try {
+    f();
+    return true;
+  } catch (const std::exception &e) {
+    error = e.what();
+    return false;
+  }
+}
+
+bool DeviceBuffer::allocate(size_t bytes, std::string &error) {
+  memory_ = DeviceMemory(); // the old allocation goes first
+  return catchError([&] { memory_ = DeviceMemory(bytes); }, error);
+}
+
+bool DeviceBuffer::upload(const void *src, size_t bytes, std::string &error) {
+  return catchError([&] { memory_.upload(src, bytes); }, error);
+}
+
+bool DeviceBuffer::download(void *dst, size_t bytes, std::string &error) const {
+  return catchError([&] { memory_.download(dst, bytes); }, error);
+}
+
+} // namespace tk

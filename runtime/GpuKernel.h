@@ -1,0 +1,348 @@
+// GpuKernel: tk's C++ compile-and-launch API. A kernel is compiled from
+// `.tk` source (a file or a string) for one specialisation — kernel name,
+// signature, constexpr values, warps per program, target arch — to PTX,
+// loaded into the GPU through CudaDriver, and launched with typed arguments.
+//
+//   GpuCompileOptions opts;
+//   opts.kernel = "add_kernel";
+//   opts.signature = "*fp32:16, *fp32:16, *fp32:16, i32";
+//   opts.constants["BLOCK_SIZE"] = ConstValue::ofInt(1024);
+//   std::string error;
+//   GpuKernel *add = GpuKernel::compileFile("tutorials/01-vector-add.tk", opts, error);
+//   if (!add)
+//     ... error holds the rendered diagnostics ("01-vector-add.tk:17:5: error: ...",
+//         source line, caret) or the driver's message and JIT log
+//   GpuArg args[] = {GpuArg::ptr(x), GpuArg::ptr(y), GpuArg::ptr(out),
+//                    GpuArg::ofI32(n)};
+//   if (!add->launch({cdiv(n, 1024), 1, 1}, args, /*stream=*/nullptr, error))
+//     ... "argument 3 ('n_elements') is i32 in the signature (i32) but
+//         the argument passed is i64"
+//
+// Arguments are the kernel's runtime parameters (those that are not
+// constexpr) in parameter order: device pointers for pointer parameters, a
+// scalar of the parameter's type for the others (u8/u16/u32/u64 take the
+// signed kind of their width; fp16/bf16 pass their bit patterns). A
+// parameter specialised to 1 ("i32:1") still takes its argument.
+//
+// Ownership: a GpuKernel owns its CUmodule and unloads it when it is
+// destroyed (CudaDriver::unloadModule: primary context, after a context
+// synchronize). compileShared() hands out shared ownership: the module stays
+// loaded while any std::shared_ptr to the kernel lives (tk::Kernel and
+// tk::Autotuner hold theirs; a launch runs through a handle its caller
+// holds, so no launch can race the unload) and is unloaded with the last
+// one. compile() is the older raw-pointer form: it pins the kernel for the
+// process's life (the module stays loaded until exit, never unloaded), so
+// its pointer stays valid as it always did.
+//
+//   std::shared_ptr<const GpuKernel> k = GpuKernel::compileShared(src, "add.tk", opts, error);
+//   ... launches ...
+//   k.reset(); // the last handle: the module is unloaded
+//
+// Compiled kernels are found again through an in-memory table keyed by a
+// SHA-256 of the compiler version, the source text, file name and every
+// option, so compiling the same thing twice while a handle lives costs one
+// map lookup and gives the same kernel. The table holds weak references
+// (and the pinned ones): a kernel whose handles are all gone is recompiled
+// from the compile cache on the next request, which skips the compiler and
+// the JIT. The PTX and metadata, and the cubin the driver's JIT made from
+// them, also go to the disk cache (runtime/CompileCache.h), so another
+// process skips the compile and the JIT.
+//
+// launch() is the fast path: it checks each argument's kind against a table
+// built at compile time and points the driver's parameter array at the
+// arguments themselves, with no allocation and no lookup. Any thread may
+// launch, as long as the primary context is current there
+// (CudaDriver::makeCurrent).
+#pragma once
+
+#include "driver/CudaDriver.h"
+#include "ir/Specialize.h"
+#include "runtime/CompileCache.h"
+#include "tk/Device.h"
+#include "tk/Kernel.h"
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tk {
+
+/// One launch argument.
+struct GpuArg {
+  // The public API's kinds: Pointer, I1, I8, I16, I32, I64, F16, BF16,
+  // F32, F64.
+  using Kind = Arg::Kind;
+  // The value comes first: launch() hands the driver its address, and the
+  // driver copies as many bytes as the parameter has (1 for i1/i8, 2 for
+  // i16/fp16/bf16, ...) from the start of the union (little-endian). The
+  // public tk::Arg (include/tk/Kernel.h) has the same union.
+  Arg::Value value;
+  Kind kind;
+
+  static GpuArg ptr(CUdeviceptr p) {
+    GpuArg a(Kind::Pointer);
+    a.value.pointer = p;
+    return a;
+  }
+  static GpuArg ofI1(bool x) {
+    GpuArg a(Kind::I1);
+    a.value.i1 = x ? 1 : 0;
+    return a;
+  }
+  static GpuArg ofI8(int8_t x) {
+    GpuArg a(Kind::I8);
+    a.value.i8 = x;
+    return a;
+  }
+  static GpuArg ofI16(int16_t x) {
+    GpuArg a(Kind::I16);
+    a.value.i16 = x;
+    return a;
+  }
+  static GpuArg ofI32(int32_t x) {
+    GpuArg a(Kind::I32);
+    a.value.i32 = x;
+    return a;
+  }
+  static GpuArg ofI64(int64_t x) {
+    GpuArg a(Kind::I64);
+    a.value.i64 = x;
+    return a;
+  }
+  /// fp16 / bf16 from their 16-bit patterns (lang/Float16.h converts).
+  static GpuArg ofF16Bits(uint16_t bits) {
+    GpuArg a(Kind::F16);
+    a.value.bits16 = bits;
+    return a;
+  }
+  static GpuArg ofBF16Bits(uint16_t bits) {
+    GpuArg a(Kind::BF16);
+    a.value.bits16 = bits;
+    return a;
+  }
+  static GpuArg ofF32(float x) {
+    GpuArg a(Kind::F32);
+    a.value.f32 = x;
+    return a;
+  }
+  static GpuArg ofF64(double x) {
+    GpuArg a(Kind::F64);
+    a.value.f64 = x;
+    return a;
+  }
+
+private:
+  explicit GpuArg(Kind k) : kind(k) { value.i64 = 0; }
+};
+
+/// "pointer", "i1", "i8", "i16", "i32", "i64", "fp16", "bf16", "fp32", "fp64".
+const char *gpuArgKindName(GpuArg::Kind kind);
+
+struct GpuCompileOptions {
+  std::string kernel;                          // the @tk.jit function to compile
+  std::string signature;                       // Triton-style; empty: the annotations
+  std::map<std::string, ConstValue> constants; // constexpr values by name (tkc's -D)
+  int numWarps = 4;
+  std::string arch = "sm_90";
+  // Part of the cache key; the pipeline does not use them yet.
+  int numStages = 3;
+  bool debug = false;
+  /// Whatever else the caller's front end read to produce `source` (the
+  /// sources of @jit helpers it calls, values of globals): only hashed into
+  /// the cache key, so that a change there recompiles.
+  std::vector<std::string> keyExtras;
+  /// The driver JIT's optimisation level (CU_JIT_OPTIMIZATION_LEVEL 0-4);
+  /// -1: the driver's default.
+  int jitOptimizationLevel = -1;
+};
+
+/// Where a kernel came from.
+enum class GpuKernelOrigin : uint8_t {
+  Compiled, // front end, passes, LLVM, then the driver's JIT
+  Cache,    // PTX and metadata from the compile cache (memory or $TK_CACHE_DIR)
+};
+
+/// What a loaded kernel uses and what it cost to get it, for users
+/// (Python's .n_regs, .shared, .n_spills) and benchmarks.
+struct GpuKernelInfo {
+  int registers = 0;          // per thread
+  int localBytes = 0;         // per thread: spills and local arrays
+  int staticSharedBytes = 0;  // per program, declared in the PTX
+  int dynamicSharedBytes = 0; // per program, passed at launch
+  int maxThreadsPerBlock = 0; // what the function can be launched with
+  int numWarps = 4;
+  GpuKernelOrigin origin = GpuKernelOrigin::Compiled;
+  bool fromCubin = false;  // loaded from a cached cubin rather than PTX
+  double compileMs = 0;    // source -> PTX (0 when the PTX came from the cache)
+  double jitMs = 0;        // PTX -> cubin (0 with a cached cubin)
+  double loadMs = 0;       // cuModuleLoadData of the cubin, function lookup, attributes
+  std::string ptxCompiler; // what made the cubin: "nvjitlink", "ptxas", "driver" ("" if cached)
+  std::string ptxCompilerFallback; // why the ones tried before it failed ("" if none did)
+};
+
+/// Why compile() failed, for callers that raise typed errors (Python's
+/// tk.CompilationError / tk.OutOfResources).
+struct GpuFailure {
+  enum class Kind : uint8_t { None, Compile, Driver, OutOfResources } kind = Kind::None;
+  std::string resource; // OutOfResources: "shared memory", "registers", "threads"
+  int64_t needed = 0;
+  int64_t limit = 0;
+};
+
+/// Checks a loaded kernel's use against the device's per-program limits;
+/// false with `error` ("kernel 'k' is out of resources: shared memory: needs
+/// 262144 bytes per program, the device allows 232448") and `failure` set.
+bool checkKernelResources(const std::string &kernel, const GpuKernelInfo &info,
+                          const DeviceLimits &limits, std::string &error, GpuFailure &failure);
+
+/// One runtime parameter of a compiled kernel.
+struct GpuParam {
+  std::string name;
+  GpuArg::Kind kind = GpuArg::Kind::I32;
+  bool supported = true; // false for a type launch() cannot pass (none today)
+  std::string typeName;  // "ptr<fp32>", "i32", ...
+};
+
+class GpuKernel {
+public:
+  /// Compiles and loads `opts.kernel` from `source` (named `fileName` in
+  /// diagnostics), or returns the live kernel compiled from the same
+  /// inputs. Null after setting `error`; `failure`, when given, says which
+  /// kind of error it was. The module is unloaded with the last handle.
+  static std::shared_ptr<const GpuKernel>
+  compileShared(const std::string &source, const std::string &fileName,
+                const GpuCompileOptions &opts, std::string &error, GpuFailure *failure = nullptr);
+  /// The same, pinned for the process's life: the pointer stays valid until
+  /// exit and the module is never unloaded (tests, benches, tools).
+  static GpuKernel *compile(const std::string &source, const std::string &fileName,
+                            const GpuCompileOptions &opts, std::string &error,
+                            GpuFailure *failure = nullptr);
+  /// compile() from a file.
+  static GpuKernel *compileFile(const std::string &path, const GpuCompileOptions &opts,
+                                std::string &error, GpuFailure *failure = nullptr);
+
+  /// Unloads the module (see the header comment).
+  ~GpuKernel();
+  GpuKernel(const GpuKernel &) = delete;
+  GpuKernel &operator=(const GpuKernel &) = delete;
+
+  /// Launches on `grid` programs with `args` (see the header comment).
+  /// Returns false with `error` naming the argument on a count or kind
+  /// mismatch, or the CUDA error of cuLaunchKernel. Does not synchronize.
+  bool launch(std::array<unsigned, 3> grid, std::span<const GpuArg> args, CUstream stream,
+              std::string &error) const;
+
+  const std::string &name() const { return name_; }
+  const std::string &ptx() const { return ptx_; }
+  const std::vector<GpuParam> &params() const { return params_; }
+  int numWarps() const { return numWarps_; }
+  CUfunction function() const { return function_; }
+  const KernelResources &resources() const { return resources_; }
+  const GpuKernelInfo &info() const { return info_; }
+  /// The cubin the kernel was loaded from (empty if it was loaded from PTX).
+  const std::string &cubin() const { return cubin_; }
+
+private:
+  GpuKernel() = default;
+  bool reportMismatch(std::span<const GpuArg> args, std::string &error) const;
+
+  std::string name_;
+  std::string ptx_;
+  std::string cubin_;
+  std::vector<GpuParam> params_;
+  std::vector<GpuArg::Kind> kinds_; // params_[i].kind, packed for the launch check
+  bool allSupported_ = true;
+  int numWarps_ = 4;
+  CUmodule module_ = nullptr;
+  CUfunction function_ = nullptr;
+  KernelResources resources_;
+  GpuKernelInfo info_;
+  unsigned dynamicShared_ = 0;
+  const CudaFunctions *api_ = nullptr;
+  CudaDriver *driver_ = nullptr;
+
+  friend class GpuKernelCache;
+};
+
+/// Compiles `opts.kernel` of `source` to PTX without touching a GPU (tests,
+/// tools): the PTX text and the runtime parameters. False with rendered
+/// diagnostics in `error`.
+bool compileToPTX(const std::string &source, const std::string &fileName,
+                  const GpuCompileOptions &opts, std::string &ptx, std::vector<GpuParam> &params,
+                  int &numWarps, std::string &error);
+
+/// Everything a compile produces before the driver sees it; what the disk
+/// cache stores for a kernel.
+struct CompiledPTX {
+  std::string name;
+  std::string ptx;
+  std::vector<GpuParam> params;
+  int numWarps = 4;
+  int sharedBytes = 0;        // the function's shared_bytes attribute (0 if absent)
+  bool dynamicShared = false; // the PTX declares `.extern .shared`: pass sharedBytes at launch
+};
+bool compileToPTX(const std::string &source, const std::string &fileName,
+                  const GpuCompileOptions &opts, CompiledPTX &out, std::string &error);
+
+/// The cache key of a compile: compiler version and every input (options,
+/// keyExtras) except jitOptimizationLevel, which only keys the cubin.
+CacheKey gpuCompileKey(const std::string &source, const std::string &fileName,
+                       const GpuCompileOptions &opts);
+/// A module loaded through the cubin cache.
+struct CubinLoad {
+  CUmodule module = nullptr;
+  std::string cubin;
+  bool fromCache = false; // the cubin came from the cache (no JIT)
+  double jitMs = 0;       // time in PTX -> cubin when it did not
+  std::string compiler;   // which compiler made it ("" when cached)
+  std::string fallback;   // the failures of the compilers tried before it
+};
+/// The PTX compilers GpuKernel tries, in order: `jit.compiler` or else
+/// TK_PTX_COMPILER ("driver", "nvjitlink", "ptxas") first, then the
+/// driver's JIT; neither set: the driver's JIT alone (no faster compiler
+/// was measured: docs/driver.md). An unknown name puts a note in `note`
+/// and is skipped.
+std::vector<std::string> ptxCompilerOrder(const JitOptions &jit, std::string &note);
+/// PTX -> cubin for `driver`'s device with one named compiler (no
+/// fallback). The arch is sm_<compute capability>, with the `a` suffix when
+/// the PTX targets it.
+bool ptxToCubinWith(const std::string &compiler, CudaDriver &driver, const std::string &ptx,
+                    const JitOptions &jit, std::string &cubin, std::string &error);
+/// PTX -> loaded module the way GpuKernel does it, for callers that compile
+/// their own PTX (Python): the cubin cached under (ptxKey, driver version,
+/// compute capability, JIT level) in `cache` is loaded; without one (or if
+/// the driver rejects it) the PTX goes through the compilers of
+/// ptxCompilerOrder until one yields a cubin the driver loads; that cubin
+/// is stored. The cache key includes `jit.compiler` (or TK_PTX_COMPILER). `ptxKey` must identify
+/// `ptx` (e.g. gpuCompileKey of what produced it).
+bool loadThroughCubinCache(CudaDriver &driver, CompileCache &cache, const CacheKey &ptxKey,
+                           const std::string &ptx, const JitOptions &jit, CubinLoad &out,
+                           std::string &error);
+
+/// CompiledPTX <-> cache payload; parse fails (false) on any malformed input.
+std::string serializeCompiledPTX(const CompiledPTX &c);
+bool parseCompiledPTX(std::string_view payload, CompiledPTX &c);
+
+/// A device allocation that frees itself; for tests, examples and benches:
+/// the public tk::DeviceMemory (include/tk/Device.h), which owns the memory,
+/// with errors as strings instead of exceptions.
+class DeviceBuffer {
+public:
+  bool allocate(size_t bytes, std::string &error);
+  bool upload(const void *src, size_t bytes, std::string &error);
+  bool download(void *dst, size_t bytes, std::string &error) const;
+
+  CUdeviceptr ptr() const { return memory_.address(); }
+  size_t bytes() const { return memory_.bytes(); }
+  GpuArg arg() const { return GpuArg::ptr(ptr()); }
+
+private:
+  DeviceMemory memory_;
+};
+
+} // namespace tk

@@ -1,0 +1,488 @@
+// The public C++ API (include/tk/Error.h, Device.h, Kernel.h) over the
+// driver layer: CudaDriver for the device, memory and streams, GpuKernel for
+// compiling and launching. Every failure becomes a tk::Status or tk::Error
+// carrying the driver's message; nothing here prints or aborts.
+#include "lang/Float16.h"
+#include "runtime/Autotuner.h"
+#include "runtime/GpuKernel.h"
+#include "runtime/PublicApiImpl.h"
+
+#include <fmt/format.h>
+
+#include <cctype>
+#include <fstream>
+#include <new>
+#include <sstream>
+
+namespace tk {
+
+Status Status::failure(std::string message) {
+  Status s;
+  s.message = message.empty() ? "unknown error" : std::move(message);
+  // CudaDriver's messages name the error: "...: CUDA_ERROR_OUT_OF_MEMORY (out of memory)".
+  size_t at = s.message.find("CUDA_ERROR_");
+  if (at != std::string::npos) {
+    size_t end = at;
+    while (end < s.message.size() &&
+           (std::isupper(static_cast<unsigned char>(s.message[end])) ||
+            std::isdigit(static_cast<unsigned char>(s.message[end])) || s.message[end] == '_'))
+      ++end;
+    s.cudaError = s.message.substr(at, end - at);
+  }
+  return s;
+}
+
+CudaDriver &detail::driverOrThrow() {
+  std::string error;
+  CudaDriver *driver = CudaDriver::get(error);
+  if (!driver)
+    throw Error(error);
+  return *driver;
+}
+
+bool deviceAvailable(std::string *why) {
+  std::string error;
+  bool ok = CudaDriver::get(error) != nullptr;
+  if (why)
+    *why = ok ? "" : error;
+  return ok;
+}
+
+DeviceInfo deviceInfo() {
+  CudaDriver &driver = detail::driverOrThrow();
+  tune::Limits limits;
+  std::string error;
+  if (!tune::queryLimits(driver, limits, error))
+    throw Error(error);
+  DeviceInfo info;
+  info.name = driver.deviceName();
+  info.computeCapability = driver.computeCapability();
+  info.multiprocessors = driver.multiprocessorCount();
+  info.maxThreadsPerBlock = limits.maxThreadsPerBlock;
+  info.sharedBytesPerBlock = limits.sharedBytesPerBlock;
+  info.registersPerBlock = limits.registersPerBlock;
+  return info;
+}
+
+void synchronize() {
+  std::string error;
+  if (!detail::driverOrThrow().synchronize(error))
+    throw Error(error);
+}
+
+//
+// Stream
+//
+
+Stream Stream::create() {
+  CudaDriver &driver = detail::driverOrThrow();
+  CUstream s = nullptr;
+  std::string error;
+  if (!driver.check(driver.api().cuStreamCreate(&s, 0), "cuStreamCreate", error))
+    throw Error(error);
+  Stream out;
+  out.handle_ = s;
+  out.owned_ = true;
+  return out;
+}
+
+Stream Stream::wrap(void *handle) {
+  Stream out;
+  out.handle_ = handle;
+  return out;
+}
+
+Stream::~Stream() {
+  if (owned_ && handle_) {
+    std::string error;
+    if (CudaDriver *driver = CudaDriver::get(error))
+      driver->api().cuStreamDestroy(static_cast<CUstream>(handle_));
+  }
+}
+
+Stream::Stream(Stream &&other) noexcept : handle_(other.handle_), owned_(other.owned_) {
+  other.handle_ = nullptr;
+  other.owned_ = false;
+}
+
+Stream &Stream::operator=(Stream &&other) noexcept {
+  if (this != &other) {
+    Stream old(std::move(*this));
+    handle_ = other.handle_;
+    owned_ = other.owned_;
+    other.handle_ = nullptr;
+    other.owned_ = false;
+  }
+  return *this;
+}
+
+void Stream::synchronize() const {
+  CudaDriver &driver = detail::driverOrThrow();
+  std::string error;
+  if (!driver.check(driver.api().cuStreamSynchronize(static_cast<CUstream>(handle_)),
+                    "cuStreamSynchronize", error))
+    throw Error(error);
+}
+
+//
+// DeviceMemory
+//
+
+DeviceMemory::DeviceMemory(size_t bytes) {
+  std::string error;
+  if (!detail::driverOrThrow().allocate(bytes, ptr_, error))
+    throw Error(error);
+  bytes_ = bytes;
+}
+
+DeviceMemory::~DeviceMemory() { release(); }
+
+void DeviceMemory::release() noexcept {
+  if (ptr_) {
+    std::string error;
+    if (CudaDriver *driver = CudaDriver::get(error))
+      driver->free(ptr_, error);
+  }
+  ptr_ = 0;
+  bytes_ = 0;
+}
+
+DeviceMemory::DeviceMemory(DeviceMemory &&other) noexcept : ptr_(other.ptr_), bytes_(other.bytes_) {
+  other.ptr_ = 0;
+  other.bytes_ = 0;
+}
+
+DeviceMemory &DeviceMemory::operator=(DeviceMemory &&other) noexcept {
+  if (this != &other) {
+    release();
+    ptr_ = other.ptr_;
+    bytes_ = other.bytes_;
+    other.ptr_ = 0;
+    other.bytes_ = 0;
+  }
+  return *this;
+}
+
+namespace {
+
+void checkSize(const char *what, size_t bytes, size_t have) {
+  if (bytes > have)
+    throw Error(fmt::format("DeviceMemory::{}: {} bytes requested but the allocation has {}", what,
+                            bytes, have));
+}
+
+} // namespace
+
+void DeviceMemory::upload(const void *src, size_t bytes) {
+  checkSize("upload", bytes, bytes_);
+  std::string error;
+  if (bytes && !detail::driverOrThrow().copyToDevice(ptr_, src, bytes, error))
+    throw Error(error);
+}
+
+void DeviceMemory::download(void *dst, size_t bytes) const {
+  checkSize("download", bytes, bytes_);
+  std::string error;
+  if (bytes && !detail::driverOrThrow().copyToHost(dst, ptr_, bytes, error))
+    throw Error(error);
+}
+
+void DeviceMemory::zero() {
+  std::string error;
+  if (bytes_ && !detail::driverOrThrow().fill(ptr_, 0, bytes_, error))
+    throw Error(error);
+}
+
+//
+// Kernel
+//
+
+const char *argKindName(Arg::Kind kind) {
+  // The driver's names, in the same order.
+  return gpuArgKindName(static_cast<GpuArg::Kind>(kind));
+}
+
+Arg Arg::fp16(double x) { return fp16Bits(doubleToHalf(x)); }
+Arg Arg::bf16(double x) { return bf16Bits(doubleToBF16(x)); }
+
+std::string Constant::str() const { return detail::toConstValue(*this).str(); }
+
+ConstValue detail::toConstValue(const Constant &c) {
+  switch (c.kind) {
+  case Constant::Kind::Int:
+    return ConstValue::ofInt(c.intValue);
+  case Constant::Kind::Float:
+    return ConstValue::ofFloat(c.floatValue);
+  case Constant::Kind::Bool:
+    return ConstValue::ofBool(c.boolValue);
+  case Constant::Kind::String:
+    return ConstValue::ofString(c.stringValue);
+  }
+  return ConstValue::none();
+}
+
+GpuCompileOptions detail::toGpuOptions(const KernelOptions &options) {
+  GpuCompileOptions o;
+  o.kernel = options.kernel;
+  o.signature = options.signature;
+  for (const auto &[name, value] : options.constants)
+    o.constants[name] = toConstValue(value);
+  o.numWarps = options.numWarps;
+  o.numStages = options.numStages;
+  o.arch = options.arch;
+  return o;
+}
+
+detail::KernelData::~KernelData() {
+  // An image's module; a compiled kernel's goes with its last GpuKernel
+  // handle. Nothing to report to from here.
+  std::string ignored;
+  if (module && driver)
+    driver->unloadModule(module, ignored);
+}
+
+std::shared_ptr<const detail::KernelData>
+detail::KernelData::fromGpu(std::shared_ptr<const GpuKernel> gpu) {
+  auto d = std::make_shared<KernelData>();
+  d->name = gpu->name();
+  d->ptx = gpu->ptx();
+  d->numWarps = gpu->numWarps();
+  d->registers = gpu->resources().registers;
+  d->sharedBytes = gpu->resources().staticSharedBytes;
+  for (const GpuParam &p : gpu->params()) {
+    d->paramNames.push_back(p.name);
+    d->kinds.push_back(static_cast<Arg::Kind>(p.kind));
+  }
+  d->gpu = std::move(gpu);
+  return d;
+}
+
+Kernel detail::KernelData::wrap(std::shared_ptr<const KernelData> data) {
+  return Kernel(std::move(data));
+}
+
+Status Kernel::tryFromSource(const std::string &source, const KernelOptions &options,
+                             const std::string &fileName, Kernel &out) noexcept {
+  try {
+    std::string error;
+    GpuCompileOptions opts = detail::toGpuOptions(options);
+    std::shared_ptr<const GpuKernel> gpu = GpuKernel::compileShared(source, fileName, opts, error);
+    if (!gpu)
+      return Status::failure(error);
+    auto data = detail::KernelData::fromGpu(std::move(gpu));
+    if (options.specialize) {
+      auto variants = std::make_shared<detail::SpecializedVariants>();
+      if (!variants->specializer.init(source, fileName, opts, options.doNotSpecialize, error))
+        return Status::failure(error);
+      if (variants->specializer.active()) {
+        variants->source = source;
+        variants->fileName = fileName;
+        variants->base = std::move(opts);
+        std::const_pointer_cast<detail::KernelData>(data)->variants = std::move(variants);
+      }
+    }
+    out = Kernel(std::move(data));
+    return {};
+  } catch (const std::exception &e) {
+    return Status::failure(e.what());
+  }
+}
+
+Status Kernel::tryFromFile(const std::string &path, const KernelOptions &options,
+                           Kernel &out) noexcept {
+  std::string source, error;
+  if (!detail::readFile(path, source, error))
+    return Status::failure(error);
+  return tryFromSource(source, options, path, out);
+}
+
+Kernel Kernel::fromSource(const std::string &source, const KernelOptions &options,
+                          const std::string &fileName) {
+  Kernel k;
+  check(tryFromSource(source, options, fileName, k));
+  return k;
+}
+
+Kernel Kernel::fromFile(const std::string &path, const KernelOptions &options) {
+  Kernel k;
+  check(tryFromFile(path, options, k));
+  return k;
+}
+
+bool detail::readFile(const std::string &path, std::string &text, std::string &error) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    error = fmt::format("cannot read '{}'", path);
+    return false;
+  }
+  std::stringstream s;
+  s << in.rdbuf();
+  text = s.str();
+  return true;
+}
+
+Kernel Kernel::fromImage(const Image &image) {
+  CudaDriver &driver = detail::driverOrThrow();
+  std::string error;
+  auto d = std::make_shared<detail::KernelData>();
+  d->name = image.name;
+  d->paramNames = image.paramNames;
+  d->kinds = image.params;
+  d->numWarps = image.numWarps;
+  d->dynamicShared = unsigned(std::max(0, image.dynamicSharedBytes));
+  if (d->paramNames.size() != d->kinds.size())
+    throw Error(fmt::format("kernel image '{}': {} parameter names for {} parameters", image.name,
+                            d->paramNames.size(), d->kinds.size()));
+  // A cubin built for this very device loads without the JIT; otherwise the
+  // PTX goes through the driver's JIT.
+  bool useCubin = image.cubin && image.cubinBytes && image.cubinArch == driver.computeCapability();
+  std::string bytes =
+      useCubin ? std::string(reinterpret_cast<const char *>(image.cubin), image.cubinBytes)
+               : std::string(image.ptx ? image.ptx : "");
+  if (!useCubin)
+    d->ptx = bytes;
+  if (bytes.empty())
+    throw Error(fmt::format("kernel image '{}' has no PTX and no cubin for sm_{}", image.name,
+                            driver.computeCapability()));
+  KernelResources res;
+  if (!driver.makeCurrent(error) || !driver.loadModule(bytes, d->module, error))
+    throw Error(fmt::format("kernel '{}': {}", image.name, error));
+  d->driver = &driver; // from here on `d` unloads the module, on failure too
+  if (!driver.getFunction(d->module, image.name, d->function, error) ||
+      !driver.queryResources(d->function, res, error))
+    throw Error(fmt::format("kernel '{}': {}", image.name, error));
+  // Dynamic shared memory above the default 48 KiB needs the function's
+  // opt-in (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8).
+  if (d->dynamicShared > 48 * 1024 &&
+      !driver.check(driver.api().cuFuncSetAttribute(d->function, 8, int(d->dynamicShared)),
+                    "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)", error))
+    throw Error(fmt::format("kernel '{}': {}", image.name, error));
+  d->registers = res.registers;
+  d->sharedBytes = res.staticSharedBytes;
+  d->api = &driver.api();
+  return Kernel(d);
+}
+
+namespace {
+
+std::string countMismatch(const detail::KernelData &d, size_t passed) {
+  std::string names;
+  for (size_t i = 0; i < d.paramNames.size(); ++i)
+    names += (i ? ", " : "") + d.paramNames[i];
+  return fmt::format("kernel '{}' takes {} arguments ({}) but {} were passed", d.name,
+                     d.kinds.size(), names, passed);
+}
+
+} // namespace
+
+bool Kernel::launchRaw(Grid grid, std::span<const Arg> args, void *stream,
+                       Status *status) const noexcept {
+  constexpr size_t kMaxArgs = 64;
+  if (!data_) {
+    *status = Status::failure("launch of an empty tk::Kernel");
+    return false;
+  }
+  const detail::KernelData &d = *data_;
+  if (args.size() > kMaxArgs || args.size() != d.kinds.size()) {
+    *status = Status::failure(countMismatch(d, args.size()));
+    return false;
+  }
+  // Each argument converted to its parameter's kind. GpuArg has no default
+  // constructor: the array is raw storage filled in place (GpuArg is
+  // trivially destructible).
+  alignas(GpuArg) unsigned char storage[kMaxArgs * sizeof(GpuArg)];
+  GpuArg *gpuArgs = reinterpret_cast<GpuArg *>(storage);
+  for (size_t i = 0; i < args.size(); ++i)
+    if (!detail::convertArg(args[i], d.kinds[i], gpuArgs[i])) {
+      *status =
+          Status::failure(detail::conversionError(d.name, i, d.paramNames[i], d.kinds[i], args[i]));
+      return false;
+    }
+  if (d.gpu) {
+    // The kernel (a variant, or d.gpu) is held by `d`, which this handle
+    // holds: its module cannot be unloaded during the launch.
+    const GpuKernel *gpu = d.gpu.get();
+    std::string error;
+    if (d.variants) {
+      const detail::SpecializedVariants::Variant *v = d.variants->variantFor(args, error);
+      if (!v) {
+        *status = Status::failure(error);
+        return false;
+      }
+      gpu = v->kernel.get();
+    }
+    // GpuKernel launches with the dynamic shared memory it knows about.
+    if (!gpu->launch({grid.x, grid.y, grid.z}, std::span<const GpuArg>(gpuArgs, args.size()),
+                     static_cast<CUstream>(stream), error)) {
+      *status = Status::failure(error);
+      return false;
+    }
+    return true;
+  }
+  // An image kernel: the driver reads each parameter through a pointer to
+  // the converted value (at the start of GpuArg).
+  void *slots[kMaxArgs];
+  for (size_t i = 0; i < args.size(); ++i)
+    slots[i] = static_cast<void *>(&gpuArgs[i].value);
+  CUresult r =
+      d.api->cuLaunchKernel(d.function, grid.x, grid.y, grid.z, unsigned(d.numWarps) * 32, 1, 1,
+                            d.dynamicShared, static_cast<CUstream>(stream), slots, nullptr);
+  if (r != 0) {
+    std::string error;
+    std::string ignored;
+    CudaDriver *driver = CudaDriver::get(ignored);
+    if (driver)
+      driver->check(r, "cuLaunchKernel", error);
+    *status = Status::failure(fmt::format("kernel '{}': {}", d.name, error));
+    return false;
+  }
+  return true;
+}
+
+Kernel Kernel::specialized(std::span<const Arg> args) const {
+  if (!data_ || !data_->variants)
+    return *this;
+  const detail::KernelData &d = *data_;
+  if (args.size() != d.kinds.size())
+    throw Error(countMismatch(d, args.size()));
+  for (size_t i = 0; i < args.size(); ++i) {
+    alignas(GpuArg) unsigned char storage[sizeof(GpuArg)];
+    if (!detail::convertArg(args[i], d.kinds[i], *reinterpret_cast<GpuArg *>(storage)))
+      throw Error(detail::conversionError(d.name, i, d.paramNames[i], d.kinds[i], args[i]));
+  }
+  std::string error;
+  const detail::SpecializedVariants::Variant *v = d.variants->variantFor(args, error);
+  if (!v)
+    throw Error(error);
+  return Kernel(detail::KernelData::fromGpu(v->kernel));
+}
+
+Status Kernel::tryLaunch(Grid grid, std::span<const Arg> args,
+                         const Stream &stream) const noexcept {
+  Status s;
+  launchRaw(grid, args, stream.handle(), &s);
+  return s;
+}
+
+static const std::string kEmpty;
+static const std::vector<std::string> kNoNames;
+static const std::vector<Arg::Kind> kNoKinds;
+
+const std::string &Kernel::name() const { return data_ ? data_->name : kEmpty; }
+const std::string &Kernel::ptx() const { return data_ ? data_->ptx : kEmpty; }
+const std::vector<std::string> &Kernel::parameterNames() const {
+  return data_ ? data_->paramNames : kNoNames;
+}
+const std::vector<Arg::Kind> &Kernel::parameterKinds() const {
+  return data_ ? data_->kinds : kNoKinds;
+}
+int Kernel::numWarps() const { return data_ ? data_->numWarps : 0; }
+int Kernel::registers() const { return data_ ? data_->registers : 0; }
+int Kernel::sharedBytes() const { return data_ ? data_->sharedBytes : 0; }
+void *Kernel::function() const {
+  if (!data_)
+    return nullptr;
+  return data_->gpu ? data_->gpu->function() : data_->function;
+}
+
+} // namespace tk
