@@ -355,7 +355,7 @@ def bench(ptx_dir, rows, cases=SPEED_CASES, compare_jit=None, repeat=1):
             if not configs:
                 # The first config timed after Triton's autotuning measured
                 # 5-12% below its own later rounds in every run of
-                # 2026-11-30 (mmperf1-3): one untimed round first.
+                # 2026-11-30 (the runs of 3c245f8 and 8586ed9): one untimed round first.
                 triton.testing.do_bench(run)
             t = tflops(triton.testing.do_bench(run))
             configs.append({"kernel": name, "tflops": t, "rel_err": err, "ok": err <= 1e-2,

@@ -37,7 +37,7 @@ def leaky_relu(x):
                   num_stages=4, num_warps=4),
         # On an H100/H200 (sm_90a: tk.dot on wgmma) the large-matrix winner:
         # 2 warp groups of 128x256, 4 ring stages (192 KiB of shared memory),
-        # 0.85-0.88 of cuBLAS at 4096 (docs/codegen.md "Dot").
+        # 0.85-0.88 of cuBLAS at 4096 (docs/codegen/dot.md).
         tk.Config({"BLOCK_SIZE_M": 128, "BLOCK_SIZE_N": 256, "BLOCK_SIZE_K": 64, "GROUP_SIZE_M": 8},
                   num_stages=4, num_warps=8),
     ],
