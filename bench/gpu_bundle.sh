@@ -99,7 +99,9 @@ find_built() {
   for f in "$build/$name" "$build/bin/$name"; do
     [ -f "$f" ] && { echo "$f"; return; }
   done
-  f=$(find "$build" -name "$name" -type f -perm -u+x -not -path '*/CMakeFiles/*' 2>/dev/null | head -1)
+  # The newest, should a moved target have left an old copy behind.
+  f=$(find "$build" -name "$name" -type f -perm -u+x -not -path '*/CMakeFiles/*' -printf '%T@ %p\n' \
+    2>/dev/null | sort -rn | head -1 | cut -d' ' -f2-)
   [ -z "$f" ] || echo "$f"
 }
 need=()
