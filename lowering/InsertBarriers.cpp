@@ -1,31 +1,11 @@
-// --insert-barriers: a `barrier` (bar.sync of the whole program) before each
-// op whose shared-memory accesses conflict with accesses earlier ops made
-// since the last barrier, and nowhere else.
-//
-// Runs after --allocate-shared, on the offsets it recorded. Each op describes
-// its accesses (SharedMemory.h, sharedAccesses) in phases split by its own
-// internal barriers: a reduction across warps writes its scratch, syncs
-// inside its lowering, then reads it. The dataflow carries the set of
-// accesses made since the last barrier ("pending") through the IR:
-//  - before an op, if one of its first-phase accesses overlaps a pending one
-//    and either is a write (RAW, WAR, WAW: another thread's access, so
-//    ordering needs a barrier), a barrier goes there and pending empties;
-//  - an op with internal barriers leaves only its last phase pending;
-//  - `if` joins its branches (union); a `for`/`while` loop iterates its body
-//    with the back edge joined into the header until pending stops growing,
-//    so a read late in the body that the next iteration's write conflicts
-//    with gets its barrier at the top of the body.
-//
-//   %a = reduce %x {scratch_offset = 0}      pending {read [0,16)}
-//   %b = reduce %y {scratch_offset = 16}     disjoint: no barrier
-//   barrier                                  inserted: the write of [0,16) ...
-//   %c = reduce %z {scratch_offset = 0}      ... follows %a's read of it
+// --insert-barriers (InsertBarriers.h): the dataflow over pending accesses.
 //
 // Pending sets only grow across loop iterations (bounded by the finite set of
 // accesses in the function), so the iteration ends; a barrier placed in an
 // earlier iteration stays (it is needed for a subset of the final state).
+#include "lowering/InsertBarriers.h"
+#include "analysis/SharedMemory.h"
 #include "lowering/Pass.h"
-#include "lowering/SharedMemory.h"
 
 #include <set>
 #include <tuple>

@@ -86,11 +86,11 @@
 // (possibly through casts) and nothing else, and every value its operands
 // depend on can be re-computed: body ops that are pure, without regions and
 // not loads.
+#include "analysis/SharedMemory.h"
 #include "ir/Builder.h"
 #include "ir/IRContext.h"
 #include "ir/Layout.h"
 #include "lowering/Pass.h"
-#include "lowering/SharedMemory.h"
 #include "lowering/codegen/TargetOptions.h"
 
 #include <algorithm>

@@ -21,7 +21,7 @@
 //
 // `sem` (relaxed, acquire, release, acq_rel; default acq_rel) and `scope`
 // (cta, gpu, sys; default gpu) map to atom's qualifiers, as in Triton.
-#include "lowering/DataMovement.h"
+#include "analysis/DataMovement.h"
 #include "lowering/codegen/FunctionLowering.h"
 
 #include <fmt/format.h>

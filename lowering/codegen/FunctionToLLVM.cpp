@@ -3,7 +3,8 @@
 // the shared-memory scratch buffer, and the dispatch of each op to its
 // family's file.
 #include "analysis/AxisInfo.h"
-#include "lowering/SharedMemory.h"
+#include "lowering/AllocateShared.h"
+#include "lowering/InsertBarriers.h"
 #include "lowering/codegen/FunctionLowering.h"
 #include "lowering/codegen/LowerToLLVM.h"
 

@@ -37,7 +37,7 @@
 // the elements it holds at their row-major index (rows padded by a word, see
 // convertRowPadding), a barrier, every thread reads the elements its new
 // layout gives it.
-#include "lowering/SharedMemory.h"
+#include "analysis/SharedMemory.h"
 #include "lowering/codegen/FunctionLowering.h"
 
 #include <algorithm>

@@ -25,7 +25,7 @@
 //     its result elements back. Multi-operand combiner scans keep one scratch
 //     array per operand, at 16-byte aligned offsets.
 // The barrier before a scratch is reused is --insert-barriers' job.
-#include "lowering/DataMovement.h"
+#include "analysis/DataMovement.h"
 #include "lowering/codegen/FunctionLowering.h"
 
 #include <map>

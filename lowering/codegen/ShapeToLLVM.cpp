@@ -19,7 +19,7 @@
 // The helpers shared with the atomics and scans live here too: which thread
 // owns an element (threads past a dimension smaller than the tile hold
 // copies) and the exchange through shared memory.
-#include "lowering/DataMovement.h"
+#include "analysis/DataMovement.h"
 #include "lowering/codegen/FunctionLowering.h"
 
 namespace tk {

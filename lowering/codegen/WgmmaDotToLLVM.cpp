@@ -18,7 +18,7 @@
 // Also here: the end of a pipelined loop of wgmma dots (drainWgmma, and
 // wgmmaRowsInOrder for wgmma_native dots), which the loop's async_wait
 // lowers to (DotToLLVM.cpp).
-#include "lowering/SharedMemory.h"
+#include "analysis/SharedMemory.h"
 #include "lowering/codegen/DotLowering.h"
 
 #include <fmt/format.h>

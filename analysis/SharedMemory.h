@@ -1,15 +1,18 @@
 // SharedMemory: what the GPU passes and the lowering agree on about shared
-// memory. --allocate-shared (AllocateShared.cpp) gives every op that needs
-// scratch, and every local_alloc buffer, an offset into one per-kernel array;
-// --insert-barriers (InsertBarriers.cpp) reads the offsets and the accesses
-// described here to place `barrier` ops; the codegen reads the same offsets.
+// memory: how many bytes of it each op and buffer takes, and which bytes an
+// op touches. --allocate-shared (lowering/AllocateShared.h) gives every op
+// that needs scratch, and every local_alloc buffer, an offset into one
+// per-kernel array; --insert-barriers (lowering/InsertBarriers.h) reads the
+// offsets and the accesses described here to place `barrier` ops; the
+// codegen reads the same offsets and sizes.
 //
 //   %s = reduce %x {axis = 0, kind = "sum", scratch_offset = 0} : ...   (4 warps: 4 floats)
 //   %c = convert_layout %y {scratch_offset = 0} : ...                   (later, reuses 0)
 //   func @k(...) attributes {num_warps = 4, shared_bytes = 4096}
 //
 // Scratch lives only while its op runs; a buffer from its local_alloc to its
-// last use (to the end of a loop that uses it). Offsets are 16-byte aligned.
+// last use (to the end of a loop that uses it; Liveness.h). Offsets are
+// 16-byte aligned.
 #pragma once
 
 #include "ir/Module.h"
@@ -76,13 +79,5 @@ std::vector<std::vector<SharedAccess>> sharedAccesses(Operation &op, int64_t num
 
 /// The warps per program of `fn` (its num_warps attribute, else 4).
 int64_t functionNumWarps(Function &fn);
-
-/// Gives offsets to `fn`'s scratch and buffers (`scratch_offset` on each op)
-/// and sets `shared_bytes` on the function; returns the total.
-int64_t allocateShared(Function &fn);
-
-/// Inserts `barrier` ops where shared accesses of different ops conflict
-/// (InsertBarriers.cpp); returns how many.
-int64_t insertBarriers(Function &fn);
 
 } // namespace tk

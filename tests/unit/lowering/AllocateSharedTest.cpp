@@ -3,8 +3,10 @@
 // things that are live at once overlapping bytes, aligns every offset to 16
 // and reports the true total; and the buffer ops go through the whole
 // pipeline to PTX (swizzled stores and loads, the inserted barrier).
-#include "lowering/SharedMemory.h"
+#include "lowering/AllocateShared.h"
+#include "analysis/SharedMemory.h"
 #include "ir/Layout.h"
+#include "lowering/InsertBarriers.h"
 #include "lowering/PTXEmitter.h"
 #include "tests/unit/ir/IRTestUtil.h"
 

@@ -1,5 +1,5 @@
 // Data movement of reshape, trans, scan and atomics (see DataMovement.h).
-#include "lowering/DataMovement.h"
+#include "analysis/DataMovement.h"
 
 #include "ir/Layout.h"
 

@@ -2,7 +2,7 @@
 // memory and how much scratch they take (what --allocate-shared reserves and
 // the code generation relies on). The register-only reshape/trans answer is
 // checked against ThreadMap::coords element by element.
-#include "lowering/DataMovement.h"
+#include "analysis/DataMovement.h"
 #include "ir/Layout.h"
 #include "tests/unit/ir/IRTestUtil.h"
 
