@@ -8,7 +8,7 @@
 //
 // Stages (both modes; medians and minima in milliseconds, N compiles in one
 // warm process): the front end (lex, parse, checks), AST -> IR with
-// specialisation, the IR pipeline (lowering/Pipeline.h), the GPU passes
+// specialisation, the IR pipeline (compiler/Pipeline.h), the GPU passes
 // (layouts, shared memory, barriers, the cp.async ring), and, when tk is
 // built with LLVM, LLVM lowering, LLVM's optimisation pipeline and NVPTX code
 // generation (PTXTimings). Kernels: the tutorials' vector add, softmax at
@@ -46,18 +46,12 @@
 // with --json. Without a GPU it says so and exits 0.
 //
 // Not a test: nothing here runs under ctest.
+#include "compiler/Compiler.h"
 #include "driver/NvJitLink.h"
 #include "driver/Ptxas.h"
-#include "ir/ASTToIR.h"
 #include "lang/Float16.h"
-#include "lowering/PassManager.h"
-#include "lowering/Pipeline.h"
-#include "parser/Frontend.h"
 #include "runtime/CompileCache.h"
 #include "runtime/GpuKernel.h"
-#ifdef TK_BENCH_WITH_LLVM
-#include "lowering/PTXEmitter.h"
-#endif
 
 #include <fmt/format.h>
 
@@ -199,67 +193,40 @@ double msSince(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
 }
 
-// One compile of `c` from `source` to PTX, the way GpuKernel does it, with
-// the time of each stage. False with the rendered diagnostics in `error`.
+// One compile of `c` from `source` to PTX through the compiler's stages
+// (compiler/Compiler.h, as GpuKernel compiles), with the time of each stage.
+// False with the rendered diagnostics in `error`.
 bool stagedCompile(const Case &c, const std::string &source, double times[NumStages],
                    std::string &ptx, std::string &error) {
   std::fill(times, times + NumStages, 0.0);
-  SourceManager sm;
-  DiagnosticEngine diag(sm);
-  ast::Context actx;
-  IRContext ctx(sm);
-  Module module(ctx);
+  CompileOptions options;
+  options.arch = c.arch;
+  options.numWarps = c.numWarps;
+  options.numStages = c.numStages;
+  if (!options.readKnobs(error))
+    return false;
+  Compilation comp(options);
   KernelSpec spec;
   spec.kernel = c.kernel;
   spec.signature = c.signature;
   for (const auto &[k, v] : c.constants)
     spec.constants[k] = v;
-
-  auto t0 = Clock::now();
-  ast::Module *m = parseAndCheck(sm, sm.addBuffer(c.file, source), actx, diag);
-  times[FrontEnd] = msSince(t0);
-  bool ok = !diag.hasErrors();
-  if (ok) {
-    t0 = Clock::now();
-    ok = lowerKernel(*m, spec, ctx, module, diag) != nullptr;
-    times[ToIR] = msSince(t0);
-  }
-  if (ok) {
-    for (auto &fn : module.functions()) {
-      fn->attrs().set("num_warps", int64_t(c.numWarps));
-      if (c.numStages > 0)
-        fn->attrs().set("num_stages", int64_t(c.numStages));
-      if (std::string_view(c.arch).ends_with('a')) // as GpuKernel: wgmma
-        fn->attrs().set("arch", c.arch);
-    }
-    t0 = Clock::now();
-    PassManager pm(diag);
-    buildPipeline(pm);
-    ok = pm.run(module);
-    times[IRPipeline] = msSince(t0);
-  }
-  if (ok) {
-    t0 = Clock::now();
-    PassManager pm(diag);
-    buildGPUPipeline(pm);
-    ok = pm.run(module);
-    times[GPUPasses] = msSince(t0);
-  }
+  SourceText text{c.file, source, 1};
+  bool ok =
+      comp.parse(std::span(&text, 1)) && comp.lowerToIR(std::span(&spec, 1)) && comp.runGpuPasses();
 #ifdef TK_BENCH_WITH_LLVM
-  if (ok) {
-    TargetOptions target;
-    target.arch = c.arch;
-    target.numWarps = c.numWarps;
-    PTXTimings pt;
-    ptx.clear();
-    ok = emitPTX(module, target, ptx, diag, &pt);
-    times[LLVMLower] = pt.lowerMs;
-    times[LLVMOpt] = pt.optMs;
-    times[Codegen] = pt.codegenMs;
-  }
+  ptx.clear();
+  ok = ok && comp.emitPTX(ptx);
 #endif
+  const std::pair<const char *, int> stageOf[] = {
+      {"parse", FrontEnd},       {"ast-to-ir", ToIR},   {"block", IRPipeline}, {"gpu", GPUPasses},
+      {"llvm/lower", LLVMLower}, {"llvm/opt", LLVMOpt}, {"ptx", Codegen}};
+  for (const StageTime &t : comp.times())
+    for (const auto &[name, stage] : stageOf)
+      if (t.name == name)
+        times[stage] = t.ms;
   if (!ok)
-    error = diag.renderAll();
+    error = comp.diag().renderAll();
   return ok;
 }
 

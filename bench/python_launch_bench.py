@@ -477,7 +477,7 @@ def fmt(d, key, unit, digits=2):
 
 
 def verdict(launch):
-    # The way tk launches by default (TK_LAUNCH_PARAMS unset) is what counts.
+    # The way tk launches by default (the packed buffer) is what counts.
     key = "tk_packed_us" if launch.get("default_params") == "packed" else "tk_us"
     tk_us = launch.get(key)
     if not isinstance(tk_us, float) or not isinstance(launch.get("triton_us"), float):

@@ -1,6 +1,7 @@
 #include "driver/Ptxas.h"
 
 #include "driver/Files.h"
+#include "support/Knobs.h"
 
 #include <fmt/format.h>
 
@@ -29,9 +30,9 @@ std::string findPtxas(std::string &searched) {
   std::vector<std::string> candidates;
   // An explicit TK_PTXAS_PATH is the only candidate: a wrong one is an
   // error, not a reason to run some other ptxas.
-  if (const char *p = std::getenv("TK_PTXAS_PATH"); p && *p) {
+  if (std::string p = readRaw(Knob::PtxasPath).value_or(""); !p.empty()) {
     searched = fmt::format("TK_PTXAS_PATH={}", p);
-    return isExecutable(p) ? std::string(p) : "";
+    return isExecutable(p) ? p : "";
   }
   if (const char *home = std::getenv("CUDA_HOME"); home && *home)
     candidates.push_back(std::string(home) + "/bin/ptxas");

@@ -1,5 +1,5 @@
 #include "ir/Attribute.h"
-#include "lang/Quote.h"
+#include "support/Quote.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,5 +1,5 @@
 #include "lang/ASTPrinter.h"
-#include "lang/Quote.h"
+#include "support/Quote.h"
 
 #include <fmt/format.h>
 

@@ -99,10 +99,9 @@ double msSince(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
 }
 
-// tk's LLVM pipeline ("short", the default since session 7): the dozen
-// passes tk's lowering needs, in place of O3. ptxas optimises the PTX again
-// (CSE, scheduling, unrolling, its own register allocation), so what LLVM
-// must do is what ptxas cannot, or what makes code generation cheap:
+// tk's LLVM pipeline: the dozen passes tk's lowering needs, in place of O3. ptxas optimises the PTX
+// again (CSE, scheduling, unrolling, its own register allocation), so what LLVM must do is what
+// ptxas cannot, or what makes code generation cheap:
 //  - nvvm-reflect and inlining: libdevice's fp64 math (linked before);
 //  - nvvm-intr-range: the ranges of tid/ctaid, from which InstCombine proves
 //    `or disjoint` and no-wrap address arithmetic, so an element's address
@@ -119,8 +118,9 @@ double msSince(Clock::time_point t0) {
 //    combine loop); a second InstCombine and EarlyCSE; ADCE; globaldce.
 // On 101 kernels (every FileCheck PTX test; the tutorial matmul at sm_90 and
 // sm_90a, 7 tile configs x plain/A^T/B^T strides; the bias epilogue) ptxas
-// -O2 gives 1.3% more SASS instructions in all than after the lean pipeline
-// below, in the same ptxas time: 57 kernels are identical, the others within
+// -O2 gives 1.3% more SASS instructions in all than after the pipeline it
+// replaced (LLVM's O3 less five of its InstCombine runs), in the same ptxas
+// time: 57 kernels are identical, the others within
 // -3..+7% except the scan tests (their combine loop, which O3 unrolls by
 // five: 184 -> 336 and 584 -> 912 instructions); spills change only where
 // there were some, or in one bf16 mma test (0 -> 4 bytes). The 128x128x64
@@ -132,104 +132,41 @@ double msSince(Clock::time_point t0) {
 // was never timed), without LSR in code generation (spills in the large
 // mma.sync tiles), code generation at CodeGenOptLevel::None (twice the
 // PTX, ptxas 10 ms slower).
-const char *const kShortPipeline =
-    "function(nvvm-reflect,nvvm-intr-range),cgscc(inline),"
-    "function(sroa,early-cse,instcombine<max-iterations=1;no-verify-fixpoint>,reassociate,"
-    "simplifycfg,infer-alignment,"
-    "loop-mssa(loop-rotate<header-duplication;no-prepare-for-lto>,licm),loop-unroll<O3>,"
-    "instcombine<max-iterations=1;no-verify-fixpoint>,early-cse,adce),globaldce";
+// One pass a line, in LLVM's textual names (the NVPTX passes have no other
+// public spelling); `function(...)`, `cgscc(...)` and `loop-mssa(...)` run
+// the passes inside over each function, call-graph SCC and loop.
+const char *tkPipelineText() {
+  return "function("
+         /**/ "nvvm-reflect,"
+         /**/ "nvvm-intr-range"
+         "),"
+         "cgscc("
+         /**/ "inline"
+         "),"
+         "function("
+         /**/ "sroa,"
+         /**/ "early-cse,"
+         /**/ "instcombine<max-iterations=1;no-verify-fixpoint>,"
+         /**/ "reassociate,"
+         /**/ "simplifycfg,"
+         /**/ "infer-alignment,"
+         /**/ "loop-mssa("
+         /*    */ "loop-rotate<header-duplication;no-prepare-for-lto>,"
+         /*    */ "licm"
+         /**/ "),"
+         /**/ "loop-unroll<O3>,"
+         /**/ "instcombine<max-iterations=1;no-verify-fixpoint>,"
+         /**/ "early-cse,"
+         /**/ "adce"
+         "),"
+         "globaldce";
+}
 
-// The session-5 pipeline ("lean", TK_LLVM_OPT=lean): LLVM 19's O3 module pipeline as PassBuilder
-// builds it for NVPTX with tk's tuning options (printed by `opt -O3
-// -print-pipeline-passes`, without the SLP vectoriser, which
-// PipelineTuningOptions leaves off), less what does nothing for tk's
-// kernels or costs more than it finds in them:
-//  - five of its eight InstCombine runs: the third, fifth and seventh (after
-//    the loop passes of the function simplification, at its end, after the
-//    vector combiner) and, since the lowering emits less IR (2026-11-30 s5),
-//    the sixth (after loop-load-elim) and the last;
-//  - GVN's load elimination (gvn<no-memdep>): EarlyCSE over MemorySSA has
-//    already removed the redundant loads tk's kernels have, and the memory
-//    dependence queries behind it were a sixth of the matmul's compile
-//    (basic alias analysis of every shared load against the 20 accesses
-//    before it);
-//  - called-value propagation (it annotates indirect calls; tk emits none);
-//  - the final verifier (tk verifies the IR it lowers).
-// With setLLVMLimits() the whole compile of the 128x128x32 fp16 ring matmul
-// (tkc --emit=ptx, callgrind) runs 610 instead of 833 million instructions
-// (memdep 137, DSE's limit 34, the two InstCombines 37, called-value
-// propagation 15), where the session-4 pipeline had taken opt from 85 to 44
-// ms. The PTX is byte-identical to the previous lean pipeline's on 63
-// kernels: every FileCheck PTX test, softmax at 1024/4096/16384 (16384 on
-// 32 and 16 warps), layer norm at 1024/4096/16384 and four matmul configs at
-// sm_90 and sm_90a (compile-load-2026-11-30-s5.md); that one equalled O3 on 51
-// (compile-load-2026-11-30-4.md), and llvm_pipeline_tests checks lean == O3
-// on the softmax and the ring matmul. Of the InstCombines, without the first
-// or the second 29 or 17 of the 63 change, without the fourth as well as the
-// sixth and last 50; O1 changed 16 of the 51.
-const char *const kLeanPipeline =
-    "annotation2metadata,forceattrs,function(nvvm-reflect,nvvm-intr-range),inferattrs,"
-    "coro-early,function<eager-inv>(ee-instrument<>,lower-expect,"
-    "simplifycfg<bonus-inst-threshold=1;no-forward-switch-cond;no-switch-range-to-icmp;"
-    "no-switch-to-lookup;keep-loops;no-hoist-common-insts;no-sink-common-insts;"
-    "speculate-blocks;simplify-cond-branch;no-speculate-unpredictables>,sroa<modify-cfg>,"
-    "early-cse<>,callsite-splitting),openmp-opt,ipsccp,globalopt,"
-    "function<eager-inv>(mem2reg,instcombine<max-iterations=1;no-use-loop-info;"
-    "no-verify-fixpoint>,simplifycfg<bonus-inst-threshold=1;no-forward-switch-cond;"
-    "switch-range-to-icmp;no-switch-to-lookup;keep-loops;no-hoist-common-insts;"
-    "no-sink-common-insts;speculate-blocks;simplify-cond-branch;"
-    "no-speculate-unpredictables>),always-inline,require<globals-aa>,"
-    "function(invalidate<aa>),require<profile-summary>,cgscc(devirt<4>(inline,"
-    "function-attrs<skip-non-recursive-function-attrs>,argpromotion,openmp-opt-cgscc,"
-    "function<eager-inv;no-rerun>(sroa<modify-cfg>,early-cse<memssa>,"
-    "speculative-execution<only-if-divergent-target>,jump-threading,correlated-propagation,"
-    "simplifycfg<bonus-inst-threshold=1;no-forward-switch-cond;switch-range-to-icmp;"
-    "no-switch-to-lookup;keep-loops;no-hoist-common-insts;no-sink-common-insts;"
-    "speculate-blocks;simplify-cond-branch;no-speculate-unpredictables>,"
-    "instcombine<max-iterations=1;no-use-loop-info;no-verify-fixpoint>,"
-    "aggressive-instcombine,libcalls-shrinkwrap,tailcallelim,"
-    "simplifycfg<bonus-inst-threshold=1;no-forward-switch-cond;switch-range-to-icmp;"
-    "no-switch-to-lookup;keep-loops;no-hoist-common-insts;no-sink-common-insts;"
-    "speculate-blocks;simplify-cond-branch;no-speculate-unpredictables>,reassociate,"
-    "constraint-elimination,loop-mssa(loop-instsimplify,loop-simplifycfg,"
-    "licm<no-allowspeculation>,loop-rotate<header-duplication;no-prepare-for-lto>,"
-    "licm<allowspeculation>,simple-loop-unswitch<nontrivial;trivial>),"
-    "simplifycfg<bonus-inst-threshold=1;no-forward-switch-cond;switch-range-to-icmp;"
-    "no-switch-to-lookup;keep-loops;no-hoist-common-insts;no-sink-common-insts;"
-    "speculate-blocks;simplify-cond-branch;no-speculate-unpredictables>,loop(loop-idiom,"
-    "indvars,simple-loop-unswitch<nontrivial;trivial>,loop-deletion,loop-unroll-full),"
-    "sroa<modify-cfg>,vector-combine,mldst-motion<no-split-footer-bb>,gvn<no-memdep>,sccp,bdce,"
-    "instcombine<max-iterations=1;no-use-loop-info;no-verify-fixpoint>,jump-threading,"
-    "correlated-propagation,adce,memcpyopt,dse,move-auto-init,"
-    "loop-mssa(licm<allowspeculation>),coro-elide,simplifycfg<bonus-inst-threshold=1;"
-    "no-forward-switch-cond;switch-range-to-icmp;no-switch-to-lookup;keep-loops;"
-    "hoist-common-insts;sink-common-insts;speculate-blocks;simplify-cond-branch;"
-    "no-speculate-unpredictables>),function-attrs,"
-    "function(require<should-not-run-function-passes>),coro-split)),deadargelim,coro-cleanup,"
-    "globalopt,globaldce,elim-avail-extern,rpo-function-attrs,recompute-globalsaa,"
-    "function<eager-inv>(float2int,lower-constant-intrinsics,chr,"
-    "loop(loop-rotate<header-duplication;no-prepare-for-lto>,loop-deletion),loop-distribute,"
-    "inject-tli-mappings,loop-vectorize<no-interleave-forced-only;no-vectorize-forced-only;>,"
-    "infer-alignment,loop-load-elim,simplifycfg<bonus-inst-threshold=1;forward-switch-cond;"
-    "switch-range-to-icmp;switch-to-lookup;no-keep-loops;hoist-common-insts;"
-    "sink-common-insts;speculate-blocks;simplify-cond-branch;no-speculate-unpredictables>,"
-    "vector-combine,loop-unroll<O3>,transform-warning,sroa<preserve-cfg>,"
-    "infer-alignment,loop-mssa(licm<allowspeculation>),alignment-from-assumptions,loop-sink,"
-    "instsimplify,"
-    "div-rem-pairs,tailcallelim,simplifycfg<bonus-inst-threshold=1;no-forward-switch-cond;"
-    "switch-range-to-icmp;no-switch-to-lookup;keep-loops;no-hoist-common-insts;"
-    "no-sink-common-insts;speculate-blocks;simplify-cond-branch;speculate-unpredictables>),"
-    "globaldce,constmerge,cg-profile,rel-lookup-table-converter,function(annotation-remarks)";
-
-// LLVM's optimisation pipeline: the short one unless TK_LLVM_OPT says O0 (no
-// optimisation: --emit=llvm then shows the IR as tk's lowering made it),
-// lean (the session-5 pipeline above), O1, O2 or O3 (LLVM's own pipelines
-// with LLVM's own limits), for measuring compile time and PTX against them.
-// Anything else means short.
-enum class LLVMPipeline { None, O1, O2, O3, Lean, Short };
-LLVMPipeline llvmPipeline() {
-  const char *env = std::getenv("TK_LLVM_OPT");
-  std::string level = env ? env : "";
+// LLVM's optimisation pipeline: tk's own (above) unless the options name
+// one of LLVM's levels: O0 (no optimisation: --emit=llvm then shows the IR as
+// tk's lowering made it), O1, O2 or O3, for measuring against them.
+enum class LLVMPipeline { None, O1, O2, O3, Tk };
+LLVMPipeline llvmPipeline(const std::string &level) {
   if (level == "O0")
     return LLVMPipeline::None;
   if (level == "O1")
@@ -238,31 +175,7 @@ LLVMPipeline llvmPipeline() {
     return LLVMPipeline::O2;
   if (level == "O3")
     return LLVMPipeline::O3;
-  if (level == "lean")
-    return LLVMPipeline::Lean;
-  return LLVMPipeline::Short;
-}
-
-// One of LLVM's compile-time limits, lowered once per process by the first
-// compile with the lean pipeline (the other pipelines are LLVM's as they
-// are; a process that switches TK_LLVM_OPT keeps the limit). tk's kernels
-// are long single blocks of shared-memory stores and loads (the matmul's
-// ring: 160 + 160), over which dead store elimination walks MemorySSA up to
-// 90 steps per store: 30 ms of the matmul's O3 (opt, development machine).
-// At 5 steps the PTX of the 63 kernels above is byte-identical (at 2
-// scan-tuple.tk keeps a dead global store); 10, the previous limit, cost 34
-// million more instructions on the matmul. (GVN's memory dependence scan
-// limit, lowered before, no longer matters: the lean GVN does not use it.)
-// The option is one of LLVM's command-line options of tk's own statically
-// linked copy (libtk.so hides its symbols), so nothing outside tk sees it. A
-// missing option (another LLVM) leaves the default.
-void setLLVMLimits() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    llvm::cl::Option *option = llvm::cl::getRegisteredOptions().lookup("dse-memoryssa-walklimit");
-    if (option)
-      option->addOccurrence(0, "dse-memoryssa-walklimit", "5");
-  });
+  return LLVMPipeline::Tk;
 }
 
 // Lowers, verifies and optimises; null after reporting an error.
@@ -282,7 +195,7 @@ std::unique_ptr<llvm::Module> buildOptimized(Module &module, const TargetOptions
     return nullptr;
   }
   // fp64 math calls libdevice: link what is used before O3 inlines it.
-  if (!linkLibdevice(*llmod, diag))
+  if (!linkLibdevice(*llmod, options.libdevicePath, diag))
     return nullptr;
   if (timings)
     timings->lowerMs = msSince(t0);
@@ -298,8 +211,7 @@ std::unique_ptr<llvm::Module> buildOptimized(Module &module, const TargetOptions
   pb.registerLoopAnalyses(lam);
   pb.crossRegisterProxies(lam, fam, cgam, mam);
   llvm::ModulePassManager mpm;
-  LLVMPipeline pipeline = llvmPipeline();
-  switch (pipeline) {
+  switch (llvmPipeline(options.llvmOpt)) {
   case LLVMPipeline::None:
     break;
   case LLVMPipeline::O1:
@@ -311,19 +223,14 @@ std::unique_ptr<llvm::Module> buildOptimized(Module &module, const TargetOptions
   case LLVMPipeline::O3:
     mpm = pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
     break;
-  case LLVMPipeline::Lean:
-  case LLVMPipeline::Short: {
-    if (pipeline == LLVMPipeline::Lean)
-      setLLVMLimits();
-    const char *text = pipeline == LLVMPipeline::Lean ? kLeanPipeline : kShortPipeline;
-    if (llvm::Error error = pb.parsePassPipeline(mpm, text)) {
+  case LLVMPipeline::Tk:
+    if (llvm::Error error = pb.parsePassPipeline(mpm, tkPipelineText())) {
       // Only another LLVM than the one tk is built for gets here.
       diag.error({}, fmt::format("internal error: tk's LLVM pass pipeline does not parse: {}",
                                  llvm::toString(std::move(error))));
       return nullptr;
     }
     break;
-  }
   }
   mpm.run(*llmod, mam);
   if (timings)
@@ -349,7 +256,7 @@ bool emitLLVMIR(Module &module, const TargetOptions &options, std::string &out,
 }
 
 bool emitPTX(Module &module, const TargetOptions &options, std::string &out, DiagnosticEngine &diag,
-             PTXTimings *timings) {
+             PTXTimings *timings, std::string *llvmText) {
   llvm::TargetMachine *tm = targetMachine(options, diag);
   if (!tm)
     return false;
@@ -357,6 +264,10 @@ bool emitPTX(Module &module, const TargetOptions &options, std::string &out, Dia
   std::unique_ptr<llvm::Module> llmod = buildOptimized(module, options, llctx, *tm, diag, timings);
   if (!llmod)
     return false;
+  if (llvmText) {
+    llvm::raw_string_ostream os(*llvmText);
+    llmod->print(os, nullptr);
+  }
   auto t0 = Clock::now();
   llvm::SmallString<0> ptx;
   llvm::raw_svector_ostream os(ptx);
@@ -379,7 +290,8 @@ bool emitLLVMIR(Module &, const TargetOptions &, std::string &, DiagnosticEngine
   diag.error({}, "this tk was built without LLVM (TK_WITH_LLVM=OFF): no GPU code generation");
   return false;
 }
-bool emitPTX(Module &, const TargetOptions &, std::string &, DiagnosticEngine &diag, PTXTimings *) {
+bool emitPTX(Module &, const TargetOptions &, std::string &, DiagnosticEngine &diag, PTXTimings *,
+             std::string *) {
   diag.error({}, "this tk was built without LLVM (TK_WITH_LLVM=OFF): no GPU code generation");
   return false;
 }

@@ -1,8 +1,8 @@
 // PTXEmitter: the last stage of GPU code generation. Block IR with layouts
 // (after the GPU pipeline) -> LLVM IR (lowering/codegen) -> tk's LLVM
-// pipeline (a dozen passes, not O3: ptxas optimises again; TK_LLVM_OPT=lean
-// picks the session-5 pipeline, O3 less five InstCombine runs, and O0..O3
-// LLVM's own) -> PTX text from the NVPTX back end.
+// pipeline (a dozen passes, not O3: ptxas optimises again; TargetOptions::
+// llvmOpt picks LLVM's own O0..O3 instead) -> PTX text from the NVPTX back
+// end.
 //
 //   TargetOptions opts;  opts.arch = "sm_90a";
 //   std::string ptx;
@@ -28,12 +28,13 @@ bool emitLLVMIR(Module &module, const TargetOptions &options, std::string &out,
 /// Where emitPTX's time goes, in milliseconds (bench/compile_bench.cpp).
 struct PTXTimings {
   double lowerMs = 0;   // block IR -> LLVM IR, verification, libdevice linking
-  double optMs = 0;     // LLVM's optimisation pipeline (short, or TK_LLVM_OPT's)
+  double optMs = 0;     // LLVM's optimisation pipeline (tk's, or llvmOpt's)
   double codegenMs = 0; // NVPTX code generation to PTX text
 };
 
-/// The PTX of every kernel of `module`; with `timings`, the time of each step.
+/// The PTX of every kernel of `module`; with `timings`, the time of each step;
+/// with `llvmText`, the optimised LLVM IR it was generated from.
 bool emitPTX(Module &module, const TargetOptions &options, std::string &out, DiagnosticEngine &diag,
-             PTXTimings *timings = nullptr);
+             PTXTimings *timings = nullptr, std::string *llvmText = nullptr);
 
 } // namespace tk

@@ -4,7 +4,6 @@
 #include "ir/Verifier.h"
 
 #include <chrono>
-#include <cstdlib>
 #include <fmt/format.h>
 
 namespace tk {
@@ -30,13 +29,6 @@ const PassInfo *lookupPass(std::string_view flag) {
   return nullptr;
 }
 
-void PassManager::configureFromEnvironment() {
-  if (const char *dump = std::getenv("TK_DUMP_IR"))
-    dumpFilter_ = dump;
-  if (const char *time = std::getenv("TK_TIME_PASSES"))
-    timePasses_ = std::string_view(time) != "" && std::string_view(time) != "0";
-}
-
 bool PassManager::dumps(std::string_view flag) const {
   if (dumpFilter_.empty())
     return false;
@@ -54,14 +46,15 @@ bool PassManager::dumps(std::string_view flag) const {
 
 bool PassManager::run(Module &module) {
   using Clock = std::chrono::steady_clock;
-  std::vector<double> millis;
+  times_.clear();
   bool ok = true;
   for (auto &pass : passes_) {
     unsigned errorsBefore = diag_.numErrors();
     pass->setOutput(sink_);
     Clock::time_point start = Clock::now();
     bool changed = pass->run(module, diag_);
-    millis.push_back(std::chrono::duration<double, std::milli>(Clock::now() - start).count());
+    times_.emplace_back(pass->flag(),
+                        std::chrono::duration<double, std::milli>(Clock::now() - start).count());
     if (diag_.numErrors() != errorsBefore) {
       ok = false;
       break;
@@ -80,12 +73,12 @@ bool PassManager::run(Module &module) {
   }
   if (timePasses_) {
     double total = 0;
-    for (double ms : millis)
+    for (const auto &[flag, ms] : times_)
       total += ms;
     std::string table = "// pass timing (wall clock)\n";
-    for (size_t i = 0; i < millis.size(); ++i)
-      table += fmt::format("//   {:>10.3f} ms  {:5.1f}%  {}\n", millis[i],
-                           total > 0 ? 100 * millis[i] / total : 0.0, passes_[i]->flag());
+    for (const auto &[flag, ms] : times_)
+      table += fmt::format("//   {:>10.3f} ms  {:5.1f}%  {}\n", ms,
+                           total > 0 ? 100 * ms / total : 0.0, flag);
     table += fmt::format("//   {:>10.3f} ms  100.0%  total\n", total);
     emit(table);
   }

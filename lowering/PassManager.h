@@ -2,18 +2,21 @@
 // users expect.
 //
 //   PassManager pm(diag);
-//   pm.configureFromEnvironment();          // TK_DUMP_IR, TK_TIME_PASSES
+//   pm.setDumpIR("all");                    // TK_DUMP_IR, as the compiler reads it
 //   pm.setSink([&](std::string_view s) { std::cerr << s; });
-//   buildPipeline(pm);                      // lowering/Pipeline.h
+//   buildPipeline(pm);                      // compiler/Pipeline.h
 //   bool ok = pm.run(module);
 //
 // - verification: after every pass in debug builds, and whenever
 //   setVerifyEach(true) (tests ask for it); a pass leaving invalid IR stops
 //   the run with the verifier's errors plus a note naming the pass.
-// - TK_DUMP_IR=all or TK_DUMP_IR=<flag>[,<flag>...]: the IR after each
+// - setDumpIR("all") or setDumpIR("<flag>[,<flag>...]"): the IR after each
 //   (matching) pass, only when the pass changed it, as
 //   "// -----// IR after canonicalize //----- //" and the module text.
-// - TK_TIME_PASSES=1: a table of wall time per pass after the run.
+// - setTimePasses(true): a table of wall time per pass after the run;
+//   lastTimes() has the same figures either way.
+// The entry points fill these from TK_DUMP_IR and TK_TIME_PASSES
+// (compiler/Compiler.h's CompileHooks); the PassManager reads no environment.
 //
 // Library code never prints: dumps and the table go to the sink the caller
 // sets (nothing is written when there is none).
@@ -23,6 +26,7 @@
 
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace tk {
@@ -42,8 +46,8 @@ public:
   void setTimePasses(bool on) { timePasses_ = on; }
   void setPrintLocations(bool on) { printLocations_ = on; }
   void setSink(Sink sink) { sink_ = std::move(sink); }
-  /// Reads TK_DUMP_IR and TK_TIME_PASSES.
-  void configureFromEnvironment();
+  /// The wall time of each pass of the last run, in order (flag, ms).
+  const std::vector<std::pair<std::string_view, double>> &lastTimes() const { return times_; }
 
   /// Runs the passes in order; false when a pass reported an error or left
   /// IR that does not verify (the run stops there).
@@ -67,6 +71,7 @@ private:
   bool timePasses_ = false;
   bool printLocations_ = false;
   Sink sink_;
+  std::vector<std::pair<std::string_view, double>> times_;
 };
 
 } // namespace tk

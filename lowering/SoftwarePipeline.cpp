@@ -104,12 +104,14 @@
 namespace tk {
 namespace {
 
-// Whether the comparison knob `name` (an environment variable) is "0": it
-// turns one of the pass's optimisations off, for measuring against it.
-bool knobOff(const char *name) {
-  const char *value = std::getenv(name);
-  return value && std::string_view(value) == "0";
-}
+// Two of the pass's optimisations, on unless a function's attributes turn
+// them off (`wgmma_inflight = false`, `wgmma_native = false`: what
+// TK_WGMMA_INFLIGHT=0 / TK_WGMMA_NATIVE=0 record through the compile
+// options), for measuring against them.
+struct Switches {
+  bool wgmmaInflight = true;
+  bool wgmmaNative = true;
+};
 
 bool isCast(const Operation *op) {
   return op && op->hasTrait(OpTrait::Elementwise) && op->numOperands() == 1 &&
@@ -128,7 +130,8 @@ template <class Map> Value *cloneMapped(Builder &b, Operation *def, Map map) {
 
 class LoopPipeliner {
 public:
-  LoopPipeliner(IRContext &ctx, Operation &loop) : ctx_(ctx), loop_(loop), body_(&loop.body()) {
+  LoopPipeliner(IRContext &ctx, Operation &loop, Switches switches)
+      : ctx_(ctx), loop_(loop), body_(&loop.body()), switches_(switches) {
     unsigned i = 0;
     for (Operation &op : *body_)
       order_[&op] = i++;
@@ -282,9 +285,9 @@ public:
     std::vector<Value *> rings;
     bool wgmma = feedsWgmma(loads);
     // wgmma dots whose group may stay in flight across the back edge
-    // (wgmma_pending = 1); TK_WGMMA_INFLIGHT=0 keeps the simple form
+    // (wgmma_pending = 1); `wgmma_inflight = false` keeps the simple form
     // (wait_group 0 in each iteration), for comparisons.
-    bool keepInFlight = wgmma && stages >= 3 && !knobOff("TK_WGMMA_INFLIGHT");
+    bool keepInFlight = wgmma && stages >= 3 && switches_.wgmmaInflight;
     std::vector<Operation *> inFlight =
         keepInFlight ? carriedWgmmaDots(loads) : std::vector<Operation *>{};
     std::vector<Operation *> native;
@@ -431,10 +434,10 @@ private:
   // each 128-byte global line over two column blocks, and the copies ran at
   // 390 instead of 515 TFLOP/s (fp16 4096^3, 128x256x64, 8 warps; H200,
   // bench/results/novel-matmul-2026-11-30-s6-variants.md). Unpermuted, the
-  // rows are put in order once after the loop instead. TK_WGMMA_NATIVE=0
-  // keeps the permutation, for comparisons.
+  // rows are put in order once after the loop instead. `wgmma_native =
+  // false` keeps the permutation, for comparisons.
   bool nativeOrder(Operation *dot, const std::vector<Operation *> &loads) const {
-    if (knobOff("TK_WGMMA_NATIVE"))
+    if (!switches_.wgmmaNative)
       return false;
     Value *a = dot->operand(0);
     Operation *load = a->definingOp();
@@ -650,6 +653,7 @@ private:
   Block *body_;
   std::map<Operation *, unsigned> order_;
   std::map<Value *, Value *> current_;
+  Switches switches_;
 };
 
 class SoftwarePipelinePass : public Pass {
@@ -662,6 +666,9 @@ public:
       int64_t kernelStages = fn->attrs().getInt("num_stages").value_or(3);
       int64_t sharedLimit =
           fn->attrs().getInt("max_shared_bytes").value_or(LoopPipeliner::kWgmmaMaxSharedBytes);
+      Switches switches;
+      switches.wgmmaInflight = fn->attrs().getBool("wgmma_inflight").value_or(true);
+      switches.wgmmaNative = fn->attrs().getBool("wgmma_native").value_or(true);
       std::vector<Operation *> loops;
       fn->walk([&](Operation *op) {
         if (op->is(Opcode::For))
@@ -672,7 +679,7 @@ public:
         int64_t stages = loop->attrs().getInt("num_stages").value_or(kernelStages);
         if (stages < 2)
           continue;
-        LoopPipeliner p(module.context(), *loop);
+        LoopPipeliner p(module.context(), *loop, switches);
         std::vector<Operation *> loads = p.candidates();
         if (loads.empty())
           continue;

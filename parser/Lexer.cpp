@@ -1,5 +1,5 @@
 #include "parser/Lexer.h"
-#include "lang/Quote.h"
+#include "support/Quote.h"
 
 #include <fmt/format.h>
 

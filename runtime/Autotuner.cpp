@@ -2,6 +2,7 @@
 #include "runtime/Autotuner.h"
 
 #include "runtime/CompileCache.h"
+#include "support/Knobs.h"
 
 #include <fmt/format.h>
 
@@ -23,14 +24,6 @@ std::string oneLine(std::string text) {
   std::replace(text.begin(), text.end(), '\n', ' ');
   std::replace(text.begin(), text.end(), '\r', ' ');
   return text;
-}
-
-bool envOff(const char *name) {
-  const char *v = std::getenv(name);
-  if (!v)
-    return false;
-  std::string s(v);
-  return s == "0" || s == "false" || s == "off" || s == "no";
 }
 
 // A time printed so that reading it back gives the same double.
@@ -137,12 +130,7 @@ unsigned compileThreads(size_t jobs, unsigned requested) {
     return 1;
   size_t n = requested;
   if (n == 0)
-    if (const char *env = std::getenv("TK_COMPILE_THREADS"); env && *env) {
-      char *end = nullptr;
-      long v = std::strtol(env, &end, 10);
-      if (*end == '\0' && v > 0)
-        n = size_t(v);
-    }
+    n = size_t(readInt(Knob::CompileThreads).value);
   if (n == 0)
     n = std::max(1u, std::thread::hardware_concurrency());
   return unsigned(std::min(n, jobs));
@@ -169,7 +157,7 @@ Tuner::Tuner(std::vector<Config> configs, Options options)
     : configs_(std::move(configs)), options_(std::move(options)) {}
 
 std::string Tuner::cachePath(const std::string &key) const {
-  if (!options_.diskCache || envOff("TK_AUTOTUNE_CACHE"))
+  if (!options_.diskCache || !readBool(Knob::AutotuneCache).value)
     return "";
   std::string root = options_.cacheDir.empty() ? cacheDirectory() : options_.cacheDir;
   if (root.empty())

@@ -1,5 +1,6 @@
 #include "runtime/CompileCache.h"
 
+#include "support/Knobs.h"
 #include "tk/Version.h"
 
 #include <fmt/format.h>
@@ -177,13 +178,15 @@ std::string resolveCacheDirectory(const char *tkCacheDir, const char *xdgCacheHo
 }
 
 std::string cacheDirectory() {
-  return resolveCacheDirectory(std::getenv("TK_CACHE_DIR"), std::getenv("XDG_CACHE_HOME"),
+  std::optional<std::string> dir = readRaw(Knob::CacheDir);
+  return resolveCacheDirectory(dir ? dir->c_str() : nullptr, std::getenv("XDG_CACHE_HOME"),
                                std::getenv("HOME"));
 }
 
 bool alwaysCompile() {
-  const char *v = std::getenv("TK_ALWAYS_COMPILE");
-  return v && *v && std::strcmp(v, "0") != 0;
+  // A value the knob does not take is reported by the compile that reads it
+  // first (GpuKernel, Python); here it is the default.
+  return readBool(Knob::AlwaysCompile).value;
 }
 
 //===----------------------------------------------------------------------===//

@@ -1,11 +1,9 @@
 #include "runtime/GpuKernel.h"
 
-#include "driver/KernelFrontEnd.h"
+#include "compiler/Compiler.h"
 #include "driver/NvJitLink.h"
 #include "driver/Ptxas.h"
-#include "ir/ASTToIR.h"
-#include "lowering/PTXEmitter.h"
-#include "lowering/Pipeline.h"
+#include "support/Knobs.h"
 
 #include <fmt/format.h>
 
@@ -47,16 +45,16 @@ namespace {
 constexpr size_t kMaxParams = 256;
 constexpr unsigned kWarpSize = 32;
 
-// How a scalar or pointer IR argument is passed at launch.
-GpuParam describeParam(const std::string &name, Type *type) {
+// How a scalar or pointer runtime parameter is passed at launch.
+GpuParam describeParam(const KernelParam &param) {
   GpuParam p;
-  p.name = name;
-  p.typeName = type->str();
-  if (type->isPointer()) {
+  p.name = param.name;
+  p.typeName = param.typeName;
+  if (param.isPointer) {
     p.kind = GpuArg::Kind::Pointer;
     return p;
   }
-  switch (type->dtype()) {
+  switch (param.dtype) {
   case DType::I1:
     p.kind = GpuArg::Kind::I1;
     break;
@@ -104,6 +102,16 @@ constexpr uint32_t kPayloadVersion = 1;
 
 CacheKey gpuCompileKey(const std::string &source, const std::string &fileName,
                        const GpuCompileOptions &opts) {
+  // A knob that does not parse fails the compile itself; the key is the
+  // defaults' then.
+  CompileOptions options = toCompileOptions(opts);
+  std::string ignored;
+  options.readKnobs(ignored);
+  return gpuCompileKey(source, fileName, opts, options);
+}
+
+CacheKey gpuCompileKey(const std::string &source, const std::string &fileName,
+                       const GpuCompileOptions &opts, const CompileOptions &options) {
   // Fields in a fixed order, each length-prefixed by the builder; the
   // constants map is ordered, so the key is deterministic.
   CacheKeyBuilder b;
@@ -112,11 +120,10 @@ CacheKey gpuCompileKey(const std::string &source, const std::string &fileName,
   b.add(int64_t(opts.constants.size()));
   for (const auto &[name, value] : opts.constants)
     b.add(name).add(int64_t(value.kind)).add(value.str());
-  b.add(int64_t(opts.numWarps)).add(int64_t(opts.numStages)).add(int64_t(opts.debug));
-  b.add(opts.arch);
-  // The LLVM pipeline knob (lowering/PTXEmitter.cpp) changes the PTX.
-  const char *llvmOpt = std::getenv("TK_LLVM_OPT");
-  b.add(llvmOpt ? llvmOpt : "");
+  // Every option that changes the code (warps, stages, arch, debug, and the
+  // knobs: TK_LLVM_OPT, TK_WGMMA_*, TK_LIBDEVICE_PATH), as the compiler
+  // sees them.
+  b.add(options.keyText());
   b.add(int64_t(opts.keyExtras.size()));
   for (const std::string &extra : opts.keyExtras)
     b.add(extra);
@@ -207,54 +214,45 @@ bool compileToPTX(const std::string &source, const std::string &fileName,
   return true;
 }
 
+CompileOptions toCompileOptions(const GpuCompileOptions &opts) {
+  CompileOptions c;
+  c.arch = opts.arch;
+  c.numWarps = opts.numWarps;
+  c.numStages = opts.numStages;
+  c.debug = opts.debug;
+  return c;
+}
+
 bool compileToPTX(const std::string &source, const std::string &fileName,
                   const GpuCompileOptions &opts, CompiledPTX &out, std::string &error) {
+  CompileOptions options = toCompileOptions(opts);
+  if (!options.readKnobs(error))
+    return false;
+  return compileToPTX(source, fileName, opts, options, out, error);
+}
+
+bool compileToPTX(const std::string &source, const std::string &fileName,
+                  const GpuCompileOptions &opts, const CompileOptions &options, CompiledPTX &out,
+                  std::string &error) {
   // Each compile has its own source manager and diagnostics: the caller gets
   // them rendered (file:line:col, source line, caret), which is all a host
-  // program can do with them.
-  KernelFrontEnd fe;
-  if (!fe.run(source, fileName, {opts.kernel, opts.signature, opts.constants, {}}, error))
+  // program can do with them. TK_DUMP_IR and TK_TIME_PASSES write to stderr:
+  // a user who sets them asked for exactly that.
+  KernelSpec spec{opts.kernel, opts.signature, opts.constants, {}};
+  CompileHooks hooks = CompileHooks::fromKnobs();
+  if (hooks.active())
+    hooks.sink = [](std::string_view text) { std::fwrite(text.data(), 1, text.size(), stderr); };
+  CompiledKernel compiled;
+  if (!compileKernel({fileName, source, 1}, spec, options, hooks, compiled, error))
     return false;
-  DiagnosticEngine &diag = fe.diag;
-  const std::vector<ParamBinding> &bindings = fe.bindings;
-  auto fail = [&]() {
-    error = diag.renderAll();
-    return false;
-  };
-
-  IRContext ctx(fe.sm);
-  Module module(ctx);
-  if (!lowerKernel(*fe.module, fe.spec, ctx, module, diag))
-    return fail();
-  // The options reach the passes as function attributes, as tkc's
-  // --num-warps / --num-stages do (--pipeline reads num_stages).
-  setKernelOptions(module, opts.numWarps, opts.numStages, opts.arch);
-  PassManager pm(diag);
-  buildPipeline(pm);
-  buildGPUPipeline(pm);
-  if (!pm.run(module))
-    return fail();
-  Function *fn = module.lookup(opts.kernel);
-  assert(fn && "the pipeline keeps the kernel");
-  TargetOptions target;
-  target.arch = opts.arch;
-  target.numWarps = opts.numWarps;
-  out.ptx.clear();
-  if (!emitPTX(module, target, out.ptx, diag))
-    return fail();
-  out.name = opts.kernel;
-  out.numWarps = int(fn->attrs().getInt("num_warps").value_or(opts.numWarps));
-  out.sharedBytes = int(fn->attrs().getInt("shared_bytes").value_or(0));
+  out.name = compiled.name;
+  out.ptx = std::move(compiled.ptx);
+  out.numWarps = compiled.numWarps;
+  out.sharedBytes = int(compiled.sharedBytes);
+  out.dynamicShared = compiled.dynamicShared;
   out.params.clear();
-  // The IR arguments are the bindings that have one, in parameter order.
-  for (const ParamBinding &b : bindings)
-    if (b.isArgument)
-      out.params.push_back(
-          describeParam(b.name, fn->argument(unsigned(out.params.size()))->type()));
-  assert(out.params.size() == fn->numArguments() && "one IR argument per runtime parameter");
-  // Shared memory the code generator declares `extern` is dynamic: its size
-  // comes from the launch, and is the function's shared_bytes.
-  out.dynamicShared = out.sharedBytes > 0 && out.ptx.find(".extern .shared") != std::string::npos;
+  for (const KernelParam &p : compiled.params)
+    out.params.push_back(describeParam(p));
   return true;
 }
 
@@ -307,8 +305,8 @@ bool isPtxCompiler(const std::string &name) {
 std::string requestedCompiler(const JitOptions &jit) {
   if (!jit.compiler.empty())
     return jit.compiler;
-  const char *env = std::getenv("TK_PTX_COMPILER");
-  return env ? env : "";
+  // Checked against the compilers below, with a note for an unknown one.
+  return readRaw(Knob::PtxCompiler).value_or("");
 }
 
 // sm_<cc>, plus `a` when the PTX asks for the arch-specific features of
@@ -429,7 +427,14 @@ std::shared_ptr<GpuKernel> GpuKernelCache::getOrCompile(const std::string &sourc
   CudaDriver *driver = CudaDriver::get(error);
   if (!driver)
     return driverFailure();
-  CacheKey key = gpuCompileKey(source, fileName, opts);
+  // The compiler's options, knobs included, are read once: the key and the
+  // compile see the same values.
+  CompileOptions options = toCompileOptions(opts);
+  if (!options.readKnobs(error)) {
+    failure.kind = GpuFailure::Kind::Compile;
+    return nullptr;
+  }
+  CacheKey key = gpuCompileKey(source, fileName, opts, options);
   // The loaded kernel also depends on the JIT level and the PTX compiler
   // asked for; the PTX does not.
   JitOptions jit;
@@ -482,7 +487,7 @@ std::shared_ptr<GpuKernel> GpuKernelCache::getOrCompile(const std::string &sourc
     info.origin = GpuKernelOrigin::Cache;
   } else {
     auto t0 = Clock::now();
-    if (!compileToPTX(source, fileName, opts, c, error)) {
+    if (!compileToPTX(source, fileName, opts, options, c, error)) {
       failure.kind = GpuFailure::Kind::Compile;
       return nullptr;
     }

@@ -55,6 +55,7 @@
 // (CudaDriver::makeCurrent).
 #pragma once
 
+#include "compiler/Compiler.h"
 #include "driver/CudaDriver.h"
 #include "ir/Specialize.h"
 #include "runtime/CompileCache.h"
@@ -288,9 +289,21 @@ struct CompiledPTX {
 };
 bool compileToPTX(const std::string &source, const std::string &fileName,
                   const GpuCompileOptions &opts, CompiledPTX &out, std::string &error);
+/// The same with the compiler's options already made (toCompileOptions, the
+/// knobs read): what GpuKernel compiles with.
+bool compileToPTX(const std::string &source, const std::string &fileName,
+                  const GpuCompileOptions &opts, const CompileOptions &options, CompiledPTX &out,
+                  std::string &error);
+/// The compiler's options for `opts` (arch, warps, stages, debug), before
+/// the knobs are read (CompileOptions::readKnobs).
+CompileOptions toCompileOptions(const GpuCompileOptions &opts);
 
 /// The cache key of a compile: compiler version and every input (options,
-/// keyExtras) except jitOptimizationLevel, which only keys the cubin.
+/// keyExtras, the code knobs as `options` has them) except
+/// jitOptimizationLevel, which only keys the cubin.
+CacheKey gpuCompileKey(const std::string &source, const std::string &fileName,
+                       const GpuCompileOptions &opts, const CompileOptions &options);
+/// The same with the knobs read from the environment now.
 CacheKey gpuCompileKey(const std::string &source, const std::string &fileName,
                        const GpuCompileOptions &opts);
 /// A module loaded through the cubin cache.

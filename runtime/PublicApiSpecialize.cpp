@@ -8,7 +8,7 @@
 // strides :16; the column strides :1; the pointers :16", so the compile sees
 // the unit strides as constants and its loads vectorise, as the signature
 // "*fp16:16, ..., i32:16, i32:1, ..." written by hand would make them.
-#include "driver/KernelFrontEnd.h"
+#include "compiler/KernelFrontEnd.h"
 #include "lang/Float16.h"
 #include "runtime/PublicApiImpl.h"
 

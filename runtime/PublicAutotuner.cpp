@@ -13,6 +13,7 @@
 // is written only by the thread compiling config i.
 #include "runtime/Autotuner.h"
 #include "runtime/PublicApiImpl.h"
+#include "support/Knobs.h"
 #include "tk/Autotuner.h"
 
 #include <fmt/format.h>
@@ -23,6 +24,8 @@
 #include <mutex>
 
 namespace tk {
+
+bool printAutotuningRequested() { return readBool(Knob::PrintAutotuning).value; }
 
 int64_t Config::intValue(const std::string &name) const {
   auto it = meta.find(name);

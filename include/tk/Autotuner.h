@@ -76,11 +76,14 @@ struct AutotuneProgress {
 };
 using ProgressCallback = std::function<void(const AutotuneProgress &)>;
 
+/// Whether TK_PRINT_AUTOTUNING asks for each tuning's winner (the knob table's
+/// rule: 1, true, yes, on).
+bool printAutotuningRequested();
+
 /// The default progress callback (see the header comment).
 inline void printProgress(const AutotuneProgress &p) {
   static const bool tty = ::isatty(2) == 1;
-  const char *flag = std::getenv("TK_PRINT_AUTOTUNING");
-  bool printWinner = flag && *flag && std::string(flag) != "0";
+  bool printWinner = printAutotuningRequested();
   if (tty && !p.fromCache && p.total > 0) {
     std::fprintf(stderr, "\rtk autotune %s [%zu/%zu] best %.4f ms (%s) %.1f s\033[K",
                  p.kernel.c_str(), p.done, p.total, p.bestMs, p.bestConfig.c_str(),

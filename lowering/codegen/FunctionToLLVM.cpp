@@ -268,10 +268,15 @@ std::unique_ptr<llvm::Module> lowerToLLVM(Module &module, const TargetOptions &o
       fn.attrs().set("num_warps", int64_t(options.numWarps));
     int64_t numWarps = *fn.attrs().getInt("num_warps");
     // Offsets and barriers come from --allocate-shared and --insert-barriers
-    // (buildGPUPipeline); IR that skipped them gets them here.
+    // (the gpu stage, compiler/Pipeline.cpp); IR without them is a pipeline
+    // mistake, reported rather than lowered.
     if (!fn.attrs().getInt("shared_bytes")) {
-      allocateShared(fn);
-      insertBarriers(fn);
+      diag.error(fn.loc(), fmt::format("'@{}' has no shared_bytes; run the GPU passes "
+                                       "(--allocate-shared, --insert-barriers) before code "
+                                       "generation",
+                                       fn.name()));
+      ok = false;
+      continue;
     }
     int64_t smemBytes = *fn.attrs().getInt("shared_bytes");
     if (smemBytes > target->maxSharedBytes()) {

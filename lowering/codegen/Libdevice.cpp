@@ -40,25 +40,25 @@ llvm::Value *libdeviceMath(llvm::IRBuilderBase &b, Opcode opcode, llvm::Value *x
   return nullptr;
 }
 
-std::vector<std::string> libdeviceCandidates() {
+std::vector<std::string> libdeviceCandidates(const std::string &explicitPath) {
   std::vector<std::string> paths;
   // An explicit path is the only one tried: a wrong setting is reported,
   // not silently replaced by another toolkit's file.
-  if (const char *p = std::getenv("TK_LIBDEVICE_PATH"); p && *p)
-    return {p};
+  if (!explicitPath.empty())
+    return {explicitPath};
   if (const char *home = std::getenv("CUDA_HOME"); home && *home)
     paths.push_back(std::string(home) + "/nvvm/libdevice/libdevice.10.bc");
   paths.push_back("/usr/local/cuda/nvvm/libdevice/libdevice.10.bc");
   return paths;
 }
 
-bool linkLibdevice(llvm::Module &m, DiagnosticEngine &diag) {
+bool linkLibdevice(llvm::Module &m, const std::string &explicitPath, DiagnosticEngine &diag) {
   bool needed = false;
   for (const llvm::Function &f : m)
     needed |= f.isDeclaration() && f.getName().starts_with("__nv_");
   if (!needed)
     return true;
-  std::vector<std::string> paths = libdeviceCandidates();
+  std::vector<std::string> paths = libdeviceCandidates(explicitPath);
   std::string found;
   for (const std::string &p : paths) {
     std::error_code ec;

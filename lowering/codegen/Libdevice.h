@@ -3,9 +3,10 @@
 //
 //   llvm::Value *y = callLibdevice(builder, "__nv_exp", x);  // double @__nv_exp(double)
 //   ...
-//   if (!linkLibdevice(*llmod, diag)) ...   // before LLVM's O3 pipeline
+//   if (!linkLibdevice(*llmod, options.libdevicePath, diag)) ...   // before LLVM's passes
 //
-// The file is $TK_LIBDEVICE_PATH when that is set (only that), else the
+// The file is the explicit path when one is given (TargetOptions::
+// libdevicePath, from TK_LIBDEVICE_PATH; only that), else the
 // first of $CUDA_HOME/nvvm/libdevice/libdevice.10.bc and
 // /usr/local/cuda/nvvm/libdevice/libdevice.10.bc that exists; when none
 // does, the error names every path tried. Only the functions the
@@ -39,11 +40,12 @@ llvm::Value *callLibdevice(llvm::IRBuilderBase &b, std::string_view name, llvm::
 /// cos, rsqrt, erf) applied to `x`; null for other ops.
 llvm::Value *libdeviceMath(llvm::IRBuilderBase &b, Opcode opcode, llvm::Value *x);
 
-/// The paths tried for libdevice, in order.
-std::vector<std::string> libdeviceCandidates();
+/// The paths tried for libdevice, in order: `explicitPath` alone when it is
+/// not empty.
+std::vector<std::string> libdeviceCandidates(const std::string &explicitPath);
 
 /// Links the libdevice functions `m` declares; true when there were none or
 /// the link succeeded, false after reporting an error.
-bool linkLibdevice(llvm::Module &m, DiagnosticEngine &diag);
+bool linkLibdevice(llvm::Module &m, const std::string &explicitPath, DiagnosticEngine &diag);
 
 } // namespace tk

@@ -18,6 +18,11 @@ struct TargetOptions {
   /// Warps per program for kernels whose IR does not say (a function's
   /// `num_warps` attribute, set by --coalesce, wins).
   int numWarps = 4;
+  /// LLVM's optimisation pipeline: "" is tk's own (lowering/PTXEmitter.cpp),
+  /// "O0" none, "O1".."O3" LLVM's default pipelines (TK_LLVM_OPT).
+  std::string llvmOpt;
+  /// The libdevice bitcode to link; "" finds the toolkit's (TK_LIBDEVICE_PATH).
+  std::string libdevicePath;
 };
 
 /// Whether tk compiles for `arch`: `sm_NN` with NN >= 80, optionally with the

@@ -2,6 +2,7 @@
 
 #include "TorchAbi.h"
 #include "lang/Float16.h"
+#include "support/Knobs.h"
 
 #include <fmt/format.h>
 #include <pybind11/functional.h>
@@ -116,17 +117,13 @@ uint64_t dictVersion(PyObject *dict) {
 #endif
 }
 
-// An environment value that means yes ("1", "true", "yes", "on", any case,
-// blanks around); null means unset.
-bool envTruthy(const char *v) {
-  if (!v)
-    return false;
-  std::string s(v);
-  for (char &c : s)
-    c = char(std::tolower(static_cast<unsigned char>(c)));
-  auto b = s.find_first_not_of(" \t"), e = s.find_last_not_of(" \t");
-  s = b == std::string::npos ? "" : s.substr(b, e - b + 1);
-  return s == "1" || s == "true" || s == "yes" || s == "on";
+// TK_INTERPRET's text as a boolean, by the knob table's one rule; a value it
+// does not take is the launch's error (Python's ValueError).
+bool interpretKnob(const char *text) {
+  KnobValue<bool> v = parseBoolKnob(knobInfo(Knob::Interpret), text ? text : "");
+  if (!v.ok())
+    throw py::value_error(v.error);
+  return v.value;
 }
 
 // A Python int as int64 and its class: 0 = i32, 1 = i64, 2 = u64 (stored as
@@ -359,8 +356,10 @@ bool GpuLauncher::interpretMode() const {
   // of the process's start plus every assignment through os.environ (which
   // also reach the C environment). One dict lookup instead of a getenv,
   // which scans the environment (tens of ns with the usual 30-100 entries).
-  if (!environ_)
-    return envTruthy(std::getenv("TK_INTERPRET"));
+  if (!environ_) {
+    std::optional<std::string> raw = readRaw(Knob::Interpret);
+    return interpretKnob(raw ? raw->c_str() : nullptr);
+  }
   // Read again only when the dict changed since (its version tag).
   const uint64_t version = dictVersion(environ_.ptr());
   if (version != 0 && version == environVersion_)
@@ -370,7 +369,7 @@ bool GpuLauncher::interpretMode() const {
     PyErr_Clear();
     interpretCached_ = false;
   } else {
-    interpretCached_ = envTruthy(PyBytes_AS_STRING(v));
+    interpretCached_ = interpretKnob(PyBytes_AS_STRING(v));
   }
   environVersion_ = version;
   return interpretCached_;

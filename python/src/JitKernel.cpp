@@ -1,13 +1,7 @@
 #include "JitKernel.h"
 
-#include "ir/ASTToIR.h"
 #include "ir/IRPrinter.h"
 #include "lang/Diagnostics.h"
-#include "lowering/PTXEmitter.h"
-#include "lowering/PassManager.h"
-#include "lowering/Pipeline.h"
-#include "parser/Parser.h"
-#include "parser/Sema.h"
 
 #include <fmt/format.h>
 
@@ -17,10 +11,10 @@
 namespace tk {
 namespace {
 
-SlotKind slotKindOf(Type *type) {
-  if (type->isPointer())
+SlotKind slotKindOf(const KernelParam &param) {
+  if (param.isPointer)
     return SlotKind::Pointer;
-  switch (type->dtype()) {
+  switch (param.dtype) {
   case DType::I32:
   case DType::U32:
     return SlotKind::I32;
@@ -48,9 +42,9 @@ SlotKind slotKindOf(Type *type) {
   }
 }
 
-CacheKey gpuKey(const JitRequest &req) {
+CacheKey gpuKey(const JitRequest &req, const CompileOptions &options) {
   CacheKeyBuilder b;
-  b.add("python-jit-v3").add(compilerVersion());
+  b.add("python-jit-v4").add(compilerVersion()).add(options.keyText());
   b.add(int64_t(req.sources.size()));
   for (const JitSource &src : req.sources)
     b.add(src.fileName).add(src.text).add(int64_t(src.firstLine));
@@ -66,8 +60,8 @@ CacheKey gpuKey(const JitRequest &req) {
   return b.add(int64_t(req.numWarps)).add(int64_t(req.numStages)).add(req.arch).key();
 }
 
-// cuLaunchKernel's parameters: one packed buffer through `extra` unless
-// TK_LAUNCH_PARAMS=array asks for the pointer array (kernelParams). From C++
+// cuLaunchKernel's parameters: one packed buffer through `extra` unless a
+// benchmark asks for the pointer array (setPackedLaunches). From C++
 // the two cost the same; from Python the packed buffer had the lower median
 // in three of four H200 runs (4.45 / 4.41 / 4.62 / 5.64 us against 5.08 /
 // 4.58 / 5.90 / 5.11 us: bench/results/python-launch-2026-11-30-{5..8}.md),
@@ -128,10 +122,18 @@ JitKernel::~JitKernel() {
 
 std::unique_ptr<JitKernel> JitKernel::compile(const JitRequest &req, std::string &errors,
                                               bool useCache) {
+  // The compiler's options, the code knobs (TK_LLVM_OPT, TK_WGMMA_*, ...)
+  // included: the cache key covers every one of them.
+  CompileOptions options;
+  options.arch = req.arch;
+  options.numWarps = req.numWarps;
+  options.numStages = req.numStages;
+  if (req.gpu && !options.readKnobs(errors))
+    return nullptr;
   std::unique_ptr<JitKernel> k(new JitKernel);
   k->name_ = req.kernel;
   if (req.gpu) {
-    k->cacheKey_ = gpuKey(req);
+    k->cacheKey_ = gpuKey(req, options);
     std::string payload;
     if (useCache && CompileCache::process().lookup(k->cacheKey_, CacheKind::Kernel, payload) &&
         k->readPayload(payload)) {
@@ -143,107 +145,69 @@ std::unique_ptr<JitKernel> JitKernel::compile(const JitRequest &req, std::string
     }
     k = std::unique_ptr<JitKernel>(new JitKernel);
     k->name_ = req.kernel;
-    k->cacheKey_ = gpuKey(req);
+    k->cacheKey_ = gpuKey(req, options);
   }
-  k->sm_ = std::make_unique<SourceManager>();
-  k->astContext_ = std::make_unique<ast::Context>();
-  SourceManager &sm = *k->sm_;
-  DiagnosticEngine diag(sm);
-
-  // Parse every source on its own (each has its own file and first line),
-  // then check the functions together as one module: names resolve across
-  // them as they do in Python, where a helper is just another global.
-  ast::Module *merged = k->astContext_->makeModule();
-  for (const JitSource &src : req.sources) {
-    BufferId id = sm.addBuffer(src.fileName, src.text, src.firstLine);
-    if (merged->buffer == kNoBuffer)
-      merged->buffer = id;
-    ast::Module *m = parseModule(sm, id, *k->astContext_, diag);
-    merged->body.insert(merged->body.end(), m->body.begin(), m->body.end());
-  }
-  if (!diag.hasErrors()) {
-    CheckOptions options;
-    options.externalGlobals = req.externalGlobals;
-    options.externalModuleAliases = req.moduleAliases;
-    checkModule(*merged, sm, diag, options);
-  }
-  if (diag.hasErrors()) {
-    errors = diag.renderAll();
+  // The compile, stage by stage (compiler/Compiler.h): TK_DUMP_IR and
+  // TK_TIME_PASSES text is kept for the Python side to write to stderr
+  // (library code does not print).
+  JitKernel *raw = k.get();
+  k->comp_ = std::make_unique<Compilation>(
+      options, CompileHooks::fromKnobs([raw](std::string_view text) { raw->passLog_ += text; }));
+  Compilation &c = *k->comp_;
+  std::vector<SourceText> texts;
+  for (const JitSource &src : req.sources)
+    texts.push_back({src.fileName, src.text, src.firstLine});
+  CheckOptions check;
+  check.externalGlobals = req.externalGlobals;
+  check.externalModuleAliases = req.moduleAliases;
+  if (!c.parse(texts, check)) {
+    errors = c.diag().renderAll();
     return nullptr;
   }
-
+  if (!c.ast()->findFunction(req.kernel)) {
+    errors =
+        fmt::format("error: no @tk.jit function named '{}' in the sources given\n", req.kernel);
+    return nullptr;
+  }
   KernelSpec spec;
   spec.kernel = req.kernel;
   spec.signature = req.signature;
   spec.constants = req.constants;
   spec.doNotSpecialize = req.doNotSpecialize;
-  const ast::FunctionDef *def = merged->findFunction(req.kernel);
-  if (!def) {
-    errors =
-        fmt::format("error: no @tk.jit function named '{}' in the sources given\n", req.kernel);
+  if (!c.lowerToIR(std::span(&spec, 1))) {
+    errors = c.diag().renderAll();
     return nullptr;
   }
-
-  k->ctx_ = std::make_unique<IRContext>(sm);
-  k->module_ = std::make_unique<Module>(*k->ctx_);
-  k->fn_ = lowerKernel(*merged, spec, *k->ctx_, *k->module_, diag);
-  if (!k->fn_) {
-    errors = diag.renderAll();
-    return nullptr;
-  }
-  // lowerKernel succeeded, so the parameters specialise without errors; this
-  // second look only reads which of them became IR arguments.
-  DiagnosticEngine quiet(sm);
-  std::vector<ParamBinding> bindings;
-  specializeParams(*def, spec, quiet, bindings);
-  for (const ParamBinding &b : bindings)
-    if (b.isArgument)
-      k->argumentNames_.push_back(b.name);
-
-  k->ir_ = printModule(*k->module_);
+  for (const KernelParam &p : c.kernelParams(req.kernel))
+    k->argumentNames_.push_back(p.name);
+  k->ir_ = printModule(c.module());
   k->gpu_ = req.gpu;
   k->numWarps_ = req.numWarps;
   k->arch_ = req.arch;
-  if (req.gpu)
-    setKernelOptions(*k->module_, req.numWarps, req.numStages, req.arch);
-  PassManager pm(diag);
-  // TK_DUMP_IR and TK_TIME_PASSES work as in tkc; their text is kept for the
-  // Python side to write to stderr (library code does not print).
-  pm.configureFromEnvironment();
-  pm.setSink([&k](std::string_view text) { k->passLog_ += text; });
-  buildPipeline(pm);
-  if (req.gpu)
-    buildGPUPipeline(pm);
-  if (!pm.run(*k->module_)) {
-    errors = diag.renderAll();
+  if (!(req.gpu ? c.runGpuPasses() : c.runBlockPasses())) {
+    errors = c.diag().renderAll();
     return nullptr;
   }
-  k->irOpt_ = printModule(*k->module_);
-  k->fn_ = k->module_->lookup(req.kernel);
+  k->irOpt_ = printModule(c.module());
+  k->fn_ = c.module().lookup(req.kernel);
   if (!k->fn_) {
     errors = fmt::format("error: the pipeline removed kernel '{}'\n", req.kernel);
     return nullptr;
   }
   if (req.gpu) {
-    // The function's num_warps attribute (a pass may set it) is what the
-    // PTX was generated for, so it is what the launch must use.
-    k->numWarps_ = int(k->fn_->attrs().getInt("num_warps").value_or(req.numWarps));
-    TargetOptions target;
-    target.arch = req.arch;
-    target.numWarps = k->numWarps_;
-    if (!emitPTX(*k->module_, target, k->ptx_, diag)) {
-      errors = diag.renderAll();
+    std::string ptx;
+    if (!c.emitPTX(ptx)) {
+      errors = c.diag().renderAll();
       return nullptr;
     }
-    // Shared memory the code generator declares `extern` is dynamic: its
-    // size is the function's shared_bytes, passed at every launch.
-    int64_t sharedBytes = k->fn_->attrs().getInt("shared_bytes").value_or(0);
-    if (sharedBytes > 0 && k->ptx_.find(".extern .shared") != std::string::npos)
-      k->dynamicShared_ = unsigned(sharedBytes);
-    for (unsigned i = 0; i < k->fn_->numArguments(); ++i) {
-      Type *type = k->fn_->argument(i)->type();
-      k->argumentTypes_.push_back(type->str());
-      k->slotKinds_.push_back(slotKindOf(type));
+    CompiledKernel compiled = c.compiled(req.kernel, std::move(ptx));
+    k->ptx_ = std::move(compiled.ptx);
+    k->numWarps_ = compiled.numWarps;
+    if (compiled.dynamicShared)
+      k->dynamicShared_ = unsigned(compiled.sharedBytes);
+    for (const KernelParam &p : compiled.params) {
+      k->argumentTypes_.push_back(p.typeName);
+      k->slotKinds_.push_back(slotKindOf(p));
     }
     CompileCache::process().store(k->cacheKey_, CacheKind::Kernel, serialize(*k));
   }
@@ -275,20 +239,14 @@ bool JitKernel::llvmIR(std::string &out, std::string &errors) {
     errors = "error: LLVM IR exists only for GPU compiles";
     return false;
   }
-  if (llvm_.empty() && !module_) {
+  if (llvm_.empty() && !comp_) {
     std::unique_ptr<JitKernel> fresh = compile(*request_, errors, /*useCache=*/false);
     if (!fresh || !fresh->llvmIR(llvm_, errors))
       return false;
   }
-  if (llvm_.empty()) {
-    DiagnosticEngine diag(*sm_);
-    TargetOptions target;
-    target.arch = arch_;
-    target.numWarps = numWarps_;
-    if (!emitLLVMIR(*module_, target, llvm_, diag)) {
-      errors = diag.renderAll();
-      return false;
-    }
+  if (llvm_.empty() && !comp_->emitLLVM(llvm_)) {
+    errors = comp_->diag().renderAll();
+    return false;
   }
   out = llvm_;
   return true;
@@ -384,10 +342,7 @@ bool JitKernel::launchWith(const std::array<unsigned, 3> &grid, void **params, v
 bool &JitKernel::packedFlag() {
   // Written only by setPackedLaunches, which Python calls holding the GIL,
   // as every launch does.
-  static bool packed = [] {
-    const char *v = std::getenv("TK_LAUNCH_PARAMS");
-    return v && *v ? std::string(v) != "array" : kPackedByDefault;
-  }();
+  static bool packed = kPackedByDefault;
   return packed;
 }
 
@@ -432,8 +387,8 @@ bool JitKernel::run(const std::vector<JitArg> &args, std::array<int64_t, 3> grid
   options.numThreads = numThreads == 0 ? 1 : numThreads;
   options.maxSteps = maxSteps;
   options.printOutput = &printed;
-  DiagnosticEngine diag(*sm_);
-  if (interpret(*module_, *fn_, interpArgs, options, diag))
+  DiagnosticEngine diag(comp_->sources());
+  if (interpret(comp_->module(), *fn_, interpArgs, options, diag))
     return true;
   errors = diag.renderAll();
   return false;

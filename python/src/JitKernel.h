@@ -17,7 +17,7 @@
 //   req.moduleAliases = {"tk"};
 //   std::string errors;
 //   std::unique_ptr<JitKernel> k = JitKernel::compile(req, errors);  // null: errors rendered
-//   k->ir();        // block IR as lowered;  k->irOpt(): after lowering/Pipeline.h
+//   k->ir();        // block IR as lowered;  k->irOpt(): after compiler/Pipeline.h
 //   k->run(args, /*grid=*/{4, 1, 1}, /*numThreads=*/1, /*maxSteps=*/0, printed, errors);
 //
 // With `req.gpu = true` (and numWarps, arch) the module goes on through the
@@ -36,6 +36,7 @@
 // module inlines exactly like one defined next to the kernel.
 #pragma once
 
+#include "compiler/Compiler.h"
 #include "driver/CudaDriver.h"
 #include "interpreter/HostBuffer.h"
 #include "interpreter/Interpreter.h"
@@ -163,9 +164,9 @@ public:
   const std::vector<uint32_t> &paramOffsets() const { return paramOffsets_; }
   uint32_t paramBytes() const { return paramBytes_; }
   /// Whether launches should pack (launchPacked) or pass the pointer array
-  /// (launch): TK_LAUNCH_PARAMS=packed|array at the first call, or what
-  /// setPackedLaunches() set since (benchmarks compare both in one process);
-  /// see docs/python.md for the H200 measurement behind the default.
+  /// (launch): packed unless setPackedLaunches() said otherwise (benchmarks
+  /// compare both in one process); see docs/python.md for the H200
+  /// measurement behind the default.
   static bool packedLaunches() { return packedFlag(); }
   static void setPackedLaunches(bool packed) { packedFlag() = packed; }
 
@@ -206,12 +207,9 @@ private:
   std::vector<uint32_t> paramOffsets_;
   uint32_t paramBytes_ = 0;
   std::string ptxCompiler_;
-  // The IR's locations point into the source manager: it lives as long as
-  // the module.
-  std::unique_ptr<SourceManager> sm_;
-  std::unique_ptr<ast::Context> astContext_;
-  std::unique_ptr<IRContext> ctx_;
-  std::unique_ptr<Module> module_;
+  // The compile: sources, diagnostics and the module the interpreter runs
+  // (and llvmIR() lowers), alive as long as the kernel.
+  std::unique_ptr<Compilation> comp_;
   Function *fn_ = nullptr;
 };
 

@@ -14,6 +14,7 @@
 #include "Autotune.h"
 #include "GpuLauncher.h"
 #include "JitKernel.h"
+#include "support/Knobs.h"
 
 #include "lang/Builtins.h"
 #include "lang/DType.h"
@@ -240,13 +241,78 @@ PYBIND11_MODULE(_C, m) {
         JitKernel::setPackedLaunches(how == "packed");
       },
       "How GPU launches pass their arguments to cuLaunchKernel: 'array' (kernelParams) or "
-      "'packed' (one buffer through `extra`); TK_LAUNCH_PARAMS sets the initial choice.");
+      "'packed' (one buffer through `extra`, the default), for benchmarks that compare them.");
   m.def("_launch_params", [] { return JitKernel::packedLaunches() ? "packed" : "array"; });
   m.def("compile", &compile, py::arg("sources"), py::arg("kernel"), py::arg("signature"),
         py::arg("constants"), py::arg("external_globals"), py::arg("module_aliases"),
         py::arg("do_not_specialize"), py::arg("gpu") = false, py::arg("num_warps") = 4,
         py::arg("num_stages") = 0, py::arg("arch") = "sm_90",
         "Compiles a kernel; returns (CompiledKernel, '') or (None, rendered diagnostics).");
+
+  m.def(
+      "knob",
+      [](const std::string &name) -> py::object {
+        // The knob's value as support/Knobs.h parses it; a value it does not
+        // take raises ValueError naming the variable.
+        const KnobInfo *k = findKnob(name);
+        if (!k)
+          throw py::key_error("no knob named '" + name + "' (support/Knobs.def)");
+        std::string text = readRaw(k->id).value_or("");
+        std::string error;
+        py::object value;
+        switch (k->type) {
+        case KnobType::Bool: {
+          KnobValue<bool> v = parseBoolKnob(*k, text);
+          error = v.error;
+          value = py::bool_(v.value);
+          break;
+        }
+        case KnobType::Int: {
+          KnobValue<int64_t> v = parseIntKnob(*k, text);
+          error = v.error;
+          value = py::int_(v.value);
+          break;
+        }
+        case KnobType::Choice:
+        case KnobType::String:
+        case KnobType::Path: {
+          KnobValue<std::string> v = parseChoiceKnob(*k, text);
+          error = v.error;
+          value = py::str(v.value);
+          break;
+        }
+        }
+        if (!error.empty())
+          throw py::value_error(error);
+        return value;
+      },
+      py::arg("name"), "A TK_ environment variable's value, parsed as tk's C++ side parses it.");
+  m.def(
+      "knobs",
+      [] {
+        // (name, type, default, choices, effect, meaning) per knob.
+        static const char *const types[] = {"bool", "int", "choice", "string", "path"};
+        static const char *const effects[] = {"nothing", "code", "cubin"};
+        py::list out;
+        for (const KnobInfo &k : allKnobs())
+          out.append(py::make_tuple(std::string(k.name), types[int(k.type)],
+                                    std::string(k.defaultValue), std::string(k.choices),
+                                    effects[int(k.effect)], std::string(k.meaning)));
+        return out;
+      },
+      "The knob table (support/Knobs.def).");
+  m.def(
+      "code_knobs",
+      [] {
+        // What the code knobs are now, as compile cache keys see them: a
+        // kernel compiled under other values is another kernel.
+        CompileOptions options;
+        std::string error;
+        if (!options.readKnobs(error))
+          throw py::value_error(error);
+        return options.keyText();
+      },
+      "The code-changing knobs' values as one string (part of every compile's key).");
 
   m.def(
       "builtins",

@@ -1,5 +1,7 @@
 #include "TorchAbi.h"
 
+#include "support/Knobs.h"
+
 #include <pybind11/pybind11.h>
 
 #include <fmt/format.h>
@@ -142,9 +144,9 @@ void TorchAbi::verifyStream(int32_t device, uint64_t pythonValue) const {
 const TorchAbi *TorchAbi::getSlow() {
   if (!envChecked) {
     envChecked = true;
-    const char *env = std::getenv("TK_TORCH_ABI");
-    if (env && std::strcmp(env, "0") == 0)
-      enabled = false;
+    // A value TK_TORCH_ABI does not take leaves the default: this runs
+    // inside a launch, where the launch's own arguments are what fail.
+    enabled = readBool(Knob::TorchAbi).value;
   }
   if (!enabled || tried) {
     settled_ = true;

@@ -89,7 +89,19 @@ _TORCH_DTYPES = {
 
 
 def _env_flag(name):
-    return os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
+    """A boolean TK_ knob, parsed by the knob table's one rule (support/Knobs.def);
+    a value it does not take raises ValueError naming the variable."""
+    return _C.knob(name)
+
+
+def _code_knobs():
+    """The knobs that change generated code (TK_LLVM_OPT, TK_WGMMA_*, ...) as
+    they are now: part of the key of every GPU compile, so a kernel compiled
+    under other values is compiled again rather than reused."""
+    try:
+        return _C.code_knobs()
+    except ValueError as e:
+        raise CompilationError(f"error: {e}") from None
 
 
 def interpret_mode(jit_function=None):
@@ -802,6 +814,7 @@ class JITFunction(_C.LaunchBase):
             tuple(sorted(options.items())),
             self.debug,
             arch,
+            _code_knobs() if gpu else None,
         )
         kernel = None if _env_flag("TK_ALWAYS_COMPILE") else self.cache.get(key)
         if kernel is None:
@@ -870,8 +883,8 @@ class JITFunction(_C.LaunchBase):
         dims = _normalize_grid(grid, self.__name__)
         if 0 in dims:
             return kernel
-        threads = int(os.environ.get("TK_INTERPRET_THREADS", "1") or 1)
-        max_steps = int(os.environ.get("TK_INTERPRET_MAX_STEPS", "100000000") or 0)
+        threads = _C.knob("TK_INTERPRET_THREADS")
+        max_steps = _C.knob("TK_INTERPRET_MAX_STEPS")
         printed, errors = kernel._compiled.run(run_args, dims, max(1, threads), max(0, max_steps))
         if printed:
             sys.stdout.write(printed)
@@ -963,7 +976,10 @@ def target_arch():
     """The arch GPU kernels compile for: TK_ARCH when set (sm_80, sm_86,
     sm_89, sm_90, sm_90a), else device 0's (sm_90a on an H100/H200)."""
     global _device_arch
-    forced = os.environ.get("TK_ARCH")
+    try:
+        forced = _C.knob("TK_ARCH")
+    except ValueError as e:
+        raise CompilationError(f"error: {e}") from None
     if forced:
         return forced
     if _device_arch is None:

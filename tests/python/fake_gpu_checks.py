@@ -389,22 +389,61 @@ def warmup_compiles_for_the_gpu_without_launching():
     assert "define" in k.asm["llvm"] and ".entry add_kernel" in k.asm["ptx"]
 
 
-@check
-def a_second_process_reads_ptx_and_cubin_from_the_disk_cache():
+def run_cache_child(**knobs):
+    """fake_gpu_checks_child.py in a fresh process with these knobs set (None:
+    unset): (PTX from the cache, cubin from the cache, PTX digest)."""
     import subprocess
 
     code = ("import ctypes, sys; ctypes.CDLL(sys.argv[1], mode=ctypes.RTLD_GLOBAL); "
             "sys.argv = sys.argv[:1]; import fake_gpu_checks_child")
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    for name, value in knobs.items():
+        env.pop(name, None)
+        if value is not None:
+            env[name] = value
     here = os.path.dirname(os.path.abspath(__file__))
-    outs = []
-    for _ in range(2):
-        r = subprocess.run([sys.executable, "-c", code, sys.argv[1]], cwd=here, env=env,
-                           capture_output=True, text=True, timeout=120)
-        assert r.returncode == 0, r.stdout + r.stderr
-        outs.append(r.stdout.split())
-    assert outs[0] == ["False", "False"], outs  # compiled, then JIT-linked
-    assert outs[1] == ["True", "True"], outs  # both from TK_CACHE_DIR
+    r = subprocess.run([sys.executable, "-c", code, sys.argv[1]], cwd=here, env=env,
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stdout + r.stderr
+    ptx_cached, cubin_cached, digest = r.stdout.split()
+    return ptx_cached == "True", cubin_cached == "True", digest
+
+
+@check
+def a_second_process_reads_ptx_and_cubin_from_the_disk_cache():
+    first, second = run_cache_child(), run_cache_child()
+    assert first[:2] == (False, False), first  # compiled, then JIT-linked
+    assert second[:2] == (True, True), second  # both from TK_CACHE_DIR
+    assert first[2] == second[2]
+
+
+@check
+def code_knobs_are_in_every_cache_key():
+    # A knob that changes the code (support/Knobs.def, Effect Code) is part of
+    # the key of the in-process table and of the disk cache: flipping it with
+    # a warm cache compiles again and never returns the other value's PTX.
+    saved = os.environ.pop("TK_LLVM_OPT", None)
+    try:
+        args = (FakeTensor(X), FakeTensor(Y), FakeTensor(OUT), 100)
+        tk_ptx = add_kernel.warmup(*args, BLOCK=256, grid=(1,)).asm["ptx"]
+        os.environ["TK_LLVM_OPT"] = "O0"
+        o0_ptx = add_kernel.warmup(*args, BLOCK=256, grid=(1,)).asm["ptx"]
+        assert o0_ptx != tk_ptx, "TK_LLVM_OPT=O0 returned the cached PTX"
+        os.environ.pop("TK_LLVM_OPT")
+        assert add_kernel.warmup(*args, BLOCK=256, grid=(1,)).asm["ptx"] == tk_ptx
+        os.environ["TK_LLVM_OPT"] = "lean"
+        raises(tk.CompilationError, lambda: add_kernel.warmup(*args, BLOCK=256, grid=(1,)),
+               'TK_LLVM_OPT="lean" is not one of O0,O1,O2,O3')
+    finally:
+        os.environ.pop("TK_LLVM_OPT", None)
+        if saved is not None:
+            os.environ["TK_LLVM_OPT"] = saved
+    # Across processes: the disk cache already holds the default's entry.
+    default = run_cache_child(TK_LLVM_OPT=None)
+    o0 = run_cache_child(TK_LLVM_OPT="O0")
+    assert o0[0] is False and o0[2] != default[2], (default, o0)
+    assert run_cache_child(TK_LLVM_OPT="O0") == (True, True, o0[2])
+    assert run_cache_child(TK_LLVM_OPT=None)[2] == default[2]
 
 
 @check
@@ -620,7 +659,8 @@ def num_stages_and_the_device_arch_reach_the_compiler():
             tk.jit(mm_body)[(1,)](a, b, c, 1024, BM=128, BN=128, BK=64)
             raise AssertionError("TK_ARCH=sm_75 accepted")
         except tk.CompilationError as e:
-            assert "unsupported GPU arch 'sm_75'" in str(e), e
+            assert 'TK_ARCH="sm_75" is not one of sm_80,sm_86,sm_89,sm_90,sm_90a' in str(e), e
+        os.environ.pop("TK_ARCH")
         try:
             mm_kernel[(1,)](a, b, c, 1024, BM=128, BN=128, BK=64, num_stages=0)
             raise AssertionError("num_stages=0 accepted")

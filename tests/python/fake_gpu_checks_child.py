@@ -1,5 +1,8 @@
-"""Child of fake_gpu_checks.py's disk-cache check: one launch in a fresh
-process; prints whether the PTX and the cubin came from the compile cache."""
+"""Child of fake_gpu_checks.py's disk-cache checks: one launch in a fresh
+process; prints whether the PTX and the cubin came from the compile cache, and
+a digest of the PTX."""
+
+import hashlib
 
 import tk
 
@@ -22,5 +25,6 @@ class _Tensor:
 
 
 k = cached_kernel[(1,)](_Tensor(), 100, BLOCK=128)
-print(k._compiled.ptx_from_cache, k._compiled.cubin_from_cache)
+print(k._compiled.ptx_from_cache, k._compiled.cubin_from_cache,
+      hashlib.sha256(k.asm["ptx"].encode()).hexdigest()[:16])
 assert "define" in k.asm["llvm"]  # a cached kernel compiles again for its LLVM IR

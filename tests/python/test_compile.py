@@ -3,6 +3,7 @@ globals, warmup's IR, and errors that point into the user's file."""
 
 import importlib
 import inspect
+import re
 import sys
 import textwrap
 
@@ -287,6 +288,29 @@ def test_runaway_loops_hit_the_step_budget(monkeypatch):
     monkeypatch.delenv("TK_INTERPRET_MAX_STEPS")
     spins[(1,)](x, 123)
     assert x[0] == 123
+
+
+@pytest.mark.parametrize("value", ["lots", "-5", "1.5"])
+def test_a_knob_value_it_does_not_take_names_the_variable(monkeypatch, value):
+    # Every TK_ variable is parsed by the knob table's one rule
+    # (support/Knobs.def): -5 is no longer "no limit", "lots" no bare error.
+    x = np.zeros(1, np.float32)
+    monkeypatch.setenv("TK_INTERPRET_MAX_STEPS", value)
+    with pytest.raises(ValueError, match=f'TK_INTERPRET_MAX_STEPS="{re.escape(value)}" is not a '
+                                         "whole number"):
+        spins[(1,)](x, 3)
+    monkeypatch.setenv("TK_INTERPRET", "maybe")
+    with pytest.raises(ValueError, match='TK_INTERPRET="maybe" is not a boolean'):
+        spins[(1,)](x, 3)
+
+
+def test_the_knob_table_is_visible_from_python():
+    names = [k[0] for k in tk._C.knobs()]
+    assert "TK_DUMP_IR" in names and "TK_LLVM_OPT" in names
+    effects = {k[0]: k[4] for k in tk._C.knobs()}
+    assert effects["TK_WGMMA_NATIVE"] == "code" and effects["TK_CACHE_DIR"] == "nothing"
+    with pytest.raises(KeyError, match="no knob named 'TK_NOPE'"):
+        tk._C.knob("TK_NOPE")
 
 
 DEFAULT_BLOCK = 32

@@ -8,13 +8,14 @@
 // Exit status (as tkc): 0 success, 1 the input has errors (diagnostics on
 // stderr) or cannot be read or written, 2 bad usage. This file is the only
 // place of tkc-opt that prints.
+#include "compiler/Compiler.h"
+#include "compiler/Pipeline.h"
 #include "ir/IRContext.h"
 #include "ir/IRParser.h"
 #include "ir/IRPrinter.h"
 #include "ir/Verifier.h"
 #include "lang/DiagnosticVerifier.h"
 #include "lowering/PassManager.h"
-#include "lowering/Pipeline.h"
 
 #include <fmt/format.h>
 
@@ -47,7 +48,7 @@ std::string helpText() {
                   "Reads block IR, verifies it, runs the given passes in order, prints it.\n\n"
                   "options:\n"
                   "  -o FILE               write the IR to FILE instead of stdout\n"
-                  "  --pipeline            run tk's pipeline (lowering/Pipeline.cpp)\n"
+                  "  --pipeline            run tk's pipeline (compiler/Pipeline.cpp)\n"
                   "  --verify-each         verify the IR after every pass\n"
                   "  --print-locations     print loc(\"file\":line:col) after each op\n"
                   "  --split-input-file    treat each `# -----` line as the end of one input\n"
@@ -155,7 +156,10 @@ bool processChunk(const Options &opts, IRContext &ctx, BufferId id, DiagnosticEn
   if (!module || !verifyModule(*module, diag))
     return false;
   PassManager pm(diag);
-  pm.configureFromEnvironment();
+  // TK_DUMP_IR and TK_TIME_PASSES, read as every entry point reads them.
+  CompileHooks hooks = CompileHooks::fromKnobs();
+  pm.setDumpIR(hooks.dumpIR);
+  pm.setTimePasses(hooks.timePasses);
   pm.setSink([](std::string_view s) { std::fwrite(s.data(), 1, s.size(), stderr); });
   pm.setVerifyEach(opts.verifyEach);
   pm.setPrintLocations(opts.printLocations);

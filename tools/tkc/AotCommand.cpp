@@ -5,9 +5,9 @@
 #include "tools/tkc/AotCommand.h"
 
 #include "driver/Ptxas.h"
-#include "lang/Quote.h"
 #include "runtime/Autotuner.h"
 #include "runtime/GpuKernel.h"
+#include "support/Quote.h"
 #include "tools/tkc/OptionArgs.h"
 
 #include <fmt/format.h>

@@ -1,6 +1,6 @@
 #include "tools/tkc/KernelSummary.h"
 #include "ir/ASTToIR.h"
-#include "lang/Quote.h"
+#include "support/Quote.h"
 
 #include <fmt/format.h>
 

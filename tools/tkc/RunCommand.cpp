@@ -1,5 +1,6 @@
 // `tkc run`: the interpreter from the command line. The kernel comes from a
-// .tk file (front end + AST -> IR, specialised by --signature and -D) or a
+// .tk file (the compiler's parse, AST -> IR specialised by --signature and
+// -D, and block passes: compiler/Compiler.h) or a
 // .tkir file (already typed). Every pointer argument gets a buffer of
 // --size elements of its pointee type, filled with seeded random numbers
 // (never zero) unless it is named by --out, which leaves it unwritten so a
@@ -10,12 +11,12 @@
 
 #include "tools/tkc/OptionArgs.h"
 
+#include "compiler/Compiler.h"
 #include "interpreter/HostBuffer.h"
 #include "interpreter/Interpreter.h"
 #include "ir/ASTToIR.h"
 #include "ir/IRParser.h"
 #include "ir/Verifier.h"
-#include "parser/Frontend.h"
 
 #include <fmt/format.h>
 
@@ -30,6 +31,7 @@
 #include <memory>
 #include <optional>
 #include <random>
+#include <span>
 #include <string>
 #include <unistd.h>
 #include <vector>
@@ -244,16 +246,20 @@ std::optional<std::string> readFile(const std::string &path, std::string &error)
 
 // The kernel to run and the source-level name of each of its IR arguments.
 struct Kernel {
-  std::unique_ptr<Module> module;
+  Module *module = nullptr;
+  std::unique_ptr<Module> owned; // a .tkir file's module
   Function *fn = nullptr;
   std::vector<std::string> argNames;
 };
 
-bool compileTk(const RunOptions &o, SourceManager &sm, BufferId id, IRContext &ctx,
-               ast::Context &actx, DiagnosticEngine &diag, Kernel &k) {
-  ast::Module *m = parseAndCheck(sm, id, actx, diag);
-  if (!m || diag.hasErrors())
+// A .tk kernel through the compiler's front end, AST -> IR and block passes
+// (compiler/Compiler.h), as Python's interpreter mode runs them.
+bool compileTk(const RunOptions &o, Compilation &comp, BufferId id, Kernel &k) {
+  SourceManager &sm = comp.sources();
+  DiagnosticEngine &diag = comp.diag();
+  if (!comp.parse(id))
     return false;
+  ast::Module *m = comp.ast();
   std::string name = o.kernel;
   if (name.empty()) {
     std::vector<const ast::FunctionDef *> entries = kernelEntryPoints(*m);
@@ -267,8 +273,7 @@ bool compileTk(const RunOptions &o, SourceManager &sm, BufferId id, IRContext &c
     }
     name = entries[0]->name;
   }
-  const ast::FunctionDef *def = m->findFunction(name);
-  if (!def) {
+  if (!m->findFunction(name)) {
     diag.error({}, fmt::format("no kernel named '{}' in '{}'", name, sm.fileName(id)));
     return false;
   }
@@ -277,20 +282,19 @@ bool compileTk(const RunOptions &o, SourceManager &sm, BufferId id, IRContext &c
   spec.signature = o.signature;
   for (const auto &[n, v] : o.defines)
     spec.constants[n] = parseConstValue(v);
-  std::vector<ParamBinding> bindings;
-  if (!specializeParams(*def, spec, diag, bindings))
+  if (!comp.lowerToIR(std::span(&spec, 1)) || !comp.runBlockPasses())
     return false;
-  for (const ParamBinding &b : bindings)
-    if (b.isArgument)
-      k.argNames.push_back(b.name);
-  k.module = std::make_unique<Module>(ctx);
-  k.fn = lowerKernel(*m, spec, ctx, *k.module, diag);
+  k.module = &comp.module();
+  k.fn = k.module->lookup(name);
+  for (const KernelParam &p : comp.kernelParams(name))
+    k.argNames.push_back(p.name);
   return k.fn && k.fn->numArguments() == k.argNames.size();
 }
 
 bool compileTkir(const RunOptions &o, SourceManager &sm, BufferId id, IRContext &ctx,
                  DiagnosticEngine &diag, Kernel &k) {
-  k.module = parseIR(ctx, id, diag);
+  k.owned = parseIR(ctx, id, diag);
+  k.module = k.owned.get();
   if (!k.module || !verifyModule(*k.module, diag))
     return false;
   const auto &fns = k.module->functions();
@@ -373,16 +377,16 @@ int runCommand(int argc, char **argv) {
     std::fwrite(msg.data(), 1, msg.size(), stderr);
     return 1;
   }
-  SourceManager sm;
+  auto printErr = [](std::string_view s) { std::fwrite(s.data(), 1, s.size(), stderr); };
+  Compilation comp(CompileOptions(), CompileHooks::fromKnobs(printErr));
+  SourceManager &sm = comp.sources();
+  DiagnosticEngine &diag = comp.diag();
   BufferId id = sm.addBuffer(o.file, std::move(*text));
-  DiagnosticEngine diag(sm);
-  IRContext ctx(sm);
-  ast::Context actx;
   Kernel k;
   bool isIR = o.file.size() > 5 && o.file.substr(o.file.size() - 5) == ".tkir";
   if (isIR && (!o.signature.empty() || !o.defines.empty()))
     return usage("--signature and -D apply to .tk files; a .tkir kernel is already typed");
-  bool ok = isIR ? compileTkir(o, sm, id, ctx, diag, k) : compileTk(o, sm, id, ctx, actx, diag, k);
+  bool ok = isIR ? compileTkir(o, sm, id, comp.irContext(), diag, k) : compileTk(o, comp, id, k);
   auto fail = [&]() {
     std::string r = diag.renderAll(color);
     std::fwrite(r.data(), 1, r.size(), stderr);

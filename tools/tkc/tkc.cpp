@@ -8,15 +8,13 @@
 // Exit status: 0 success, 1 an input has errors (diagnostics on stderr) or
 // cannot be read, 2 bad usage. Usage is documented in docs/tkc.md; this file
 // is the only place in tk that prints.
+#include "compiler/Compiler.h"
 #include "driver/Ptxas.h"
 #include "ir/ASTToIR.h"
 #include "ir/IRPrinter.h"
 #include "lang/ASTPrinter.h"
 #include "lang/DiagnosticVerifier.h"
 #include "lowering/LLVMTarget.h"
-#include "lowering/PTXEmitter.h"
-#include "lowering/Pipeline.h"
-#include "parser/Frontend.h"
 #include "parser/Lexer.h"
 #include "tk/Version.h"
 #include "tools/tkc/AotCommand.h"
@@ -50,31 +48,28 @@ enum class ColorMode { Auto, Always, Never };
 
 struct Options;
 
-// One input on its way through the pipeline. Each --emit kind runs the
-// stages it needs on it and appends its text to `out`; it returns false when
-// the input has errors (already reported to `diag`).
-struct Compilation {
+// One input on its way through the pipeline (compiler/Compiler.h). Each
+// --emit kind runs the stages it needs on it and appends its text to `out`;
+// it returns false when the input has errors (already reported to the
+// compilation's diagnostics).
+struct Input {
   const Options &options;
-  SourceManager &sm; // mutable: the IR context registers buffers in it
+  Compilation &comp;
   BufferId buffer;
-  DiagnosticEngine &diag;
-  ast::Context ctx;
-  ast::Module *module = nullptr;
   const char *stage = "front end"; // where it stopped, for the summary of a failure
 };
 
-using EmitFn = bool (*)(Compilation &c, std::string &out);
+using EmitFn = bool (*)(Input &c, std::string &out);
 
-bool emitTokens(Compilation &c, std::string &out);
-bool emitAST(Compilation &c, std::string &out);
-bool emitSummary(Compilation &c, std::string &out);
-bool emitIR(Compilation &c, std::string &out);
-bool emitIROpt(Compilation &c, std::string &out);
-bool emitIRGPU(Compilation &c, std::string &out);
-bool emitLLVM(Compilation &c, std::string &out);
-bool emitPTXText(Compilation &c, std::string &out);
-bool emitCubin(Compilation &c, std::string &out);
-bool lowerToGPU(Compilation &c, Module &module);
+bool emitTokens(Input &c, std::string &out);
+bool emitAST(Input &c, std::string &out);
+bool emitSummary(Input &c, std::string &out);
+bool emitIR(Input &c, std::string &out);
+bool emitIROpt(Input &c, std::string &out);
+bool emitIRGPU(Input &c, std::string &out);
+bool emitLLVM(Input &c, std::string &out);
+bool emitPTXText(Input &c, std::string &out);
+bool emitCubin(Input &c, std::string &out);
 
 struct EmitKind {
   std::string_view name;
@@ -91,7 +86,7 @@ constexpr EmitKind kEmitKinds[] = {
     {"ir", emitIR, "block IR after AST lowering (verified)"},
     {"ir-opt", emitIROpt, "block IR after the optimisation pipeline"},
     {"ir-gpu", emitIRGPU, "block IR after the GPU passes (with layouts)"},
-    {"llvm", emitLLVM, "LLVM IR for the GPU after LLVM's O3 (--arch, --num-warps)"},
+    {"llvm", emitLLVM, "LLVM IR for the GPU after tk's LLVM passes (--arch, --num-warps)"},
     {"ptx", emitPTXText, "PTX from LLVM's NVPTX back end (--arch, --num-warps)"},
     {"cubin", emitCubin, "a cubin from the PTX by ptxas (--arch; binary: needs -o)"},
 };
@@ -347,29 +342,27 @@ ParseResult parseArgs(int argc, char **argv, Options &opts) {
 // The pipeline, one --emit kind at a time
 //===----------------------------------------------------------------------===//
 
-bool emitTokens(Compilation &c, std::string &out) {
-  std::vector<Token> tokens = lex(c.sm, c.buffer, c.diag);
-  if (c.diag.hasErrors())
+bool emitTokens(Input &c, std::string &out) {
+  std::vector<Token> tokens = lex(c.comp.sources(), c.buffer, c.comp.diag());
+  if (c.comp.diag().hasErrors())
     return false;
-  out += dumpTokens(tokens, c.sm);
+  out += dumpTokens(tokens, c.comp.sources());
   return true;
 }
 
 // The front end: parse and check. Every kind past tokens starts here.
-bool runFrontEnd(Compilation &c) {
-  c.module = parseAndCheck(c.sm, c.buffer, c.ctx, c.diag);
-  return c.module && !c.diag.hasErrors();
-}
+bool runFrontEnd(Input &c) { return c.comp.parse(c.buffer); }
 
 // The functions --kernel selects (all of them without it). An unknown name
 // is an error about this input, listing the functions it does have.
-bool selectFunctions(Compilation &c, std::vector<ast::FunctionDef *> &selected) {
-  std::vector<ast::FunctionDef *> all = c.module->functions();
+bool selectFunctions(Input &c, std::vector<ast::FunctionDef *> &selected) {
+  ast::Module &module = *c.comp.ast();
+  std::vector<ast::FunctionDef *> all = module.functions();
   if (c.options.kernel.empty()) {
     selected = all;
     return true;
   }
-  if (ast::FunctionDef *fn = c.module->findFunction(c.options.kernel)) {
+  if (ast::FunctionDef *fn = module.findFunction(c.options.kernel)) {
     selected.push_back(fn);
     return true;
   }
@@ -377,31 +370,68 @@ bool selectFunctions(Compilation &c, std::vector<ast::FunctionDef *> &selected) 
   std::string names;
   for (const ast::FunctionDef *fn : all)
     names += (names.empty() ? "" : ", ") + fn->name;
-  c.diag.error({}, fmt::format("no kernel named '{}' in '{}'; {}", c.options.kernel,
-                               c.sm.fileName(c.buffer),
-                               names.empty() ? "it defines no functions" : "it defines: " + names));
+  c.comp.diag().error(
+      {}, fmt::format("no kernel named '{}' in '{}'; {}", c.options.kernel,
+                      c.comp.sources().fileName(c.buffer),
+                      names.empty() ? "it defines no functions" : "it defines: " + names));
   return false;
 }
 
-bool emitAST(Compilation &c, std::string &out) {
+bool emitAST(Input &c, std::string &out) {
   if (!runFrontEnd(c))
     return false;
+  ast::Module &module = *c.comp.ast();
   if (c.options.kernel.empty()) {
-    out += printAST(*c.module, c.sm);
+    out += printAST(module, c.comp.sources());
     return true;
   }
   std::vector<ast::FunctionDef *> selected;
   if (!selectFunctions(c, selected))
     return false;
   // A module holding only the selected function, printed the same way.
-  ast::Module *one = c.ctx.makeModule();
-  one->buffer = c.module->buffer;
-  one->body.push_back(selected.front());
-  out += printAST(*one, c.sm);
+  ast::Context one;
+  ast::Module *m = one.makeModule();
+  m->buffer = module.buffer;
+  m->body.push_back(selected.front());
+  out += printAST(*m, c.comp.sources());
   return true;
 }
 
-bool emitSummary(Compilation &c, std::string &out) {
+CompileOptions compileOptions(const Options &o) {
+  CompileOptions options;
+  options.arch = o.arch;
+  options.numWarps = o.numWarps;
+  options.numStages = o.numStages;
+  return options;
+}
+
+// --emit=ir and later: lowers each kernel (the --kernel one, or every
+// function no other function calls) for --signature and -D.
+bool lowerToIR(Input &c) {
+  if (!runFrontEnd(c))
+    return false;
+  std::vector<const ast::FunctionDef *> kernels;
+  if (c.options.kernel.empty()) {
+    kernels = kernelEntryPoints(*c.comp.ast());
+  } else {
+    std::vector<ast::FunctionDef *> selected;
+    if (!selectFunctions(c, selected))
+      return false;
+    kernels.assign(selected.begin(), selected.end());
+  }
+  std::vector<KernelSpec> specs;
+  for (const ast::FunctionDef *fn : kernels) {
+    KernelSpec spec;
+    spec.kernel = fn->name;
+    spec.signature = c.options.signature;
+    for (const auto &[name, value] : c.options.defines)
+      spec.constants[name] = parseConstValue(value);
+    specs.push_back(std::move(spec));
+  }
+  return c.comp.lowerToIR(specs);
+}
+
+bool emitSummary(Input &c, std::string &out) {
   if (!runFrontEnd(c))
     return false;
   std::vector<ast::FunctionDef *> selected;
@@ -413,133 +443,70 @@ bool emitSummary(Compilation &c, std::string &out) {
   // cannot take yet (a constexpr without -D) still gets its summary.
   std::map<std::string, int64_t> sharedBytes;
   if (!c.options.signature.empty()) {
-    DiagnosticEngine quiet(c.sm);
-    Compilation gpu{c.options, c.sm, c.buffer, quiet, {}, nullptr, "front end"};
-    IRContext ctx(c.sm);
-    Module module(ctx);
-    if (lowerToGPU(gpu, module))
-      for (auto &fn : module.functions())
+    Compilation gpu(compileOptions(c.options));
+    SourceText text{c.comp.sources().fileName(c.buffer),
+                    std::string(c.comp.sources().text(c.buffer)), 1};
+    Input quiet{c.options, gpu, gpu.sources().addBuffer(text.fileName, text.text)};
+    if (lowerToIR(quiet) && gpu.runGpuPasses())
+      for (auto &fn : gpu.module().functions())
         sharedBytes[fn->name()] = fn->attrs().getInt("shared_bytes").value_or(0);
   }
-  out += c.sm.fileName(c.buffer) + "\n";
+  out += c.comp.sources().fileName(c.buffer) + "\n";
   if (selected.empty())
     out += "  (no kernels)\n";
   for (const ast::FunctionDef *fn : selected) {
     StageResults stages = {{"front end", "ok"}};
     if (auto it = sharedBytes.find(fn->name); it != sharedBytes.end())
       stages.push_back({"shared", fmt::format("{} bytes", it->second)});
-    out += summarizeFunctions(*c.module, {fn}, stages);
+    out += summarizeFunctions(*c.comp.ast(), {fn}, stages);
   }
   return true;
 }
 
-// --emit=ir and --emit=ir-opt: lowers each kernel (the --kernel one, or
-// every function no other function calls) for --signature and -D.
-bool lowerToIR(Compilation &c, Module &module) {
-  if (!runFrontEnd(c))
+bool emitIR(Input &c, std::string &out) {
+  if (!lowerToIR(c))
     return false;
-  std::vector<const ast::FunctionDef *> kernels;
-  if (c.options.kernel.empty()) {
-    kernels = kernelEntryPoints(*c.module);
-  } else {
-    std::vector<ast::FunctionDef *> selected;
-    if (!selectFunctions(c, selected))
-      return false;
-    kernels.assign(selected.begin(), selected.end());
-  }
-  bool ok = true;
-  for (const ast::FunctionDef *fn : kernels) {
-    KernelSpec spec;
-    spec.kernel = fn->name;
-    spec.signature = c.options.signature;
-    for (const auto &[name, value] : c.options.defines)
-      spec.constants[name] = parseConstValue(value);
-    ok = lowerKernel(*c.module, spec, module.context(), module, c.diag) && ok;
-  }
-  return ok;
-}
-
-bool emitIR(Compilation &c, std::string &out) {
-  IRContext ctx(c.sm);
-  Module module(ctx);
-  if (!lowerToIR(c, module))
-    return false;
-  out += printModule(module);
+  out += printModule(c.comp.module());
   return true;
 }
 
-bool emitIROpt(Compilation &c, std::string &out) {
-  IRContext ctx(c.sm);
-  Module module(ctx);
-  if (!lowerToIR(c, module))
+bool emitIROpt(Input &c, std::string &out) {
+  if (!lowerToIR(c) || !c.comp.runBlockPasses())
     return false;
-  PassManager pm(c.diag);
-  pm.configureFromEnvironment();
-  pm.setSink([](std::string_view text) { printErr(text); }); // TK_DUMP_IR, TK_TIME_PASSES
-  buildPipeline(pm);
-  if (!pm.run(module))
-    return false;
-  out += printModule(module);
+  out += printModule(c.comp.module());
   return true;
 }
 
-// --emit=ir-gpu, llvm, ptx: the optimisation pipeline, then the GPU passes
-// with --num-warps recorded on each kernel.
-bool lowerToGPU(Compilation &c, Module &module) {
-  if (!lowerToIR(c, module))
+bool emitIRGPU(Input &c, std::string &out) {
+  if (!lowerToIR(c) || !c.comp.runGpuPasses())
     return false;
-  setKernelOptions(module, c.options.numWarps, c.options.numStages, c.options.arch);
-  PassManager pm(c.diag);
-  pm.configureFromEnvironment();
-  pm.setSink([](std::string_view text) { printErr(text); });
-  buildPipeline(pm);
-  buildGPUPipeline(pm);
-  return pm.run(module);
-}
-
-TargetOptions targetOptions(const Options &o) {
-  TargetOptions t;
-  t.arch = o.arch;
-  t.numWarps = o.numWarps;
-  return t;
-}
-
-bool emitIRGPU(Compilation &c, std::string &out) {
-  IRContext ctx(c.sm);
-  Module module(ctx);
-  if (!lowerToGPU(c, module))
-    return false;
-  out += printModule(module);
+  out += printModule(c.comp.module());
   return true;
 }
 
-bool emitLLVM(Compilation &c, std::string &out) {
-  IRContext ctx(c.sm);
-  Module module(ctx);
-  if (!lowerToGPU(c, module))
+bool emitLLVM(Input &c, std::string &out) {
+  if (!lowerToIR(c) || !c.comp.runGpuPasses())
     return false;
   c.stage = "code generation";
-  return emitLLVMIR(module, targetOptions(c.options), out, c.diag);
+  return c.comp.emitLLVM(out);
 }
 
-bool emitPTXText(Compilation &c, std::string &out) {
-  IRContext ctx(c.sm);
-  Module module(ctx);
-  if (!lowerToGPU(c, module))
+bool emitPTXText(Input &c, std::string &out) {
+  if (!lowerToIR(c) || !c.comp.runGpuPasses())
     return false;
   c.stage = "code generation";
-  return emitPTX(module, targetOptions(c.options), out, c.diag);
+  return c.comp.emitPTX(out);
 }
 
 // --emit=cubin: the PTX assembled by the toolkit's ptxas (driver/Ptxas.h).
-bool emitCubin(Compilation &c, std::string &out) {
+bool emitCubin(Input &c, std::string &out) {
   std::string ptx, error;
   if (!emitPTXText(c, ptx))
     return false;
   c.stage = "ptxas";
-  if (assembleWithPtxas(ptx, targetOptions(c.options).arch, out, error))
+  if (assembleWithPtxas(ptx, c.options.arch, out, error))
     return true;
-  c.diag.error(SourceLoc(), error);
+  c.comp.diag().error(SourceLoc(), error);
   return false;
 }
 
@@ -591,10 +558,19 @@ int run(const Options &opts) {
       continue;
     }
 
-    SourceManager sm;
+    // The code knobs (TK_LLVM_OPT, TK_WGMMA_*, ...) and the debug ones
+    // (TK_DUMP_IR, TK_TIME_PASSES, whose text goes to stderr).
+    CompileOptions compile = compileOptions(opts);
+    std::string knobError;
+    if (!compile.readKnobs(knobError)) {
+      toolError(color, knobError);
+      return kExitUsage;
+    }
+    Compilation comp(compile, CompileHooks::fromKnobs(printErr));
+    SourceManager &sm = comp.sources();
+    DiagnosticEngine &diag = comp.diag();
     BufferId id = sm.addBuffer(displayName, std::move(*text));
-    DiagnosticEngine diag(sm);
-    Compilation c{opts, sm, id, diag, {}, nullptr, "front end"};
+    Input c{opts, comp, id};
     std::string out;
     bool ok = opts.emit->run(c, out) && !diag.hasErrors();
 

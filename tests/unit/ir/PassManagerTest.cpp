@@ -1,7 +1,7 @@
 #include "IRTestUtil.h"
 
+#include "compiler/Pipeline.h"
 #include "lowering/PassManager.h"
-#include "lowering/Pipeline.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "lang/Quote.h"
+#include "support/Quote.h"
 
 #include <fmt/format.h>
 

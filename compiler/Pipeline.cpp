@@ -1,5 +1,6 @@
-#include "lowering/Pipeline.h"
+#include "compiler/Pipeline.h"
 
+#include "compiler/Compiler.h"
 #include "ir/Module.h"
 #include "lowering/codegen/TargetOptions.h"
 
@@ -23,20 +24,27 @@ void buildGPUPipeline(PassManager &pm) {
   pm.add(createInsertBarriersPass());
 }
 
-void setKernelOptions(Module &module, int numWarps, int numStages, const std::string &arch) {
+void setKernelOptions(Module &module, const CompileOptions &options) {
+  const std::string &arch = options.arch;
   for (auto &fn : module.functions()) {
     AttrDict &attrs = fn->attrs();
     if (!attrs.has("num_warps"))
-      attrs.set("num_warps", Attribute(int64_t(numWarps)));
-    if (numStages > 0 && !attrs.has("num_stages"))
-      attrs.set("num_stages", Attribute(int64_t(numStages)));
+      attrs.set("num_warps", Attribute(int64_t(options.numWarps)));
+    if (options.numStages > 0 && !attrs.has("num_stages"))
+      attrs.set("num_stages", Attribute(int64_t(options.numStages)));
     if (arch.ends_with('a') && !attrs.has("arch"))
       attrs.set("arch", Attribute(arch));
-    // Below sm_90's (the default --pipeline assumes), the arch's shared
-    // memory limit, for --pipeline to size its rings under.
+    // Below sm_90's (the default the pipeliner assumes), the arch's shared
+    // memory limit, for the pipeliner to size its rings under.
     int64_t limit = maxSharedBytesFor(arch);
     if (!arch.empty() && limit < maxSharedBytesFor("sm_90") && !attrs.has("max_shared_bytes"))
       attrs.set("max_shared_bytes", Attribute(limit));
+    // The debug switches are recorded only when off, so the IR of a default
+    // compile does not mention them.
+    if (!options.wgmmaInflight && !attrs.has("wgmma_inflight"))
+      attrs.set("wgmma_inflight", Attribute(false));
+    if (!options.wgmmaNative && !attrs.has("wgmma_native"))
+      attrs.set("wgmma_native", Attribute(false));
   }
 }
 

@@ -1,0 +1,369 @@
+// Compiler: see Compiler.h. The stages run in the order of the Stage enum;
+// each public step first runs the steps before it that have not run.
+#include "compiler/Compiler.h"
+
+#include "compiler/Pipeline.h"
+#include "ir/ASTToIR.h"
+#include "ir/IRPrinter.h"
+#include "lowering/PTXEmitter.h"
+#include "lowering/PassManager.h"
+#include "parser/Parser.h"
+#include "support/Knobs.h"
+
+#include <fmt/format.h>
+
+#include <cassert>
+#include <chrono>
+
+namespace tk {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double msSince(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+// Whether TK_DUMP_IR's filter names `name` ("all" names everything).
+bool filterNames(std::string_view filter, std::string_view name) {
+  if (filter == "all" || filter == "1")
+    return true;
+  while (!filter.empty()) {
+    size_t comma = filter.find(',');
+    if (filter.substr(0, comma) == name)
+      return true;
+    filter = comma == std::string_view::npos ? "" : filter.substr(comma + 1);
+  }
+  return false;
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Options and hooks
+//===----------------------------------------------------------------------===//
+
+bool CompileOptions::readKnobs(std::string &error) {
+  KnobValue<bool> inflight = readBool(Knob::WgmmaInflight);
+  KnobValue<bool> native = readBool(Knob::WgmmaNative);
+  KnobValue<std::string> llvm = readString(Knob::LLVMOpt);
+  for (const std::string *e : {&inflight.error, &native.error, &llvm.error})
+    if (!e->empty()) {
+      error = *e;
+      return false;
+    }
+  wgmmaInflight = inflight.value;
+  wgmmaNative = native.value;
+  llvmOpt = llvm.value;
+  libdevicePath = readString(Knob::LibdevicePath).value;
+  return true;
+}
+
+std::string CompileOptions::keyText() const {
+  return fmt::format("arch={};warps={};stages={};debug={};wgmma_inflight={};wgmma_native={};"
+                     "llvm_opt={};libdevice={}",
+                     arch, numWarps, numStages, int(debug), int(wgmmaInflight), int(wgmmaNative),
+                     llvmOpt, libdevicePath);
+}
+
+TargetOptions CompileOptions::target() const {
+  TargetOptions t;
+  t.arch = arch;
+  t.numWarps = numWarps;
+  t.llvmOpt = llvmOpt;
+  t.libdevicePath = libdevicePath;
+  return t;
+}
+
+CompileHooks CompileHooks::fromKnobs(Sink sink) {
+  CompileHooks hooks;
+  hooks.dumpIR = readString(Knob::DumpIR).value;
+  // A malformed TK_TIME_PASSES only loses the table, and this is no place to
+  // fail a compile for it: the default stands.
+  hooks.timePasses = readBool(Knob::TimePasses).value;
+  hooks.sink = std::move(sink);
+  return hooks;
+}
+
+std::string_view stageName(Stage stage) {
+  switch (stage) {
+  case Stage::None:
+    return "none";
+  case Stage::Parse:
+    return "parse";
+  case Stage::AstToIR:
+    return "ast-to-ir";
+  case Stage::Block:
+    return "block";
+  case Stage::Gpu:
+    return "gpu";
+  case Stage::LLVM:
+    return "llvm";
+  case Stage::PTX:
+    return "ptx";
+  }
+  return "?";
+}
+
+//===----------------------------------------------------------------------===//
+// Compilation
+//===----------------------------------------------------------------------===//
+
+Compilation::Compilation(CompileOptions options, CompileHooks hooks)
+    : options_(std::move(options)), hooks_(std::move(hooks)),
+      sm_(std::make_unique<SourceManager>()), diag_(std::make_unique<DiagnosticEngine>(*sm_)),
+      astContext_(std::make_unique<ast::Context>()), ir_(std::make_unique<IRContext>(*sm_)),
+      module_(std::make_unique<Module>(*ir_)) {}
+
+Compilation::~Compilation() = default;
+
+void Compilation::dump(std::string_view stage, const std::string &text) {
+  if (!hooks_.sink || hooks_.dumpIR.empty() || !filterNames(hooks_.dumpIR, stage))
+    return;
+  hooks_.sink(fmt::format("// -----// IR after {} //----- //\n", stage));
+  hooks_.sink(text);
+}
+
+bool Compilation::parse(std::span<const SourceText> texts, const CheckOptions &check) {
+  assert(reached_ == Stage::None && "parse runs once");
+  auto t0 = Clock::now();
+  // Each text is parsed on its own (its own file and first line), then the
+  // functions are checked together as one module.
+  ast::Module *merged = astContext_->makeModule();
+  for (const SourceText &text : texts) {
+    BufferId id = sm_->addBuffer(text.fileName, text.text, text.firstLine);
+    if (merged->buffer == kNoBuffer)
+      merged->buffer = id;
+    ast::Module *m = parseModule(*sm_, id, *astContext_, *diag_);
+    merged->body.insert(merged->body.end(), m->body.begin(), m->body.end());
+  }
+  // A module with syntax errors is partial: checking it would only add
+  // noise such as undefined names whose definitions were skipped.
+  if (!diag_->hasErrors())
+    checkModule(*merged, *sm_, *diag_, check);
+  ast_ = merged;
+  times_.push_back({"parse", msSince(t0)});
+  reached_ = Stage::Parse;
+  return !diag_->hasErrors();
+}
+
+bool Compilation::parse(BufferId buffer, const CheckOptions &check) {
+  assert(reached_ == Stage::None && "parse runs once");
+  auto t0 = Clock::now();
+  ast::Module *m = parseModule(*sm_, buffer, *astContext_, *diag_);
+  if (!diag_->hasErrors())
+    checkModule(*m, *sm_, *diag_, check);
+  ast_ = m;
+  times_.push_back({"parse", msSince(t0)});
+  reached_ = Stage::Parse;
+  return !diag_->hasErrors();
+}
+
+std::string Compilation::noKernel(const std::string &kernel) const {
+  std::string names;
+  for (const ast::FunctionDef *fn : ast_->functions())
+    names += (names.empty() ? "" : ", ") + fn->name;
+  return fmt::format("no kernel named '{}' in '{}'; {}", kernel, sm_->fileName(ast_->buffer),
+                     names.empty() ? "it defines no functions" : "it defines: " + names);
+}
+
+bool Compilation::bindParams(const KernelSpec &spec, std::vector<ParamBinding> &out) {
+  assert(ast_ && "parse first");
+  const ast::FunctionDef *def = ast_->findFunction(spec.kernel);
+  if (!def) {
+    diag_->error({}, noKernel(spec.kernel));
+    return false;
+  }
+  out.clear();
+  return specializeParams(*def, spec, *diag_, out);
+}
+
+bool Compilation::lowerToIR(std::span<const KernelSpec> kernels) {
+  assert(reached_ == Stage::Parse && "lowerToIR runs once, after parse");
+  auto t0 = Clock::now();
+  bool ok = true;
+  for (const KernelSpec &spec : kernels) {
+    const ast::FunctionDef *def = ast_->findFunction(spec.kernel);
+    if (!def) {
+      diag_->error({}, noKernel(spec.kernel));
+      ok = false;
+      continue;
+    }
+    if (!lowerKernel(*ast_, spec, *ir_, *module_, *diag_)) {
+      ok = false;
+      continue;
+    }
+    // lowerKernel succeeded, so the parameters specialise without errors;
+    // this second look only reads which of them became IR arguments.
+    DiagnosticEngine quiet(*sm_);
+    std::vector<ParamBinding> bindings;
+    specializeParams(*def, spec, quiet, bindings);
+    std::vector<std::string> names;
+    for (const ParamBinding &b : bindings)
+      if (b.isArgument)
+        names.push_back(b.name);
+    argumentNames_.emplace_back(spec.kernel, std::move(names));
+    kernels_.push_back(spec);
+  }
+  times_.push_back({"ast-to-ir", msSince(t0)});
+  reached_ = Stage::AstToIR;
+  if (ok)
+    dump("ast-to-ir", printModule(*module_));
+  return ok;
+}
+
+bool Compilation::runPasses(Stage stage) {
+  PassManager pm(*diag_);
+  pm.setDumpIR(hooks_.dumpIR);
+  pm.setSink(hooks_.sink);
+  if (stage == Stage::Block) {
+    buildPipeline(pm);
+  } else {
+    // The options reach the GPU passes as attributes of every kernel.
+    setKernelOptions(*module_, options_);
+    buildGPUPipeline(pm);
+  }
+  auto t0 = Clock::now();
+  bool ok = pm.run(*module_);
+  times_.push_back({std::string(stageName(stage)), msSince(t0)});
+  for (const auto &[flag, ms] : pm.lastTimes())
+    times_.push_back({fmt::format("{}/{}", stageName(stage), flag), ms});
+  reached_ = stage;
+  return ok;
+}
+
+bool Compilation::runBlockPasses() {
+  if (!upTo(Stage::AstToIR))
+    return false;
+  assert(reached_ == Stage::AstToIR && "the block passes run once");
+  return runPasses(Stage::Block);
+}
+
+bool Compilation::runGpuPasses() {
+  if (!upTo(Stage::Block))
+    return false;
+  assert(reached_ == Stage::Block && "the GPU passes run once");
+  return runPasses(Stage::Gpu);
+}
+
+// Runs the steps before `stage` that have not run; false when one failed
+// (or failed earlier: diagnostics stop the pipeline).
+bool Compilation::upTo(Stage stage) {
+  if (diag_->hasErrors())
+    return false;
+  if (reached_ < Stage::Parse)
+    return false; // nothing to compile: parse was never called
+  if (stage >= Stage::AstToIR && reached_ < Stage::AstToIR)
+    return false; // lowerToIR needs the kernels: the caller's step
+  if (stage >= Stage::Block && reached_ < Stage::Block && !runPasses(Stage::Block))
+    return false;
+  if (stage >= Stage::Gpu && reached_ < Stage::Gpu && !runPasses(Stage::Gpu))
+    return false;
+  return true;
+}
+
+bool Compilation::emitLLVM(std::string &out) {
+  if (!upTo(Stage::Gpu))
+    return false;
+  auto t0 = Clock::now();
+  bool ok = emitLLVMIR(*module_, options_.target(), out, *diag_);
+  times_.push_back({"llvm", msSince(t0)});
+  reached_ = Stage::LLVM;
+  if (ok)
+    dump("llvm", out);
+  finishTimes();
+  return ok;
+}
+
+bool Compilation::emitPTX(std::string &out) {
+  if (!upTo(Stage::Gpu))
+    return false;
+  PTXTimings t;
+  bool wantLLVM = !hooks_.dumpIR.empty() && filterNames(hooks_.dumpIR, "llvm");
+  std::string llvmText;
+  bool ok =
+      tk::emitPTX(*module_, options_.target(), out, *diag_, &t, wantLLVM ? &llvmText : nullptr);
+  times_.push_back({"llvm", t.lowerMs + t.optMs});
+  times_.push_back({"llvm/lower", t.lowerMs});
+  times_.push_back({"llvm/opt", t.optMs});
+  times_.push_back({"ptx", t.codegenMs});
+  reached_ = Stage::PTX;
+  if (!llvmText.empty())
+    dump("llvm", llvmText);
+  if (ok)
+    dump("ptx", out);
+  finishTimes();
+  return ok;
+}
+
+void Compilation::finishTimes() {
+  if (!hooks_.timePasses || !hooks_.sink)
+    return;
+  // Stages at the left margin, the passes and parts of each indented under it.
+  double total = 0;
+  for (const StageTime &t : times_)
+    if (t.name.find('/') == std::string::npos)
+      total += t.ms;
+  std::string table = "// compile timing (wall clock)\n";
+  for (const StageTime &t : times_) {
+    size_t slash = t.name.find('/');
+    std::string name = slash == std::string::npos ? t.name : "  " + t.name.substr(slash + 1);
+    table += fmt::format("//   {:>10.3f} ms  {:5.1f}%  {}\n", t.ms,
+                         total > 0 ? 100 * t.ms / total : 0.0, name);
+  }
+  table += fmt::format("//   {:>10.3f} ms  100.0%  total\n", total);
+  hooks_.sink(table);
+}
+
+std::vector<KernelParam> Compilation::kernelParams(std::string_view kernel) const {
+  std::vector<KernelParam> params;
+  Function *fn = module_->lookup(std::string(kernel));
+  if (!fn)
+    return params;
+  const std::vector<std::string> *names = nullptr;
+  for (const auto &[k, n] : argumentNames_)
+    if (k == kernel)
+      names = &n;
+  assert(names && names->size() == fn->numArguments() && "one IR argument per parameter");
+  for (unsigned i = 0; i < fn->numArguments(); ++i) {
+    Type *type = fn->argument(i)->type();
+    KernelParam p;
+    p.name = (*names)[i];
+    p.typeName = type->str();
+    p.isPointer = type->isPointer();
+    p.dtype = type->dtype();
+    params.push_back(std::move(p));
+  }
+  return params;
+}
+
+CompiledKernel Compilation::compiled(std::string_view kernel, std::string ptx) const {
+  CompiledKernel out;
+  Function *fn = module_->lookup(std::string(kernel));
+  assert(fn && "the pipeline keeps the kernel");
+  out.name = std::string(kernel);
+  out.ptx = std::move(ptx);
+  out.params = kernelParams(kernel);
+  // The function's num_warps attribute (a pass may set it) is what the PTX
+  // was generated for, so it is what the launch must use.
+  out.numWarps = int(fn->attrs().getInt("num_warps").value_or(options_.numWarps));
+  out.sharedBytes = fn->attrs().getInt("shared_bytes").value_or(0);
+  // Shared memory the code generator declares `extern` is dynamic: its size
+  // is the function's shared_bytes, passed at every launch.
+  out.dynamicShared = out.sharedBytes > 0 && out.ptx.find(".extern .shared") != std::string::npos;
+  out.times = times_;
+  return out;
+}
+
+bool compileKernel(const SourceText &source, const KernelSpec &spec, const CompileOptions &options,
+                   const CompileHooks &hooks, CompiledKernel &out, std::string &error) {
+  Compilation c(options, hooks);
+  std::string ptx;
+  if (!c.parse(std::span(&source, 1)) || !c.lowerToIR(std::span(&spec, 1)) || !c.emitPTX(ptx)) {
+    error = c.diag().renderAll();
+    return false;
+  }
+  out = c.compiled(spec.kernel, std::move(ptx));
+  return true;
+}
+
+} // namespace tk

@@ -1,0 +1,199 @@
+// Compiler: tk's compile, sequenced in one place. Every entry point (tkc, the
+// runtime's GpuKernel and the public C++ API, the Python JIT, tkc run and the
+// interpreter, compile_bench) goes through a Compilation, stage by stage:
+//
+//   parse        source text -> checked AST                  (parser/)
+//   ast-to-ir    AST -> block IR, one function per kernel,   (ir/ASTToIR.h)
+//                specialised for a signature and constexprs
+//   block        the block passes: inline, canonicalize, cse, dce  (Pipeline.cpp)
+//   gpu          the GPU passes: layouts, dots, software pipelining, shared
+//                memory, barriers                             (Pipeline.cpp)
+//   llvm         block IR -> LLVM IR (NVPTX), tk's LLVM passes (lowering/PTXEmitter.h)
+//   ptx          NVPTX code generation
+//   (cubin and loading belong to the runtime: driver JIT, nvJitLink or ptxas.)
+//
+//   CompileOptions options;              // arch, warps, stages, and the code knobs
+//   options.arch = "sm_90a";
+//   std::string error;
+//   if (!options.readKnobs(error)) ...   // TK_LLVM_OPT, TK_WGMMA_*, TK_LIBDEVICE_PATH
+//   Compilation c(options, CompileHooks::fromKnobs());   // TK_DUMP_IR, TK_TIME_PASSES
+//   c.parse({{"add.tk", text}});
+//   c.lowerToIR({spec});                 // KernelSpec: kernel, signature, constants
+//   c.runBlockPasses();  c.runGpuPasses();
+//   std::string ptx;  c.emitPTX(ptx);    // each step false after diagnostics
+//
+// Each step runs the ones before it that have not run, so `c.emitPTX(ptx)`
+// right after lowerToIR does the rest. compileKernel() below is the whole
+// compile of one kernel, for callers that only want its PTX.
+//
+// CompileOptions holds everything that changes the generated code; its
+// keyText() is part of every compile cache key, so a knob that changes code
+// (Effect `Code` in support/Knobs.def) can never return stale PTX from a
+// cache. CompileHooks holds what only changes what is shown: dumps go to the
+// hooks' sink, which the entry point chooses (library code does not print).
+#pragma once
+
+#include "ir/IRContext.h"
+#include "ir/Module.h"
+#include "ir/Specialize.h"
+#include "lang/AST.h"
+#include "lang/DType.h"
+#include "lang/Diagnostics.h"
+#include "lowering/codegen/TargetOptions.h"
+#include "parser/Sema.h"
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tk {
+
+/// Everything that changes the code a kernel compiles to, beyond its source,
+/// signature and constexprs.
+struct CompileOptions {
+  std::string arch = "sm_90"; // sm_80, sm_86, sm_89, sm_90, sm_90a
+  int numWarps = 4;           // kernels whose IR does not set num_warps
+  int numStages = 3;          // the cp.async ring of loops feeding tk.dot; 0: not set
+  bool debug = false;         // device asserts and prints stay in
+  // The debug knobs that change code (support/Knobs.def).
+  bool wgmmaInflight = true; // TK_WGMMA_INFLIGHT
+  bool wgmmaNative = true;   // TK_WGMMA_NATIVE
+  std::string llvmOpt;       // TK_LLVM_OPT: "" is tk's pipeline, else O0..O3
+  std::string libdevicePath; // TK_LIBDEVICE_PATH: "" is the toolkit's
+
+  /// Sets the knob fields from the environment; false with `error` naming
+  /// the variable when one does not parse.
+  bool readKnobs(std::string &error);
+  /// Every field as text, for cache keys.
+  std::string keyText() const;
+  TargetOptions target() const;
+};
+
+/// What a compile shows while it runs; never changes the code.
+struct CompileHooks {
+  using Sink = std::function<void(std::string_view)>;
+  /// TK_DUMP_IR: "all", or comma-separated pass flags and stage names; the
+  /// IR after each that changed it, to `sink`.
+  std::string dumpIR;
+  /// TK_TIME_PASSES: a table of every pass's and stage's time, to `sink`.
+  bool timePasses = false;
+  Sink sink;
+
+  /// TK_DUMP_IR and TK_TIME_PASSES, with `sink` for their text (none: the
+  /// text is dropped).
+  static CompileHooks fromKnobs(Sink sink = {});
+  bool active() const { return !dumpIR.empty() || timePasses; }
+};
+
+/// One source text; Python hands each @jit function's text with the file
+/// and line it starts on.
+struct SourceText {
+  std::string fileName;
+  std::string text;
+  uint32_t firstLine = 1;
+};
+
+enum class Stage : uint8_t { None, Parse, AstToIR, Block, Gpu, LLVM, PTX };
+/// "parse", "ast-to-ir", "block", "gpu", "llvm", "ptx".
+std::string_view stageName(Stage stage);
+
+/// Wall time of one stage (or, within block and gpu, one pass).
+struct StageTime {
+  std::string name; // a stage name, or "gpu/coalesce"
+  double ms = 0;
+};
+
+/// A runtime parameter of a compiled kernel: one IR argument.
+struct KernelParam {
+  std::string name;     // the parameter's
+  std::string typeName; // its IR type: "ptr<fp32>", "i32", ...
+  bool isPointer = false;
+  DType dtype = DType::I32; // a pointer's element type, or the scalar's
+};
+
+struct CompiledKernel;
+
+class Compilation {
+public:
+  explicit Compilation(CompileOptions options, CompileHooks hooks = {});
+  ~Compilation();
+  Compilation(const Compilation &) = delete;
+  Compilation &operator=(const Compilation &) = delete;
+
+  SourceManager &sources() { return *sm_; }
+  DiagnosticEngine &diag() { return *diag_; }
+  const CompileOptions &options() const { return options_; }
+
+  /// parse: the texts, parsed one by one and checked together as one module
+  /// (names resolve across them, as Python globals do).
+  bool parse(std::span<const SourceText> texts, const CheckOptions &check = {});
+  /// parse: a buffer already in sources().
+  bool parse(BufferId buffer, const CheckOptions &check = {});
+  ast::Module *ast() const { return ast_; }
+
+  /// ast-to-ir: each kernel into the module. A kernel that does not lower
+  /// is reported and left out; false if any failed.
+  bool lowerToIR(std::span<const KernelSpec> kernels);
+  /// How each parameter of `spec.kernel` binds (the front end's view; no IR):
+  /// for callers that only need the parameters.
+  bool bindParams(const KernelSpec &spec, std::vector<ParamBinding> &out);
+
+  bool runBlockPasses();
+  bool runGpuPasses();
+  /// llvm: the optimised LLVM IR of every kernel, as text.
+  bool emitLLVM(std::string &out);
+  /// ptx: the PTX of every kernel.
+  bool emitPTX(std::string &out);
+
+  Module &module() { return *module_; }
+  IRContext &irContext() { return *ir_; }
+  Stage reached() const { return reached_; }
+  const std::vector<StageTime> &times() const { return times_; }
+  /// The IR arguments of `kernel` (after ast-to-ir), named after their
+  /// parameters.
+  std::vector<KernelParam> kernelParams(std::string_view kernel) const;
+  /// compileKernel's result for `kernel`, after emitPTX (`ptx` is its text).
+  CompiledKernel compiled(std::string_view kernel, std::string ptx) const;
+
+private:
+  bool upTo(Stage stage);
+  std::string noKernel(const std::string &kernel) const;
+  bool runPasses(Stage stage);
+  void dump(std::string_view stage, const std::string &text);
+  void finishTimes();
+
+  CompileOptions options_;
+  CompileHooks hooks_;
+  std::unique_ptr<SourceManager> sm_;
+  std::unique_ptr<DiagnosticEngine> diag_;
+  std::unique_ptr<ast::Context> astContext_;
+  ast::Module *ast_ = nullptr;
+  std::unique_ptr<IRContext> ir_;
+  std::unique_ptr<Module> module_;
+  std::vector<KernelSpec> kernels_;
+  std::vector<std::pair<std::string, std::vector<std::string>>> argumentNames_;
+  Stage reached_ = Stage::None;
+  std::vector<StageTime> times_;
+};
+
+/// A compiled kernel: what a runtime needs to load and launch it.
+struct CompiledKernel {
+  std::string name;
+  std::string ptx;
+  std::vector<KernelParam> params; // the runtime parameters, in order
+  int numWarps = 4;                // the function's num_warps (a pass may set it)
+  int64_t sharedBytes = 0;         // shared memory per program
+  bool dynamicShared = false;      // passed at launch (the PTX declares it extern)
+  std::vector<StageTime> times;
+};
+
+/// The whole compile of `spec.kernel` from one source text to PTX. False
+/// with `error` holding the rendered diagnostics.
+bool compileKernel(const SourceText &source, const KernelSpec &spec, const CompileOptions &options,
+                   const CompileHooks &hooks, CompiledKernel &out, std::string &error);
+
+} // namespace tk
