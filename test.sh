@@ -8,15 +8,19 @@
 #   4. tutorials  the main job run.sh runs (scripts/tutorials.py): every
 #                 tutorial kernel to PTX + ptxas, the tutorials on the
 #                 interpreter (and the GPU, where there is one), checked
-#   5. asan       a second tree, build-asan (clang, ASan + UBSan, no LLVM):
+#   5. wheel      `pip install .` in a fresh venv, then import tk and two
+#                 tutorials outside the tree (tests/wheel/pip-install.sh;
+#                 TK_SKIP_WHEEL=1 skips it, visibly)
+#   6. asan       a second tree, build-asan (clang, ASan + UBSan, no LLVM):
 #                 its unit tests and lit tests
-#   6. fuzz       the libFuzzer front-end target over the seed corpus, bounded
-#   7. format     clang-format over the C++ sources (fails unless
+#   7. fuzz       the libFuzzer front-end target over the seed corpus, bounded
+#   8. format     clang-format over the C++ sources (fails unless
 #                 TK_FORMAT_STRICT=0)
 #
 # A failing step does not stop the later ones; the last line is the summary
 # and the exit status is 1 when any step failed. Knobs: TK_FORMAT_STRICT=0,
-# TK_FUZZ_SECONDS (default 60), TK_JOBS, TK_SKIP_INSTALL=1 (scripts/setup.sh).
+# TK_FUZZ_SECONDS (default 60), TK_SKIP_WHEEL=1, TK_JOBS, TK_SKIP_INSTALL=1
+# (scripts/setup.sh).
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")"
 source scripts/setup.sh
@@ -131,6 +135,13 @@ step unit unit_tests build
 step lit lit_tests build
 step pytest python_tests
 step tutorials python3 scripts/tutorials.py --build build
+if [ "${TK_SKIP_WHEEL:-0}" = 1 ]; then
+  echo
+  echo "== [wheel] skipped: TK_SKIP_WHEEL=1"
+  notes+=("wheel skipped: TK_SKIP_WHEEL=1")
+else
+  step wheel bash tests/wheel/pip-install.sh
+fi
 step asan sanitizer_tree
 if [[ " ${failed[*]} " == *" asan "* ]] && [ ! -x build-asan/bin/tk-frontend-fuzzer ]; then
   echo "== [fuzz] FAILED: the sanitizer tree did not build the fuzzer"
