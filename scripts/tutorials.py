@@ -6,6 +6,7 @@ CI (which runs test.sh) proves what run.sh does.
     python3 scripts/tutorials.py [--build DIR] [--tutorials DIR] [--only STAGES]
 
   --build DIR      the Release tree (default: build): DIR/bin/tkc, DIR/python
+                   (put before PYTHONPATH), DIR/tutorials/05-host-autotune
   --tutorials DIR  the tutorials (default: tutorials): *.tk, *.py, kernels.json
   --only STAGES    a comma-separated subset of the stages below, in their order
 
@@ -357,7 +358,9 @@ def main(argv):
     unknown = [s for s in stages if s not in STAGES]
     if unknown:
         parser.error(f"unknown stage {', '.join(unknown)} (the stages: {', '.join(STAGES)})")
-    if not os.access(os.path.join(build, "bin", "tkc"), os.X_OK):
+    # The gpu stage alone needs no tkc: `import tk` may come from PYTHONPATH
+    # (a GPU machine's bundle) instead of DIR/python.
+    if set(stages) - {"gpu"} and not os.access(os.path.join(build, "bin", "tkc"), os.X_OK):
         parser.error(f"no {shown(os.path.join(build, 'bin', 'tkc'))}: build first "
                      "(bash run.sh, or --build DIR)")
     start = time.monotonic()
