@@ -2,7 +2,8 @@
 // command line in that order, and prints the result.
 //
 //   tkc-opt k.tkir --canonicalize --cse --dce
-//   tkc-opt k.tkir --pipeline --verify-each -o out.tkir
+//   tkc-opt k.tkir --block-pipeline --verify-each -o out.tkir
+//   tkc-opt k.tkir --coalesce --accelerate-dot --pipeline   (--pipeline: software pipelining)
 //   tkc-opt bad.tkir --split-input-file --verify-diagnostics
 //
 // Exit status (as tkc): 0 success, 1 the input has errors (diagnostics on
@@ -36,7 +37,7 @@ constexpr int kExitUsage = 2;
 struct Options {
   std::string input;
   std::string output;
-  std::vector<const PassInfo *> passes; // null entry: the whole pipeline
+  std::vector<const PassInfo *> passes; // null entry: the block passes (--block-pipeline)
   bool verifyEach = false;
   bool printLocations = false;
   bool verifyDiagnostics = false;
@@ -48,7 +49,7 @@ std::string helpText() {
                   "Reads block IR, verifies it, runs the given passes in order, prints it.\n\n"
                   "options:\n"
                   "  -o FILE               write the IR to FILE instead of stdout\n"
-                  "  --pipeline            run tk's pipeline (compiler/Pipeline.cpp)\n"
+                  "  --block-pipeline      run tk's block passes (compiler/Pipeline.cpp)\n"
                   "  --verify-each         verify the IR after every pass\n"
                   "  --print-locations     print loc(\"file\":line:col) after each op\n"
                   "  --split-input-file    treat each `# -----` line as the end of one input\n"
@@ -80,7 +81,7 @@ int parseArgs(int argc, char **argv, Options &opts) {
       if (i + 1 >= argc)
         return usageError("-o needs a file name");
       opts.output = argv[++i];
-    } else if (arg == "--pipeline") {
+    } else if (arg == "--block-pipeline") {
       opts.passes.push_back(nullptr);
     } else if (arg == "--verify-each") {
       opts.verifyEach = true;
