@@ -7,7 +7,7 @@
 // was never computed).
 #include "ir/ASTToIR.h"
 
-#include "ir/ASTToIRLowerer.h"
+#include "ir/ASTToIRArgs.h"
 #include "ir/Verifier.h"
 
 #include <fmt/format.h>
@@ -466,6 +466,22 @@ bool Lowerer::lowerIf(const If *s) {
   return true;
 }
 
+// range(arg1, arg2=None, step=None), tk.range and tk.static_range as Python
+// reads them: one bound is the end, two are start and end; each may be
+// given by keyword (`tk.static_range(0, N, step=7)`). `bounds` gets (start,
+// end, step) with the missing ones 0 and 1.
+bool Lowerer::rangeBounds(const Call *iter, const BuiltinInfo &info, Args &args,
+                          std::vector<Val> &bounds) {
+  if (!bindArgs(*this, info.signature, iter, nullptr, args))
+    return false;
+  Val arg1 = args.get("arg1"), arg2 = args.get("arg2"), step = args.get("step");
+  if (!args.has("arg1"))
+    return fail(iter->loc, fmt::format("{}() needs its end (arg1)", qualifiedName(info))).ok();
+  bounds = args.has("arg2") ? std::vector<Val>{arg1, arg2} : std::vector<Val>{Val::ofInt(0), arg1};
+  bounds.push_back(args.has("step") ? step : Val::ofInt(1));
+  return true;
+}
+
 bool Lowerer::lowerFor(const For *s) {
   auto *iter = dyn_cast<Call>(s->iter);
   const BuiltinInfo *info = iter ? calleeBuiltin(iter->callee) : nullptr;
@@ -480,45 +496,30 @@ bool Lowerer::lowerFor(const For *s) {
   if (!target)
     return fail(s->target->loc, "the loop variable must be a single name").ok();
 
-  // range(end), range(start, end), range(start, end, step); of tk.range's
-  // scheduling hints, num_stages goes on the loop (the software pipeliner
-  // uses it instead of the kernel's num_stages); the others are accepted and
-  // not used yet.
+  // range(end), range(start, end), range(start, end, step), each bound
+  // positional or by its keyword (arg1, arg2, step); of tk.range's scheduling
+  // hints, num_stages goes on the loop (the software pipeliner uses it
+  // instead of the kernel's num_stages); the others are accepted and not
+  // used yet.
+  Args args;
   std::vector<Val> bounds;
-  for (const Expr *a : iter->args) {
-    bounds.push_back(expr(a));
-    if (!bounds.back().ok())
-      return false;
-  }
+  if (!rangeBounds(iter, *info, args, bounds))
+    return false;
   std::optional<int64_t> loopStages;
-  for (const Keyword &k : iter->keywords)
-    if (k.name == "step" || k.name == "arg2") {
-      bounds.push_back(expr(k.value));
-      if (!bounds.back().ok())
-        return false;
-    } else if (k.name == "num_stages" && info->id == BuiltinId::Range) {
-      Val v = expr(k.value);
-      if (!v.ok())
-        return false;
-      if (v.kind == Val::Kind::None)
-        continue; // num_stages=None: the kernel's
-      if (v.kind != Val::Kind::Int)
-        return fail(k.value->loc, fmt::format("tk.range's num_stages must be a compile-time "
-                                              "integer (a literal or a tk.constexpr), got {}",
-                                              describe(v)))
-            .ok();
-      if (v.i < 1)
-        return fail(k.value->loc,
-                    fmt::format("tk.range's num_stages must be at least 1, got {}", v.i))
-            .ok();
-      loopStages = v.i;
-    }
-  if (bounds.empty() || bounds.size() > 3)
-    return fail(iter->loc, fmt::format("range() takes 1 to 3 bounds, got {}", bounds.size())).ok();
-  if (bounds.size() == 1)
-    bounds.insert(bounds.begin(), Val::ofInt(0));
-  if (bounds.size() == 2)
-    bounds.push_back(Val::ofInt(1));
+  if (info->id == BuiltinId::Range && args.has("num_stages")) {
+    Val v = args.get("num_stages");
+    if (v.kind != Val::Kind::Int)
+      return fail(args.loc("num_stages"), fmt::format("tk.range's num_stages must be a "
+                                                      "compile-time integer (a literal or a "
+                                                      "tk.constexpr), got {}",
+                                                      describe(v)))
+          .ok();
+    if (v.i < 1)
+      return fail(args.loc("num_stages"),
+                  fmt::format("tk.range's num_stages must be at least 1, got {}", v.i))
+          .ok();
+    loopStages = v.i;
+  }
   if (bounds[2].kind == Val::Kind::Int && bounds[2].i == 0)
     return fail(iter->loc, "range() step must not be zero").ok();
 
@@ -605,22 +606,19 @@ bool Lowerer::lowerFor(const For *s) {
 }
 
 bool Lowerer::lowerStaticRange(const For *s, const Call *iter) {
+  Args args;
   std::vector<Val> bounds;
-  for (const Expr *a : iter->args) {
-    bounds.push_back(expr(a));
-    if (!bounds.back().ok())
-      return false;
-    if (bounds.back().kind != Val::Kind::Int)
-      return fail(a->loc, fmt::format("tk.static_range bounds must be compile-time integers, got "
-                                      "{}",
-                                      describe(bounds.back())))
+  if (!rangeBounds(iter, builtinInfo(BuiltinId::StaticRange), args, bounds))
+    return false;
+  // Where bound i came from: (start, end) are (arg1, arg2), or end is arg1.
+  const char *params[] = {"arg1", args.has("arg2") ? "arg2" : "arg1", "step"};
+  for (int i = 0; i < 3; ++i)
+    if (bounds[i].kind != Val::Kind::Int && bounds[i].kind != Val::Kind::Bool)
+      return fail(args.loc(params[i]),
+                  fmt::format("tk.static_range bounds must be compile-time integers, got {}",
+                              describe(bounds[i])))
           .ok();
-  }
-  if (bounds.empty() || bounds.size() > 3)
-    return fail(iter->loc, "tk.static_range takes 1 to 3 bounds").ok();
-  int64_t lo = bounds.size() > 1 ? bounds[0].i : 0;
-  int64_t hi = bounds.size() > 1 ? bounds[1].i : bounds[0].i;
-  int64_t step = bounds.size() > 2 ? bounds[2].i : 1;
+  int64_t lo = bounds[0].i, hi = bounds[1].i, step = bounds[2].i;
   if (step == 0)
     return fail(iter->loc, "tk.static_range step must not be zero").ok();
   int64_t count = step > 0 ? (hi > lo ? (hi - lo + step - 1) / step : 0)

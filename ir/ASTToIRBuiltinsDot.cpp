@@ -1,6 +1,6 @@
 // tk.dot: the operands checked (inner dimensions, every dimension >= 16,
-// one element type, the accumulator's shape and kind, out_dtype,
-// input_precision), zeros for a missing accumulator, one `dot` op; a batched
+// one element type, the accumulator's shape and kind, out_dtype as Triton
+// reads it, input_precision), zeros for a missing accumulator, one `dot` op; a batched
 // (3-D) dot as one 2-D dot per batch index.
 #include "ir/ASTToIRBuiltins.h"
 
@@ -48,17 +48,29 @@ std::optional<Val> BuiltinCall::lowerDot() {
                                 typeStr(x), typeStr(y)));
         return nullptr;
       }
-      Type *outElem = x->type()->isFloatLike() ? ctx.f32() : ctx.i32();
-      if (Val od = args.get("out_dtype"); od.kind == Val::Kind::DType) {
-        outElem = od.type;
-        if (outElem->isFloatLike() != x->type()->isFloatLike()) {
+      // The product's element type, Triton's rule: integer operands give
+      // i32 and fp32/bf16 ones fp32 whatever out_dtype says (Triton ignores
+      // it there); fp64 gives fp64; fp16 takes out_dtype, fp16 or fp32.
+      DType in = x->type()->dtype();
+      Val od = args.get("out_dtype");
+      Type *outElem = !isFloat(in)       ? ctx.i32()
+                      : in == DType::F64 ? ctx.scalar(DType::F64)
+                                         : ctx.f32();
+      if (od.kind == Val::Kind::DType && isFloat(in) && !od.type->isPointer() &&
+          od.type->dtype() == DType::BF16) {
+        L.fail(args.loc("out_dtype"), "tk.dot: out_dtype=bfloat16 is not supported; use "
+                                      "out_dtype=float32 (or float16) and convert the result "
+                                      "with .to(tk.bfloat16)");
+        return nullptr;
+      }
+      if (od.kind == Val::Kind::DType && in == DType::F16) {
+        if (od.type != ctx.f32() && od.type != ctx.scalar(DType::F16)) {
           L.fail(args.loc("out_dtype"),
-                 fmt::format("tk.dot: out_dtype is {} but {} operands need {} type", outElem->str(),
-                             x->type()->elementType()->str(),
-                             x->type()->isFloatLike() ? "a float (e.g. fp32)"
-                                                      : "an integer (e.g. int32)"));
+                 fmt::format("tk.dot: out_dtype is {} but fp16 operands take fp16 or fp32",
+                             od.type->str()));
           return nullptr;
         }
+        outElem = od.type;
       }
       if (acc) {
         if (acc->type()->shape() != std::vector<int64_t>{m, n}) {

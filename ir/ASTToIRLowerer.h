@@ -115,6 +115,8 @@ std::string describe(const Val &v);
 /// call gets its own).
 using Env = std::map<std::string, Val>;
 
+struct Args; // ASTToIRArgs.h
+
 class Lowerer {
 public:
   Lowerer(const ast::Module &m, const KernelSpec &spec, IRContext &ctx, Module &out,
@@ -208,6 +210,8 @@ private:
   bool lowerIf(const ast::If *s);
   bool lowerFor(const ast::For *s);
   bool lowerStaticRange(const ast::For *s, const ast::Call *iter);
+  bool rangeBounds(const ast::Call *iter, const BuiltinInfo &info, Args &args,
+                   std::vector<Val> &bounds);
   bool lowerWhile(const ast::While *s);
   bool assign(const ast::Expr *target, Val value, SourceLoc loc);
 };
