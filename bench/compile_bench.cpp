@@ -93,8 +93,8 @@ struct Case {
 
 const char *kSoftmaxFile = "tutorials/02-fused-softmax.tk";
 const char *kSoftmaxSignature = "*fp32:16, *fp32:16, i32:16, i32:16, i32, i32:16";
-// As bench/make_matmul_bundle.sh: fp16, M/N/K and row strides divisible by
-// 16, unit column strides.
+// As bench/gpu_bundle.sh's matmul part: fp16, M/N/K and row strides
+// divisible by 16, unit column strides.
 const char *kMatmulSignature = "*fp16:16, *fp16:16, *fp16:16, i32:16, i32:16, i32:16, i32:16, "
                                "i32:1, i32:16, i32:1, i32:16, i32:1";
 

@@ -120,7 +120,7 @@ struct JitOptions {
 /// 128x128x32 ring matmul JITs in 158 instead of 442 ms at level 2 (246
 /// registers and no spills against 255 and 64 spill bytes at 4) and runs 3%
 /// faster, with bit-identical output; softmax JITs 3-8% faster at the same
-/// kernel speed (bench/results/compile-load-2026-11-30-3.md).
+/// kernel speed (bench/results/notes/compile-time.md, "2026-11-30 02:45").
 constexpr int kDefaultJitLevel = 2;
 /// The level `jit` compiles at.
 inline int jitLevel(const JitOptions &jit) {

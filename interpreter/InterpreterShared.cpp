@@ -1,5 +1,5 @@
 // The interpreter's GPU-only ops: what the layout and shared-memory passes
-// add to the IR (docs/codegen.md), so that `tkc-opt --allocate-shared` or
+// add to the IR (docs/codegen/), so that `tkc-opt --allocate-shared` or
 // `tkc --emit=ir-gpu` output runs as the IR it came from does. Layouts and
 // shared-memory offsets only say how a GPU distributes the work; a program
 // here is one thread of control, so:

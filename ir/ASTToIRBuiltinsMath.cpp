@@ -176,7 +176,7 @@ std::optional<Val> BuiltinCall::lowerMath() {
   }
   case BuiltinId::DivRn:
   case BuiltinId::Fdiv: {
-    // `/` on floats may be approximate on the GPU (docs/codegen.md, Math);
+    // `/` on floats may be approximate on the GPU (docs/codegen/math.md);
     // div_rn and fdiv(ieee_rounding=True) ask for the correctly rounded one.
     Val q = L.binary(BinaryOp::Div, args.get("x"), args.get("y"), loc);
     Val ieee = args.get("ieee_rounding");

@@ -433,7 +433,7 @@ private:
   // (wgmmaSharedRowBlock); for an M-major A that scatters the 8 chunks of
   // each 128-byte global line over two column blocks, and the copies ran at
   // 390 instead of 515 TFLOP/s (fp16 4096^3, 128x256x64, 8 warps; H200,
-  // bench/results/novel-matmul-2026-11-30-s6-variants.md). Unpermuted, the
+  // bench/results/notes/novel-matmul.md). Unpermuted, the
   // rows are put in order once after the loop instead. `wgmma_native =
   // false` keeps the permutation, for comparisons.
   bool nativeOrder(Operation *dot, const std::vector<Operation *> &loads) const {

@@ -293,7 +293,7 @@ namespace {
 // Every PTX compiler GpuKernel knows. The default is the driver's JIT
 // alone: on the H200 nvJitLink gave the same cubin in the same time (it is
 // the same assembler) after a 6-136 ms dlopen, and ptxas as a process was no
-// faster at the median (bench/results/compile-load-2026-11-30-2.md).
+// faster at the median (bench/results/notes/compile-time.md, "2026-11-30 00:57").
 constexpr const char *kPtxCompilers[] = {"driver", "nvjitlink", "ptxas"};
 
 bool isPtxCompiler(const std::string &name) {

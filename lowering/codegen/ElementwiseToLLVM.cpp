@@ -4,7 +4,7 @@
 // coalescing pass made them), so register i of every operand is the same
 // element.
 //
-// Math (docs/codegen.md): fp32 exp, exp2, log, log2, sin, cos and rsqrt use
+// Math (docs/codegen/math.md): fp32 exp, exp2, log, log2, sin, cos and rsqrt use
 // the PTX approximate instructions (exp(x) = ex2.approx(x * log2(e)), about 2
 // ulp, as Triton does; ex2.approx.f32 written out as ptxas expands it,
 // exp2Approx); sqrt is IEEE (sqrt.rn); `/` is div.full.f32 (2 ulp,
@@ -159,7 +159,7 @@ llvm::Value *fastDivide(llvm::IRBuilderBase &b, llvm::Value *x, llvm::Value *y) 
 // and zeros come out as IEEE division gives them (d = 0: r = inf; d = inf:
 // r = 0). On the softmax at 16384 columns and 16 warps (32 divisions per
 // thread) ptxas takes 35 instead of 39 ms (CPU time) and allocates 51
-// instead of 64 registers (bench/results/compile-load-2026-11-30-3.md).
+// instead of 64 registers (bench/results/notes/compile-time.md).
 struct UniformDivisor {
   llvm::Value *reciprocal; // rcp(d * s)
   llvm::Value *scale;      // s

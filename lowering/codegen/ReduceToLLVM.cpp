@@ -281,7 +281,7 @@ bool ReduceLowering::run() {
     // load and log2(warps) shuffles instead of every thread loading all
     // `warps` partials, which held `warps` registers at once (softmax at
     // 16384 columns and 16 warps: 71 -> 64 registers, two 512-thread
-    // programs per SM instead of one; results/gpu-bench-2026-11-30.md).
+    // programs per SM instead of one; bench/results/notes/softmax-layernorm.md).
     // Partners must share their result elements: lanes along other
     // dimensions do not, so with fewer lanes than warps along the axis every
     // thread combines all partials itself, in warp order.

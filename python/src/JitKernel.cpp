@@ -64,7 +64,7 @@ CacheKey gpuKey(const JitRequest &req, const CompileOptions &options) {
 // benchmark asks for the pointer array (setPackedLaunches). From C++
 // the two cost the same; from Python the packed buffer had the lower median
 // in three of four H200 runs (4.45 / 4.41 / 4.62 / 5.64 us against 5.08 /
-// 4.58 / 5.90 / 5.11 us: bench/results/python-launch-2026-11-30-{5..8}.md),
+// 4.58 / 5.90 / 5.11 us: bench/results/notes/launch.md),
 // differences that are within the host's noise but lean one way.
 constexpr bool kPackedByDefault = true;
 

@@ -40,9 +40,10 @@
 
 namespace tk::difftest {
 
-// The ops the code generator reports as not supported yet (docs/codegen.md),
-// by case family (DiffCase.h) and dtypes ("" = every dtype). Remove a line
-// when its op lands: the Ci cases of a listed family that compiles fail.
+// The ops the code generator reports as not supported yet
+// (docs/codegen/lowering.md), by case family (DiffCase.h) and dtypes ("" =
+// every dtype). Remove a line when its op lands: the Ci cases of a listed
+// family that compiles fail.
 const std::vector<NotYet> &notYetOnGpu() {
   static const std::vector<NotYet> table = {};
   return table;

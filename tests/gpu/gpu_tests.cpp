@@ -415,7 +415,7 @@ TEST_F(GpuTest, CastChainFp32Fp16Fp32) {
 
 // `/` by a divisor that is one value per program (here a scalar load; in
 // softmax the row sum) is a scaled reciprocal and multiplies on the GPU
-// (docs/codegen.md, Math): within div.full's 2 ulp of the interpreter's IEEE
+// (docs/codegen/math.md): within div.full's 2 ulp of the interpreter's IEEE
 // quotient over the whole range, with the IEEE results for zeros,
 // infinities and NaN. One row per divisor, from the smallest subnormal to
 // past 2^126; dividends from 2^-140 to 2^120 of both signs, so quotients

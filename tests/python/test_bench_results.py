@@ -42,9 +42,9 @@ def headings(note):
     return [line[3:].strip() for line in open(os.path.join(NOTES, note)) if line.startswith("## ")]
 
 
-# Files whose references are checked; C++ sources join once their comments name
-# the new files (their references are swept separately).
-TEXT = ("*.md", "*.py", "*.tk", "*.sh", "*.txt", "*.json")
+# Files whose references are checked: every text file that can cite a result.
+TEXT = ("*.md", "*.py", "*.tk", "*.tkir", "*.sh", "*.txt", "*.json", "*.cpp", "*.h", "*.def",
+        "*.c", "*.cmake")
 
 
 def test_every_current_result_parses_and_has_its_history_row():
