@@ -27,9 +27,10 @@ bool frontEndBindings(const std::string &source, const std::string &fileName,
                       std::string &error);
 
 /// Launch-time specialisation (include/tk/Kernel.h): which facts the
-/// arguments of a launch give (an integer equal to 1 or divisible by 16, a
-/// pointer aligned to 16 bytes), packed in a key, and the compile options
-/// that state them. The rule is Python's (docs/python.md).
+/// arguments of a launch give (an integer equal to 1, divisible by 16 or by
+/// 8, a pointer aligned to 16 bytes), packed in a key, and the compile
+/// options that state them. The rule is Python's:
+/// compiler/ArgSpecialization.h.
 ///
 ///   add(x_ptr, y_ptr, n, BLOCK: tk.constexpr), signature "*fp32, *fp32, i32":
 ///   a launch with x at 0x...100, y at 0x...108, n = 4096 has the key
@@ -37,7 +38,7 @@ bool frontEndBindings(const std::string &source, const std::string &fileName,
 ///   with BLOCK's value among the constants.
 class Specializer {
 public:
-  using Key = std::array<uint64_t, 2>; // 2 bits per runtime parameter (64 at most)
+  using Key = std::array<uint64_t, 2>; // an ArgFact (2 bits) per runtime parameter, 64 at most
 
   /// Reads the parameters of `base.kernel` (front end only); `noSpecialize`
   /// names runtime parameters that never specialise.
@@ -50,7 +51,7 @@ public:
   /// `config` (base's kernel, with its own constants and launch options)
   /// with a signature stating the facts of `key` and of the base signature.
   GpuCompileOptions optionsFor(const GpuCompileOptions &config, const Key &key) const;
-  /// "x_ptr:16, n:16" (the facts of `key`), for messages and tests.
+  /// "x_ptr:16, n:8" (the facts of `key`), for messages and tests.
   std::string describe(const Key &key) const;
 
 private:

@@ -1,13 +1,15 @@
 // The public API's argument binding (include/tk/Kernel.h): converting a
 // launch argument to its parameter's type, and specialising a compile on
-// the facts the arguments give, with the rule of Python's @tk.jit
-// (docs/python.md): an i32/u32/i64/u64 argument equal to 1 becomes the
-// constant 1 (":1"), one divisible by 16 carries ":16", a pointer aligned to
-// 16 bytes carries ":16". For tutorial 4's matmul launched with
-// M = N = K = 4096 and unit column strides, the key says "M, N, K, the row
-// strides :16; the column strides :1; the pointers :16", so the compile sees
-// the unit strides as constants and its loads vectorise, as the signature
+// the facts the arguments give, by the rule Python's @tk.jit uses
+// (compiler/ArgSpecialization.h, docs/semantics.md): an i32/u32/i64/u64
+// argument equal to 1 becomes the constant 1 (":1"), else one divisible by
+// 16 carries ":16", else one divisible by 8 ":8"; a pointer aligned to 16
+// bytes carries ":16". For tutorial 4's matmul launched with M = N = K =
+// 4096 and unit column strides, the key says "M, N, K, the row strides :16;
+// the column strides :1; the pointers :16", so the compile sees the unit
+// strides as constants and its loads vectorise, as the signature
 // "*fp16:16, ..., i32:16, i32:1, ..." written by hand would make them.
+#include "compiler/ArgSpecialization.h"
 #include "compiler/KernelFrontEnd.h"
 #include "lang/Float16.h"
 #include "runtime/PublicApiImpl.h"
@@ -187,10 +189,9 @@ std::string conversionError(const std::string &kernel, size_t index, const std::
 
 namespace {
 
-constexpr uint64_t kAligned = 1, kDivisible = 1, kEqualsOne = 2;
-
-unsigned factOf(const Specializer::Key &key, size_t i) {
-  return unsigned(key[i / 32] >> (2 * (i % 32))) & 3u;
+// Two bits per runtime parameter: its ArgFact.
+ArgFact factOf(const Specializer::Key &key, size_t i) {
+  return ArgFact(unsigned(key[i / 32] >> (2 * (i % 32))) & 3u);
 }
 
 } // namespace
@@ -219,11 +220,9 @@ bool Specializer::init(const std::string &source, const std::string &fileName,
       p.baseDivisibility = b.divisibility;
       p.baseEqualsOne = b.isConstant;
       bool named = generic.count(b.name) != 0;
-      // Python specialises what a Python int becomes (i32, i64, u64) and
-      // every pointer; narrower integers, bools and floats keep one compile.
-      bool wideInt = !b.isPointer && (b.dtype == DType::I32 || b.dtype == DType::I64 ||
-                                      b.dtype == DType::U32 || b.dtype == DType::U64);
-      p.canSpecialize = !named && (b.isPointer || wideInt);
+      // Pointers and i32/u32/i64/u64 take facts; narrower integers, bools
+      // and floats keep one compile.
+      p.canSpecialize = !named && takesFacts(b.isPointer, b.dtype);
       active_ = active_ || p.canSpecialize;
       runtime_.push_back(params_.size());
     } else {
@@ -251,15 +250,14 @@ Specializer::Key Specializer::keyOf(std::span<const Arg> args) const noexcept {
     if (!p.canSpecialize)
       continue;
     const Arg &a = args[i];
-    uint64_t fact = 0;
+    ArgFact fact = ArgFact::None;
     if (p.pointer) {
-      if (a.kind == Arg::Kind::Pointer && a.value.pointer % 16 == 0)
-        fact = kAligned;
+      if (a.kind == Arg::Kind::Pointer)
+        fact = pointerFact(a.value.pointer);
     } else if (isIntKind(a.kind)) {
-      int64_t v = intArgValue(a);
-      fact = v == 1 ? kEqualsOne : v % 16 == 0 ? kDivisible : 0;
+      fact = integerFact(intArgValue(a));
     }
-    key[i / 32] |= fact << (2 * (i % 32));
+    key[i / 32] |= uint64_t(fact) << (2 * (i % 32));
   }
   return key;
 }
@@ -271,11 +269,14 @@ GpuCompileOptions Specializer::optionsFor(const GpuCompileOptions &config, const
   for (const Param &p : params_) {
     std::string entry = p.entry;
     if (p.argument) {
-      unsigned fact = factOf(key, r++);
-      if (p.baseEqualsOne || fact == kEqualsOne)
+      // The base signature's facts and the arguments' are both true: the
+      // stronger divisibility is stated.
+      ArgFact fact = factOf(key, r++);
+      int64_t divisibility = std::max(p.baseDivisibility, factDivisibility(fact));
+      if (p.baseEqualsOne || fact == ArgFact::EqualsOne)
         entry += ":1";
-      else if (p.baseDivisibility > 1 || fact == kDivisible)
-        entry += fmt::format(":{}", std::max<int64_t>(p.baseDivisibility, fact ? 16 : 1));
+      else if (divisibility > 1)
+        entry += fmt::format(":{}", divisibility);
     } else if (!p.valueInBase && !o.constants.count(p.name)) {
       o.constants[p.name] = p.value;
     }
@@ -288,9 +289,9 @@ GpuCompileOptions Specializer::optionsFor(const GpuCompileOptions &config, const
 std::string Specializer::describe(const Key &key) const {
   std::string out;
   for (size_t i = 0; i < runtime_.size(); ++i)
-    if (unsigned f = factOf(key, i))
-      out += fmt::format("{}{}:{}", out.empty() ? "" : ", ", params_[runtime_[i]].name,
-                         f == kEqualsOne ? 1 : 16);
+    if (ArgFact f = factOf(key, i); f != ArgFact::None)
+      out +=
+          fmt::format("{}{}{}", out.empty() ? "" : ", ", params_[runtime_[i]].name, factSuffix(f));
   return out;
 }
 

@@ -17,15 +17,16 @@
 // "kernel 'add_kernel': argument 3 ('n_elements') is i32 in the signature but
 // the argument passed is fp64".
 //
-// Specialisation, as Python's @tk.jit does it: an integer argument (of an
-// i32/u32/i64/u64 parameter) equal to 1 or divisible by 16, and a pointer
-// aligned to 16 bytes, are facts the compiler uses (a unit stride becomes
-// the constant 1, so the loads along it vectorise; divisibility removes
-// masks). launch() computes these facts from the arguments and compiles a
-// kernel for each new combination, once (cached like any compile); the
-// kernel compiled by fromFile/fromSource (whose ptx() and registers() the
-// accessors show) has only the facts the signature states. Facts the
-// signature already states ("*fp16:16", "i32:1") stay;
+// Specialisation, by the rule of Python's @tk.jit (docs/semantics.md): an
+// integer argument (of an i32/u32/i64/u64 parameter) equal to 1, else
+// divisible by 16, else by 8, and a pointer aligned to 16 bytes, are facts
+// the compiler uses (a unit stride becomes the constant 1, so the loads
+// along it vectorise; divisibility removes masks). launch() computes these
+// facts from the arguments and compiles a kernel for each new combination,
+// once (cached like any compile); the kernel compiled by
+// fromFile/fromSource (whose ptx() and registers() the accessors show) has
+// only the facts the signature states. Facts the signature already states
+// ("*fp16:16", "i32:1") stay;
 // KernelOptions::doNotSpecialize names parameters that never specialise, and
 // specialize = false turns it off (one compile serves every value).
 //

@@ -126,32 +126,6 @@ bool interpretKnob(const char *text) {
   return v.value;
 }
 
-// A Python int as int64 and its class: 0 = i32, 1 = i64, 2 = u64 (stored as
-// the int64 with the same bits). False when it does not fit in 64 bits.
-bool intClass(PyObject *v, int64_t &out, uint8_t &cls) {
-  int overflow = 0;
-  long long x = PyLong_AsLongLongAndOverflow(v, &overflow);
-  if (overflow == 0) {
-    if (x == -1 && PyErr_Occurred()) {
-      PyErr_Clear();
-      return false;
-    }
-    out = x;
-    cls = (x >= INT32_MIN && x <= INT32_MAX) ? 0 : 1;
-    return true;
-  }
-  if (overflow < 0)
-    return false;
-  unsigned long long u = PyLong_AsUnsignedLongLong(v);
-  if (PyErr_Occurred()) {
-    PyErr_Clear();
-    return false;
-  }
-  out = static_cast<int64_t>(u);
-  cls = 2;
-  return true;
-}
-
 // A compile-time value in the key. Identity keys keep the object alive, so
 // its address cannot be reused by another object while the entry exists.
 // Inlined: one per constexpr parameter of every launch, ints first (the
@@ -160,11 +134,11 @@ bool intClass(PyObject *v, int64_t &out, uint8_t &cls) {
                                                   std::vector<py::object> &keepAlive) {
   if (PyLong_CheckExact(v)) {
     int64_t x;
-    uint8_t cls;
-    if (intClass(v, x, cls)) [[likely]] {
+    DType type;
+    if (pythonInt(v, x, type)) [[likely]] {
       key += 'i';
       appendRaw(key, x);
-      key += char(cls);
+      key += char(type);
       return;
     }
     key += 'o';
@@ -881,14 +855,17 @@ py::object GpuLauncher::launch(py::handle grid, PyObject *const *args, size_t nu
       continue;
     }
     if (PyLong_CheckExact(v)) {
-      uint8_t cls;
-      if (!intClass(v, rv.i, cls)) {
+      // The type and the fact by the specialisation rule, as _specialize
+      // gives them (compiler/ArgSpecialization.h): a Python int's type is
+      // i32, i64 or u64, each of which takes facts.
+      DType type;
+      if (!pythonInt(v, rv.i, type)) {
         keyable = false;
         break;
       }
       key += 'I';
-      key += char(cls);
-      key += char(!spec ? 0 : rv.i == 1 ? 1 : rv.i % 16 == 0 ? 16 : rv.i % 8 == 0 ? 8 : 0);
+      key += char(type);
+      key += char(spec ? integerFact(rv.i) : ArgFact::None);
       rv.kind = RuntimeValue::Kind::Int;
       ++numRuntime;
       continue;
@@ -981,7 +958,7 @@ py::object GpuLauncher::launch(py::handle grid, PyObject *const *args, size_t nu
       keyable = false;
       break;
     }
-    key += char(spec && ptr % 16 == 0);
+    key += char(spec ? pointerFact(ptr) : ArgFact::None);
     rv.kind = RuntimeValue::Kind::Pointer;
     rv.pointer = ptr;
     ++numRuntime;

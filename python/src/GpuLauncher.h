@@ -29,17 +29,19 @@
 // torch._C._cuda_getCurrentRawStream(0), looked up once.
 //
 // The key, per parameter (bytes appended to one string):
-//   torch tensor      'T' dtype-object pointer, 1 if data_ptr() % 16 == 0
+//   torch tensor      'T' dtype-object pointer, its fact (data_ptr() % 16 == 0)
 //   __cuda_array_interface__ 'C' typestr, alignment bit
 //   other data_ptr()  'D' dtype-object pointer (kept alive), alignment bit
-//   int               'I' range (i32 / i64 / u64), 1 if == 1, 16 if % 16 == 0, else 8 if % 8 == 0
+//   int               'I' its type (i32 / i64 / u64) and its fact (== 1, % 16, % 8)
 //   bool, float, None 'B', 'F', 'N'
 //   constexpr         its value: int64, double bits, bool, None, or the
 //                     identity of any other object (kept alive)
 // plus the launch options given (num_warps, num_stages, ...; not stream).
-// The alignment and divisibility facts are left out for do_not_specialize
-// parameters, exactly as the Python side leaves them out of the signature,
-// so one key never maps to two signatures.
+// The types and facts come from the specialisation rule the Python side's
+// signature comes from (compiler/ArgSpecialization.h: integerType,
+// integerFact, pointerFact), and the facts are left out for
+// do_not_specialize parameters, exactly as the signature leaves them out, so
+// one key never maps to two signatures.
 //
 // Each entry also remembers the globals the kernel and its helpers read,
 // as (globals dict, name, value object); a launch whose globals no longer
@@ -53,6 +55,7 @@
 
 #include "JitKernel.h"
 #include "TorchAbi.h"
+#include "compiler/ArgSpecialization.h"
 
 #include <pybind11/pybind11.h>
 
@@ -191,6 +194,34 @@ private:
   const std::string *lastKey_ = nullptr; // a key of entries_ (nodes never move)
   Entry *lastEntry_ = nullptr;           // its entry: compared before hashing
 };
+
+/// A Python int's value and its type by the specialisation rule
+/// (integerType: i32 or i64, or u64 with `value` holding its bits). False,
+/// with no Python error set, when it does not fit in 64 bits. Inlined: one
+/// per int argument of every launch.
+[[gnu::always_inline]] inline bool pythonInt(PyObject *v, int64_t &value, DType &type) {
+  int overflow = 0;
+  long long x = PyLong_AsLongLongAndOverflow(v, &overflow);
+  if (overflow == 0) {
+    if (x == -1 && PyErr_Occurred()) {
+      PyErr_Clear();
+      return false;
+    }
+    value = x;
+    type = integerType(x, false);
+    return true;
+  }
+  if (overflow < 0)
+    return false;
+  unsigned long long u = PyLong_AsUnsignedLongLong(v);
+  if (PyErr_Occurred()) {
+    PyErr_Clear();
+    return false;
+  }
+  value = static_cast<int64_t>(u);
+  type = integerType(value, /*aboveInt64=*/true);
+  return true;
+}
 
 /// tk._C.Launcher, tk._C.BoundLaunch and tk._C.LaunchBase, the C base of
 /// JITFunction: `LaunchBase._attach_launcher(launcher)` makes `self[grid]`

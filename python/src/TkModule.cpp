@@ -14,6 +14,7 @@
 #include "Autotune.h"
 #include "GpuLauncher.h"
 #include "JitKernel.h"
+#include "compiler/ArgSpecialization.h"
 #include "support/Knobs.h"
 
 #include "lang/Builtins.h"
@@ -141,6 +142,56 @@ py::tuple compile(const std::vector<std::tuple<std::string, std::string, uint32_
   return py::make_tuple(py::cast(std::move(k)), "");
 }
 
+// The specialisation rule (compiler/ArgSpecialization.h) for one argument
+// the Python side has reduced to a kind and a value (runtime.py's
+// _specialize): (signature entry, value to launch with). An int's value comes
+// back as the int64 the launch passes (a u64's bits); an int beyond 64 bits
+// is an OverflowError.
+py::tuple specializeOne(const std::string &kind, py::handle value, bool specialize,
+                        const std::string &dtype) {
+  RuntimeArg arg;
+  py::object launchValue;
+  if (kind == "int") {
+    int64_t bits;
+    DType type;
+    if (!PyLong_Check(value.ptr()) || !pythonInt(value.ptr(), bits, type))
+      throw py::value_error(fmt::format("the integer {} does not fit in 64 bits",
+                                        py::str(value).cast<std::string>()));
+    arg = type == DType::U64 ? RuntimeArg::unsignedInteger(uint64_t(bits))
+                             : RuntimeArg::integer(bits);
+    launchValue = py::int_(bits);
+  } else if (kind == "float") {
+    arg = RuntimeArg::real();
+    launchValue = py::float_(value.cast<double>());
+  } else if (kind == "bool") {
+    arg = RuntimeArg::boolean();
+    launchValue = py::int_(int(value.cast<bool>()));
+  } else if (kind == "scalar" || kind == "pointer") {
+    DType d = dtypeFromName(dtype, "specialize_arg");
+    if (kind == "pointer") {
+      int64_t bits;
+      DType type;
+      if (!PyLong_Check(value.ptr()) || !pythonInt(value.ptr(), bits, type) ||
+          (type != DType::U64 && bits < 0))
+        throw py::value_error(fmt::format("the address {} is not a 64-bit address",
+                                          py::str(value).cast<std::string>()));
+      arg = RuntimeArg::pointer(d, uint64_t(bits));
+      launchValue = py::int_(arg.address);
+    } else if (isFloat(d)) {
+      arg = RuntimeArg::scalar(d);
+      launchValue = py::float_(value.cast<double>());
+    } else {
+      arg = RuntimeArg::scalar(d, value.cast<int64_t>());
+      launchValue = py::int_(arg.intValue);
+    }
+  } else {
+    throw py::value_error("specialize_arg: the kind is 'int', 'float', 'bool', 'scalar' or "
+                          "'pointer', not '" +
+                          kind + "'");
+  }
+  return py::make_tuple(specializeArg(arg, specialize).entry(), launchValue);
+}
+
 py::tuple run(JitKernel &k, const py::list &args, const std::array<int64_t, 3> &grid,
               unsigned numThreads, uint64_t maxSteps) {
   std::vector<JitArg> jitArgs;
@@ -249,6 +300,11 @@ PYBIND11_MODULE(_C, m) {
         py::arg("num_stages") = 0, py::arg("arch") = "sm_90",
         "Compiles a kernel; returns (CompiledKernel, '') or (None, rendered diagnostics).");
 
+  m.def("specialize_arg", &specializeOne, py::arg("kind"), py::arg("value"),
+        py::arg("specialize") = true, py::arg("dtype") = "",
+        "(signature entry, launch value) of one runtime argument by the specialisation rule "
+        "(compiler/ArgSpecialization.h): kind 'int' (a Python int: i32, i64 or u64), 'float' "
+        "(fp32), 'bool' (i1), 'scalar' (of `dtype`) or 'pointer' (an address, to `dtype`).");
   m.def(
       "knob",
       [](const std::string &name) -> py::object {

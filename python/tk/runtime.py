@@ -9,11 +9,12 @@
     add_kernel[(tk.cdiv(n, 256),)](x, y, out, n, BLOCK=256)   # TK_INTERPRET=1: on numpy arrays
 
 At a launch, the arguments are bound to the parameters and each one that is
-not a tk.constexpr is specialised as Triton does: an array becomes a pointer
+not a tk.constexpr is specialised by the rule every launch path shares
+(compiler/ArgSpecialization.h, docs/semantics.md): an array becomes a pointer
 to its dtype ("*fp32", plus ":16" when its address is 16-byte aligned), an int
-becomes "i32" or "i64" by range (":16" when divisible by 16, else ":8" when
-divisible by 8, ":1" when equal to 1), a float "fp32", a bool "i1", None a
-constant. The C++ front end then compiles the function's own source
+becomes "i32" or "i64" by range (":1" when equal to 1, else ":16" when
+divisible by 16, else ":8" when divisible by 8), a float "fp32", a bool "i1",
+None a constant. The C++ front end then compiles the function's own source
 (inspect.getsource, with its file and first line, so errors point into your
 .py file) together with the sources of the @tk.jit helpers it reaches through
 its globals and the values of the plain globals it reads (ints, floats, bools,
@@ -446,11 +447,25 @@ def _is_sized_scalar(value):
     return type(value).__module__ in ("numpy", "ml_dtypes") and getattr(value, "ndim", None) == 0
 
 
+def _rule(name, kernel_name, kind, value, specialize, dt=""):
+    """_C.specialize_arg, with a value it cannot take (an int beyond 64 bits,
+    a negative address) a TypeError naming the argument."""
+    try:
+        return _C.specialize_arg(kind, value, specialize, dt)
+    except ValueError as e:
+        raise TypeError(f"argument '{name}' of {kernel_name}: {e}") from None
+
+
 def _specialize(name, value, specialize, kernel_name, gpu=False):
     """(signature entry, launch argument or None) for a parameter that is not
     a constexpr. Launch arguments are ("i", int), ("f", float), and for
     arrays ("p", base, span, offset, dtype, name) on the interpreter or
-    ("g", address) on the GPU."""
+    ("g", address) on the GPU.
+
+    Only the type dispatch is here (what a Python object is: an int, a numpy
+    scalar, a tensor, an array); the entry and its facts come from the C++
+    rule every launch path shares (compiler/ArgSpecialization.h, through
+    _C.specialize_arg)."""
     if value is None:
         return "None", None
     if isinstance(value, constexpr):
@@ -475,46 +490,32 @@ def _specialize(name, value, specialize, kernel_name, gpu=False):
             )
         return f"'{value}'", None
     if isinstance(value, bool):
-        return "i1", ("i", int(value))
+        entry, v = _rule(name, kernel_name, "bool", value, specialize)
+        return entry, ("i", v)
     scalar = _SIZED_SCALARS.get(str(getattr(value, "dtype", ""))) if _is_sized_scalar(value) else None
     if scalar is not None:
         # A numpy (or ml_dtypes bfloat16) scalar keeps its width: np.float16(x)
         # is an fp16 argument, np.int8(x) an i8. Python's own int and float
         # (np.float64 and np.float32 included) stay i32/i64 and fp32, as in
         # Triton.
-        if scalar.startswith("fp") or scalar == "bf16":
-            return scalar, ("f", float(value))
-        return scalar, ("i", int(value))
+        is_float = scalar.startswith("fp") or scalar == "bf16"
+        entry, v = _rule(
+            name, kernel_name, "scalar", float(value) if is_float else int(value), specialize,
+            scalar,
+        )
+        return entry, ("f" if is_float else "i", v)
     if isinstance(value, numbers.Integral):
-        v = int(value)
-        if -(2**31) <= v < 2**31:
-            entry = "i32"
-        elif -(2**63) <= v < 2**63:
-            entry = "i64"
-        elif 0 <= v < 2**64:
-            entry, v = "u64", v - 2**64
-        else:
-            raise TypeError(
-                f"argument '{name}' of {kernel_name}: the integer {value} does not fit in 64 bits"
-            )
-        if specialize and int(value) == 1:
-            entry += ":1"
-        elif specialize and int(value) % 16 == 0:
-            entry += ":16"
-        elif specialize and int(value) % 8 == 0:
-            # Beyond Triton: a row stride of 8 16-bit elements is 16 bytes, so
-            # an fp16/bf16 matrix with 8 | N (N = 1000, 3000, 5000) still gets
-            # 16-byte cp.async rows instead of one 2-byte load per element.
-            entry += ":8"
+        entry, v = _rule(name, kernel_name, "int", int(value), specialize)
         return entry, ("i", v)
     if isinstance(value, numbers.Real):
-        return "fp32", ("f", float(value))
+        entry, v = _rule(name, kernel_name, "float", float(value), specialize)
+        return entry, ("f", v)
     if gpu:
         info = _gpu_array_info(name, value, kernel_name)
         if info is not None:
             dt, address = info
-            aligned = specialize and address % 16 == 0
-            return "*" + dt + (":16" if aligned else ""), ("g", address)
+            entry, address = _rule(name, kernel_name, "pointer", address, specialize, dt)
+            return entry, ("g", address)
     info = _array_info(name, value, kernel_name)
     if info is None:
         raise TypeError(
@@ -523,9 +524,7 @@ def _specialize(name, value, specialize, kernel_name, gpu=False):
             "float, a bool or None"
         )
     dt, base, span, offset = info
-    entry = "*" + dt
-    if specialize and (base + offset) % 16 == 0:
-        entry += ":16"
+    entry, _ = _rule(name, kernel_name, "pointer", base + offset, specialize, dt)
     return entry, ("p", base, span, offset, dt, name)
 
 

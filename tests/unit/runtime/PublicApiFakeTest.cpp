@@ -8,7 +8,7 @@
 // parameter's width and bits (bool, i8, i16, i32, u32, i64, fp16, bf16,
 // fp32, fp64), arguments convert when their value survives and are refused
 // with a message otherwise, launch-time specialisation (integers equal to 1
-// or divisible by 16, pointers aligned to 16) compiles one variant per set
+// or divisible by 16 or 8, pointers aligned to 16) compiles one variant per set
 // of facts, and AOT images launch the same way.
 #include "runtime/PublicApiImpl.h"
 #include "tk/tk.h"
@@ -284,6 +284,8 @@ TEST(PublicApiFake, TheFactsOfALaunchFollowPythonsRule) {
   EXPECT_EQ(facts(kCopy, {}, {x, odd, 4096, 1}), "x_ptr:16, n:16, stride:1");
   EXPECT_EQ(facts(kCopy, {}, {x, x, -32, 0}), "x_ptr:16, y_ptr:16, n:16, stride:16");
   EXPECT_EQ(facts(kCopy, {}, {odd, odd, 1, int64_t(17)}), "n:1");
+  // tk's ":8" (compiler/ArgSpecialization.h): 8 | n but not 16.
+  EXPECT_EQ(facts(kCopy, {}, {x, odd, 1000, int64_t(-8)}), "x_ptr:16, n:8, stride:8");
   EXPECT_EQ(facts(kCopy, {"stride"}, {x, x, 4096, 1}), "x_ptr:16, y_ptr:16, n:16");
   // The kernel's own decorator keeps a parameter generic too.
   std::string decorated = kCopy;
@@ -297,6 +299,42 @@ TEST(PublicApiFake, TheFactsOfALaunchFollowPythonsRule) {
   tk::GpuCompileOptions o = s.optionsFor(base, s.keyOf(args));
   EXPECT_EQ(o.signature, "*fp32:16, *fp32, i32:16, i32:1, 0");
   EXPECT_EQ(o.constants.at("BLOCK").intValue, 256);
+  std::vector<tk::Arg> eights{x, odd, 1000, 24};
+  EXPECT_EQ(s.optionsFor(base, s.keyOf(eights)).signature, "*fp32:16, *fp32, i32:8, i32:8, 0");
+  // A base signature's fact and an argument's: the stronger divisibility.
+  tk::GpuCompileOptions stated = base;
+  stated.signature = "*fp32, *fp32, i32:8, i32:16";
+  tk::detail::Specializer t;
+  ASSERT_TRUE(t.init(kCopy, "copy.tk", stated, {}, error)) << error;
+  std::vector<tk::Arg> mixed{x, odd, 4096, 24};
+  EXPECT_EQ(t.optionsFor(stated, t.keyOf(mixed)).signature, "*fp32:16, *fp32, i32:16, i32:16, 0");
+}
+
+// ":8" specialises a launch from C++ as it does from Python: an fp16 copy
+// whose n is a multiple of 8 (1000) loads two halves per instruction, as
+// with 16 | n, where n = 1001 needs one 2-byte load per element.
+TEST(PublicApiFake, LaunchesSpecialiseOnDivisibilityByEight) {
+  REQUIRE_FAKE();
+  tk::KernelOptions o = copyOptions();
+  o.signature = "*fp16, *fp16, i32, i32";
+  tk::Kernel k = tk::Kernel::fromSource(kCopy, o, "copy.tk");
+  void *x = reinterpret_cast<void *>(uintptr_t(0x10000));
+  void *y = reinterpret_cast<void *>(uintptr_t(0x20000));
+  auto scalarLoads = [](const std::string &ptx) {
+    return ptx.find("ld.global.b16") != std::string::npos;
+  };
+  std::vector<tk::Arg> eight{x, y, 1000, 1}, odd{x, y, 1001, 1};
+  EXPECT_TRUE(scalarLoads(k.ptx())) << "nothing known: one load per element";
+  tk::Kernel byEight = k.specialized(eight);
+  EXPECT_FALSE(scalarLoads(byEight.ptx())) << byEight.ptx();
+  EXPECT_TRUE(scalarLoads(k.specialized(odd).ptx()));
+  EXPECT_EQ(byEight.ptx(), k.specialized(std::vector<tk::Arg>{x, y, 8, 1}).ptx());
+  const int sizes[] = {8, 8, 4, 4};
+  fake().setParamSizes(sizes, 4);
+  int before = fake().launchCount();
+  k.launch(tk::Grid(4), eight);
+  EXPECT_EQ(fake().launchCount(), before + 1);
+  EXPECT_EQ(fake().lastParam(2), 1000u);
 }
 
 // Tuning on n, in memory only, quietly, with the shortest benchmarks.
