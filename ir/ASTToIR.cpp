@@ -75,7 +75,7 @@ bool sameVal(const Val &a, const Val &b) {
   return true;
 }
 
-Val fromConst(const ConstValue &c, IRContext &ctx) {
+Val fromConst(const ConstValue &c, IRContext &ctx, const ast::Module &m) {
   switch (c.kind) {
   case ConstValue::Kind::None:
     return Val::none();
@@ -89,6 +89,15 @@ Val fromConst(const ConstValue &c, IRContext &ctx) {
     return Val::ofStr(c.stringValue);
   case ConstValue::Kind::DType:
     return Val::ofType(ctx.scalar(c.dtype));
+  case ConstValue::Kind::Function: {
+    // A @tk.jit function passed as a constexpr; the Python side compiles its
+    // source with the kernel's, so it is found by name (the front end
+    // checked every source).
+    Val f;
+    f.kind = Val::Kind::Func;
+    f.fn = m.findFunction(c.stringValue);
+    return f.fn ? f : Val::none();
+  }
   }
   return Val::none();
 }
@@ -124,7 +133,7 @@ std::vector<std::string> assignedNames(const ast::Block &block) {
 
 Val Lowerer::global(const std::string &name, SourceLoc loc) {
   if (auto it = spec_.constants.find(name); it != spec_.constants.end())
-    return fromConst(it->second, ctx_);
+    return fromConst(it->second, ctx_, astModule_);
   if (auto it = globals_.find(name); it != globals_.end())
     return it->second;
   for (const std::string &g : globalsInProgress_)
@@ -186,10 +195,11 @@ Function *Lowerer::run() {
         fn->argAttrs(arg).set("divisibility", p.divisibility);
       if (p.isConstant)
         fn->argAttrs(arg).set("constant", p.value.intValue);
-      kernelEnv[p.name] = p.isConstant ? fromConst(p.value, ctx_) : Val::dyn(fn->argument(arg));
+      kernelEnv[p.name] =
+          p.isConstant ? fromConst(p.value, ctx_, astModule_) : Val::dyn(fn->argument(arg));
       ++arg;
     } else {
-      kernelEnv[p.name] = fromConst(p.value, ctx_);
+      kernelEnv[p.name] = fromConst(p.value, ctx_, astModule_);
     }
   }
 

@@ -464,6 +464,21 @@ Val Lowerer::binary(BinaryOp op, Val a, Val b, SourceLoc loc) {
     return Val::dyn(b_.addptr(loc, pp, oo));
   }
 
+  // Triton refuses `/`, `//` and `%` between integer tensors (scalar
+  // arguments included) of different signedness rather than pick one; a
+  // Python int does not take part in promotion, so `x % 3` is fine.
+  if ((op == BinaryOp::Div || op == BinaryOp::FloorDiv || op == BinaryOp::Mod) && a.isDyn() &&
+      b.isDyn()) {
+    Type *ta = a.v->type(), *tb = b.v->type();
+    auto isInt = [](Type *t) { return t->isIntLike() && !t->isPointerLike(); };
+    // Triton counts bool (i1) as unsigned.
+    auto unsignedInt = [](Type *t) { return !isSigned(t->dtype()); };
+    if (isInt(ta) && isInt(tb) && unsignedInt(ta) != unsignedInt(tb))
+      return fail(loc, fmt::format("Cannot use '{}' with {} and {} because they have different "
+                                   "signedness; cast one of them to the other's signedness",
+                                   spelling, describe(a), describe(b)));
+  }
+
   Value *x, *y;
   // `/` on integers divides in fp32 (Triton); a float side decides otherwise.
   if (op == BinaryOp::Div) {
@@ -482,8 +497,10 @@ Val Lowerer::binary(BinaryOp op, Val a, Val b, SourceLoc loc) {
   bool isI = t->isIntLike();
   bool isU = isI && isUnsigned(t->dtype());
   auto needInt = [&]() {
-    return fail(loc, fmt::format("'{}' needs integer operands, got {} and {}", spelling,
-                                 describe(a), describe(b)));
+    // "invalid operands of type": Triton's wording, which programs and
+    // Triton's tests match on.
+    return fail(loc, fmt::format("invalid operands of type {} and {}: '{}' needs integer operands",
+                                 describe(a), describe(b), spelling));
   };
   switch (op) {
   case BinaryOp::Add:
@@ -705,6 +722,8 @@ Val Lowerer::expr(const Expr *e) {
       const BuiltinInfo &info = builtinInfo(a->builtin);
       if (info.kind == BuiltinKind::DType && info.dtype)
         return Val::ofType(ctx_.scalar(*info.dtype));
+      if (info.id == BuiltinId::Pi32T)
+        return Val::ofType(ctx_.pointer(ctx_.i32()));
       return fail(a->loc, fmt::format("'{}' can only be called", qualifiedName(info)));
     }
     Val self = expr(a->value);

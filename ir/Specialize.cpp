@@ -41,6 +41,13 @@ ConstValue ConstValue::ofDType(DType v) {
   return c;
 }
 
+ConstValue ConstValue::ofFunction(std::string name) {
+  ConstValue c;
+  c.kind = Kind::Function;
+  c.stringValue = std::move(name);
+  return c;
+}
+
 std::string ConstValue::str() const {
   switch (kind) {
   case Kind::None:
@@ -59,6 +66,8 @@ std::string ConstValue::str() const {
     return "'" + stringValue + "'";
   case Kind::DType:
     return "tk." + std::string(dtypePythonName(dtype));
+  case Kind::Function:
+    return stringValue;
   }
   return "?";
 }

@@ -43,9 +43,12 @@
 namespace tk {
 
 /// A compile-time value given from outside: a -D value, a signature constant
-/// or a Python constexpr argument.
+/// or a Python constexpr argument. A Function is a @tk.jit function passed as
+/// a constexpr (`kernel[grid](..., ACT=silu)`), by name: `stringValue` names a
+/// function among the compiled sources, which calls through the parameter
+/// inline (`ACT(x)` is `silu(x)`).
 struct ConstValue {
-  enum class Kind : uint8_t { None, Bool, Int, Float, String, DType };
+  enum class Kind : uint8_t { None, Bool, Int, Float, String, DType, Function };
   Kind kind = Kind::None;
   bool boolValue = false;
   int64_t intValue = 0;
@@ -59,6 +62,7 @@ struct ConstValue {
   static ConstValue ofFloat(double v);
   static ConstValue ofString(std::string v);
   static ConstValue ofDType(DType v);
+  static ConstValue ofFunction(std::string name);
 
   /// Python's spelling: 128, 0.5, True, None, 'leaky_relu', tk.float16.
   std::string str() const;

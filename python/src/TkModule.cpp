@@ -40,7 +40,8 @@ DType dtypeFromName(const std::string &name, const std::string &what) {
 }
 
 // A compile-time value: bool is tested before int because Python's bool is
-// an int; a tk dtype object carries its short name in `_tk_dtype_name`.
+// an int; a tk dtype object carries its short name in `_tk_dtype_name`, a
+// JITFunction its function's name in `_tk_jit_function_name`.
 ConstValue toConstValue(const std::string &name, py::handle v) {
   if (v.is_none())
     return ConstValue::none();
@@ -60,8 +61,12 @@ ConstValue toConstValue(const std::string &name, py::handle v) {
     return ConstValue::ofString(v.cast<std::string>());
   if (py::hasattr(v, "_tk_dtype_name"))
     return ConstValue::ofDType(dtypeFromName(v.attr("_tk_dtype_name").cast<std::string>(), name));
+  // A @tk.jit function passed as a constexpr (runtime/jit.py compiles its
+  // source with the kernel's).
+  if (py::hasattr(v, "_tk_jit_function_name"))
+    return ConstValue::ofFunction(v.attr("_tk_jit_function_name").cast<std::string>());
   throw py::type_error(fmt::format("'{}': a compile-time value must be an int, float, bool, str, "
-                                   "None or tk dtype, not {}",
+                                   "None, tk dtype or @tk.jit function, not {}",
                                    name,
                                    py::str(py::type::of(v).attr("__name__")).cast<std::string>()));
 }

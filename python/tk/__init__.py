@@ -14,9 +14,14 @@
 With TK_INTERPRET=1 (or @tk.jit(interpret=True)) kernels run on the CPU
 interpreter, on numpy arrays, with bounds checking. docs/python.md has the
 whole story.
-"""
 
-import sys as _sys
+A Triton program ports by changing its import lines (docs/python.md,
+"Porting from Triton"): `import tk as triton`, `import tk.language as tl`,
+`from tk.X import Y` for Triton's modules `language` (with `core`, `math`,
+`extra.libdevice`, `extra.cuda.libdevice`), `runtime` (`jit`, `errors`,
+`driver`, `_allocation`), `testing`, `tools.tensor_descriptor`, `knobs` and
+`profiler`.
+"""
 
 try:
     from . import _C
@@ -26,37 +31,39 @@ except ImportError as _e:
         "`ninja -C build tk_python` and put build/python on PYTHONPATH, or `pip install .` "
         "(docs/python.md)"
     ) from _e
-from .autotuner import Autotuner, Config, Heuristics, autotune, heuristics
-from .core import DTYPES as _DTYPES
-from .core import Builtin as _Builtin
-from .core import builtin_table as _builtin_table
-from .core import cdiv, constexpr, dtype, next_power_of_2
-from .errors import CompilationError, DriverError, InterpreterError, OutOfResources
-from .runtime import CompiledKernel, JITFunction, KernelInterface, jit
-from . import testing
-from . import _driver
-from . import runtime as _runtime
 
-# Triton's `triton.runtime.driver.active` (the tutorials' DEVICE and device
-# properties) is `tk.runtime.driver.active` (python/tk/_driver.py).
-_runtime.driver = _driver.driver
+from . import language
+from .errors import CompilationError, DriverError, InterpreterError, OutOfResources, TritonError
+from . import runtime
+from .runtime.jit import (
+    CompiledKernel,
+    JITFunction,
+    KernelInterface,
+    TensorWrapper,
+    jit,
+    reinterpret,
+)
+from .runtime._allocation import set_allocator
+from .autotuner import Autotuner, Config, Heuristics, autotune, heuristics
+from . import testing
+from . import knobs
+from . import tools
 
 __version__ = _C.__version__
 
-# The dtypes, under both spellings: tk.float16 and tk.fp16 are one object.
-for _short, _dt in _DTYPES.items():
-    globals()[_dt.name] = _dt
-    globals()[_short] = _dt
+# The language's names (tk.load, tk.float16, tk.constexpr, ...) are tk's own:
+# `import tk as tl` and `import tk.language as tl` give the same objects.
+for _name, _value in vars(language).items():
+    if not _name.startswith("__") and _name not in globals():
+        globals()[_name] = _value
+del _name, _value
 
-# Every other name the compiler knows (tk.load, tk.arange, tk.sum, ...): a
-# placeholder that raises when called outside a kernel.
-for _name, _kind, _signature, _summary in _builtin_table():
-    if _name not in globals():
-        globals()[_name] = _Builtin(_name, _kind, _signature, _summary)
 
-# Triton's `import triton.language as tl` becomes `import tk.language as tl`
-# (or `import tk as tl`): both name this module.
-language = _sys.modules[__name__]
-_sys.modules[__name__ + ".language"] = language
+def __getattr__(name):
+    # tk.profiler imports on first use (it needs torch); `import tk.profiler`
+    # works as usual.
+    if name == "profiler":
+        import importlib
 
-del _short, _dt, _name, _kind, _signature, _summary
+        return importlib.import_module(".profiler", __name__)
+    raise AttributeError(f"module 'tk' has no attribute '{name}'")

@@ -46,7 +46,7 @@ import sys
 import time
 
 from . import _C
-from .runtime import KernelInterface, _Closure, _env_flag, cuda_driver_available, interpret_mode
+from .runtime.jit import KernelInterface, _Closure, _env_flag, cuda_driver_available, interpret_mode
 
 
 class Config:
@@ -140,7 +140,10 @@ class Autotuner(KernelInterface):
         self.configs_timings = None
         self._tuner = None
         self.__name__ = getattr(fn, "__name__", "kernel")
-        for what, names in (("key", self.keys), ("reset_to_zero", self.reset_to_zero),
+        # A key naming no parameter is ignored, as Triton ignores it (the
+        # grouped-GEMM tutorial upstream has such a typo); the tensors to reset
+        # or restore must exist.
+        for what, names in (("reset_to_zero", self.reset_to_zero),
                             ("restore_value", self.restore_value)):
             unknown = [k for k in names if k not in self.arg_names]
             if unknown:
@@ -161,7 +164,7 @@ class Autotuner(KernelInterface):
         return self._tuner
 
     def _key(self, named):
-        values = [(k, repr(named.get(k))) for k in self.keys]
+        values = [(k, repr(named[k])) for k in self.keys if k in named]
         dtypes = [(n, _dtype_text(v)) for n, v in named.items() if _dtype_text(v) is not None]
         return tuple(values), tuple(dtypes)
 

@@ -7,7 +7,12 @@ out-of-bounds access names the element, the address and the nearest buffer).
 """
 
 
-class CompilationError(Exception):
+class TritonError(Exception):
+    """The base of every error tk raises about a kernel (Triton's name, so
+    `except triton.TritonError` keeps working with the imports changed)."""
+
+
+class CompilationError(TritonError):
     """A kernel failed to compile; str(e) is the rendered diagnostics."""
 
     def __init__(self, message, kernel=None):
@@ -15,7 +20,7 @@ class CompilationError(Exception):
         self.kernel = kernel
 
 
-class InterpreterError(RuntimeError):
+class InterpreterError(TritonError, RuntimeError):
     """A kernel run in the interpreter stopped: out-of-bounds or uninitialised
     memory, a failed tk.device_assert, the step budget."""
 
@@ -24,13 +29,13 @@ class InterpreterError(RuntimeError):
         self.kernel = kernel
 
 
-class DriverError(RuntimeError):
+class DriverError(TritonError, RuntimeError):
     """A GPU launch failed or cannot happen here: no CUDA driver or device, a
     module the driver cannot load (the JIT's log included), a failed
     cuLaunchKernel (the CUDA error)."""
 
 
-class OutOfResources(Exception):
+class OutOfResources(TritonError):
     """A kernel needs more of a GPU resource than the device has. Triton's
     signature (required, limit, name); `resource` and `needed` are the same
     facts under the names issue 6 uses."""

@@ -15,7 +15,7 @@
 import numpy as np
 
 from .errors import DriverError
-from .runtime import cuda_driver_available
+from .runtime.jit import cuda_driver_available
 
 
 def _to_numpy(x):
@@ -46,7 +46,7 @@ def gpu_available():
     sees a CUDA device and tk's driver loads. The tutorials use it to pick
     torch tensors on the GPU or numpy arrays on the interpreter."""
     from . import _C
-    from .runtime import interpret_mode
+    from .runtime.jit import interpret_mode
 
     if interpret_mode() or not cuda_driver_available():
         return False
@@ -197,3 +197,48 @@ def perf_report(benchmarks):
     """Decorator: `fn(**x, provider=...)` returns a number (or (mid, lo, hi));
     the result has `.run(...)`."""
     return lambda fn: Mark(fn, benchmarks)
+
+
+def do_bench_cudagraph(fn, rep=20, grad_to_none=None, quantiles=None, return_mode="mean"):
+    """Times `fn` as Triton's do_bench_cudagraph does: captured in a CUDA
+    graph (torch.cuda.CUDAGraph) on a side stream, the graph replayed so that
+    launch overhead is not counted; about `rep` ms of runs. Returns the
+    statistic `return_mode` or the `quantiles`, in milliseconds per call."""
+    torch = _torch_cuda()
+    stream = torch.cuda.Stream()
+    with torch.cuda.stream(stream):
+        fn()  # compiles and loads outside the capture
+        if grad_to_none is not None:
+            for x in grad_to_none:
+                x.grad = None
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        for _ in range(5):
+            fn()
+        end.record()
+        torch.cuda.synchronize()
+        estimate = max(start.elapsed_time(end) / 5, 1e-6)
+        n_repeat = max(1, int(rep / estimate))
+        # One graph of n_repeat calls, replayed; each replay's time / n_repeat.
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            for _ in range(n_repeat):
+                if grad_to_none is not None:
+                    for x in grad_to_none:
+                        x.grad = None
+                fn()
+        torch.cuda.synchronize()
+        times = []
+        for _ in range(10):
+            start.record()
+            graph.replay()
+            end.record()
+            torch.cuda.synchronize()
+            times.append(start.elapsed_time(end) / n_repeat)
+    times = np.array(times, dtype=np.float64)
+    if quantiles is not None:
+        q = np.quantile(times, quantiles).tolist()
+        return q[0] if len(q) == 1 else q
+    if return_mode == "all":
+        return times.tolist()
+    return float(getattr(np, return_mode)(times))

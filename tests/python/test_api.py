@@ -25,10 +25,13 @@ def test_dtypes_have_both_spellings():
     assert tk.int8.is_int_signed() and tk.uint16.is_int_unsigned() and not tk.int64.is_floating()
 
 
-def test_language_alias_is_the_module():
+def test_language_module_has_tks_names():
+    # Triton's `import triton.language as tl`: a module of its own (with the
+    # submodules core, math, extra), holding the same objects as tk.
     import tk.language as tl
 
-    assert tl is tk
+    assert tl.load is tk.load and tl.float16 is tk.float16 and tl.constexpr is tk.constexpr
+    assert tl.math is tk.math and tl.core.dtype is tk.dtype
 
 
 @pytest.mark.parametrize("n", [1, 2, 3, 5, 16, 17, 1000, 1024, 1025])

@@ -12,7 +12,7 @@ import pytest
 
 import bad_kernels
 import tk
-import tk.runtime as tkjit
+import tk.runtime.jit as tkjit
 
 RNG = np.random.default_rng(777)
 

@@ -29,6 +29,7 @@ or global does.
 
 import abc
 import ctypes
+import linecache
 import numbers
 import os
 import re
@@ -37,9 +38,9 @@ import textwrap
 import threading
 import types
 
-from . import _C
-from .core import constexpr, dtype
-from .errors import CompilationError, DriverError, InterpreterError, OutOfResources
+from .. import _C
+from ..errors import CompilationError, DriverError, InterpreterError, OutOfResources
+from ..language.core import constexpr, dtype
 
 # Launch options Triton accepts as keyword arguments; they are not kernel
 # parameters. The interpreter ignores them; they are part of the cache key.
@@ -56,6 +57,8 @@ LAUNCH_OPTIONS = (
 # The decorator that replaces the user's own decorators in the text given to
 # the compiler (see _FunctionSource), imported under a name no user writes.
 _JIT_NAME = "_tk_jit_"
+
+_COMPILER_DTYPE_NAMES = {short for short, *_ in _C.dtypes()}
 
 _NUMPY_KINDS = {
     "f2": "fp16",
@@ -147,18 +150,26 @@ class _FunctionSource:
     a plain jit decorator: line numbers stay those of the user's file.
     """
 
-    def __init__(self, fn):
+    def __init__(self, fn, given=None):
+        """`given`: (file name, text, line of its first line) of a function
+        whose text is not where inspect finds it (made by exec, or replaced
+        through JITFunction._unsafe_update_src)."""
         import inspect
 
         name = getattr(fn, "__qualname__", repr(fn))
-        try:
-            lines, first_line = inspect.getsourcelines(fn)
-            file_name = inspect.getsourcefile(fn) or fn.__code__.co_filename
-        except (OSError, TypeError) as e:
-            raise CompilationError(
-                f"error: cannot read the source of '{name}' ({e}); a @tk.jit function must be "
-                "defined in a .py file"
-            ) from None
+        if given is not None:
+            file_name, text, first_line = given
+            lines = text.splitlines(keepends=True)
+        else:
+            try:
+                lines, first_line = inspect.getsourcelines(fn)
+                file_name = inspect.getsourcefile(fn) or fn.__code__.co_filename
+            except (OSError, TypeError) as e:
+                raise CompilationError(
+                    f"error: cannot read the source of '{name}' ({e}); a @tk.jit function must "
+                    "be defined in a .py file, in text registered with linecache, or by exec() "
+                    "of a string the caller of exec() holds in a variable"
+                ) from None
         lines = textwrap.dedent("".join(lines)).splitlines(keepends=True)
         def_line = re.compile(r"(async\s+)?def\s+" + re.escape(fn.__name__) + r"\s*\(")
         index = next((i for i, line in enumerate(lines) if def_line.match(line)), None)
@@ -174,20 +185,74 @@ class _FunctionSource:
             # text starts one line early.
             lines.insert(0, "")
             first_line = max(1, first_line - 1)
-        lines[max(index, 1) - 1] = f"@{_JIT_NAME}\n"
+            index = 1
+        lines[index - 1] = f"@{_JIT_NAME}\n"
         self.file_name = file_name
         self.first_line = first_line
         self.text = "".join(lines)
+        # Triton's JITFunction.src: the dedented text from `def` on.
+        self.src = "".join(lines[index:])
+        self.def_line = first_line + index
         # The globals it may read: the names its body loads (co_names; it
         # also lists attribute names, which are harmless extras) and the
         # names in its parameter list (annotations such as `tl.constexpr`,
         # defaults), minus its own parameters and locals. Comments and other
-        # functions of the file do not count.
-        names = set(fn.__code__.co_names) | _header_names(self.text, index)
-        self.global_names = sorted(names - set(fn.__code__.co_varnames))
+        # functions of the file do not count. A replaced text is read for
+        # its own names.
+        code = _code_of(self.text, fn.__name__) if given is not None else None
+        code = code or fn.__code__
+        names = set(code.co_names) | _header_names(self.text, index)
+        self.global_names = sorted(names - set(code.co_varnames))
 
     def as_tuple(self):
         return (self.file_name, self.text, self.first_line)
+
+
+def _code_of(text, name):
+    """The code object of function `name` defined in `text`, or None when the
+    text does not compile as Python (the front end then says why)."""
+    try:
+        module = compile(text, "<tk source>", "exec", dont_inherit=True)
+    except (SyntaxError, ValueError):
+        return None
+    return next((c for c in module.co_consts if isinstance(c, types.CodeType) and
+                 c.co_name == name), None)
+
+
+def _exec_source(fn):
+    """(file name, text, 1) of a function defined by exec() of a string,
+    found as the caller of exec() holds it: test_core and other code
+    generators write `exec(src, globals(), namespace)` with the text in a
+    variable. A string counts only when compiling it gives exactly the code
+    being run (the same bytecode and constants at the same line), so a
+    similar string never stands in for the real one. None when not found."""
+    code = fn.__code__
+    frame = sys._getframe(1)
+    while frame is not None and not (
+        frame.f_code.co_filename == code.co_filename and frame.f_code.co_name == "<module>"
+    ):
+        frame = frame.f_back
+    if frame is None or frame.f_back is None:
+        return None
+    module_code = frame.f_code
+    caller = frame.f_back
+    candidates = [v for v in caller.f_locals.values() if isinstance(v, str)]
+    candidates += [v for v in caller.f_globals.values() if isinstance(v, str)]
+    for text in candidates:
+        if f"def {fn.__name__}" not in text:
+            continue
+        try:
+            compiled = compile(text, code.co_filename, "exec", dont_inherit=True)
+        except (SyntaxError, ValueError):
+            continue
+        if compiled.co_code != module_code.co_code:
+            continue
+        for c in compiled.co_consts:
+            if (isinstance(c, types.CodeType) and c.co_name == code.co_name and
+                    c.co_firstlineno == code.co_firstlineno and c.co_code == code.co_code and
+                    c.co_consts == code.co_consts):
+                return (code.co_filename, text, 1)
+    return None
 
 
 def _header_names(text, def_index):
@@ -217,11 +282,16 @@ class _Closure:
     """Everything one compile depends on besides the arguments: the sources of
     the kernel and of the helpers it reaches, and the globals they read."""
 
-    def __init__(self, root):
+    def __init__(self, root, passed=()):
+        """`passed`: @tk.jit functions given as constexpr arguments, compiled
+        with the kernel (with the helpers they reach)."""
         import tk
 
         tk_modules = (tk, sys.modules.get("tk.language"))
         self.functions = [root]
+        for f in passed:
+            if all(f.fn is not g.fn for g in self.functions):
+                self.functions.append(f)
         self.constants = {}  # global name -> value
         self.aliases = set()  # globals bound to the tk module
         self.imports = {}  # global name -> tk builtin name (`from tk import load`)
@@ -250,7 +320,10 @@ class _Closure:
                             f"'{value.fn.__name__}' under the name '{name}'; import or assign it "
                             "under its own name"
                         )
-                    if all(value is not f for f in self.functions):
+                    # The same Python function is one helper, however many
+                    # JITFunctions wrap it (test_core wraps a template's
+                    # function again to replace its text).
+                    if all(value.fn is not f.fn for f in self.functions):
                         self.functions.append(value)
                 elif _is_constant(value):
                     value = value.value if isinstance(value, constexpr) else value
@@ -320,15 +393,15 @@ def _tagged(value):
 
 def _const_for_compiler(name, value):
     value = value.value if isinstance(value, constexpr) else value
-    if value is None or isinstance(value, (bool, str, dtype)):
+    if value is None or isinstance(value, (bool, str, dtype, JITFunction)):
         return value
     if isinstance(value, numbers.Integral):
         return int(value)
     if isinstance(value, numbers.Real):
         return float(value)
     raise TypeError(
-        f"constexpr '{name}' must be an int, float, bool, str, None or tk dtype, not "
-        f"{type(value).__name__}"
+        f"constexpr '{name}' must be an int, float, bool, str, None, tk dtype or @tk.jit "
+        f"function, not {type(value).__name__}"
     )
 
 
@@ -349,13 +422,37 @@ def _interface_dtype(typestr, value, where):
     return dt
 
 
+# numpy dtypes of the ml_dtypes package, whose __array_interface__ typestr is
+# a plain "<V2" (raw bytes): bfloat16 arrays run on the interpreter.
+_ML_DTYPES = {"bfloat16": "bf16"}
+
+
+def _wrapper_dtype(name, wrapper, kernel_name):
+    """The signature dtype of a TensorWrapper (tk.reinterpret) argument."""
+    dt = wrapper.dtype
+    if not isinstance(dt, dtype) or dt._tk_dtype_name not in _COMPILER_DTYPE_NAMES:
+        raise TypeError(
+            f"argument '{name}' of {kernel_name}: a tensor reinterpreted as {dt} cannot be "
+            f"passed: tk has no {dt} type yet"
+            if isinstance(dt, dtype)
+            else f"argument '{name}' of {kernel_name}: tk.reinterpret needs a tk dtype, not "
+            f"{dt!r}"
+        )
+    return dt._tk_dtype_name
+
+
 def _array_info(name, value, kernel_name):
     """(dtype name, lowest byte address, byte span, offset of the data pointer)
     of an array argument, or None when `value` is not an array."""
+    if isinstance(value, TensorWrapper):
+        _, base, span, offset = _array_info(name, value.base, kernel_name)
+        return _wrapper_dtype(name, value, kernel_name), base, span, offset
     ai = getattr(value, "__array_interface__", None)
     if ai is not None:
         typestr = ai["typestr"]
-        dt = _interface_dtype(typestr, value, f"argument '{name}' of {kernel_name}")
+        dt = _ML_DTYPES.get(str(getattr(value, "dtype", "")))
+        if dt is None:
+            dt = _interface_dtype(typestr, value, f"argument '{name}' of {kernel_name}")
         itemsize = int(typestr[2:])
         address = ai["data"][0]
         shape = ai["shape"]
@@ -398,6 +495,9 @@ def _gpu_array_info(name, value, kernel_name):
     None when `value` is not an array. A CPU array, or a tensor on a device
     other than cuda:0, is a TypeError naming the argument."""
     where = f"argument '{name}' of {kernel_name}"
+    if isinstance(value, TensorWrapper):
+        _, address = _gpu_array_info(name, value.base, kernel_name)
+        return _wrapper_dtype(name, value, kernel_name), address
     if hasattr(value, "data_ptr") and hasattr(value, "dtype"):
         device = getattr(value, "device", None)
         kind = getattr(device, "type", None)
@@ -510,6 +610,9 @@ def _specialize(name, value, specialize, kernel_name, gpu=False):
     if isinstance(value, numbers.Real):
         entry, v = _rule(name, kernel_name, "float", float(value), specialize)
         return entry, ("f", v)
+    unsupported = getattr(type(value), "_tk_unsupported_argument", None)
+    if unsupported:  # a Triton host object tk has no kernel type for yet
+        raise TypeError(f"argument '{name}' of {kernel_name}: {unsupported}")
     if gpu:
         info = _gpu_array_info(name, value, kernel_name)
         if info is not None:
@@ -695,6 +798,7 @@ class JITFunction(_C.LaunchBase):
         self.debug = debug
         self.interpret = interpret
         self.noinline = noinline
+        self.launch_metadata = None  # tk.profiler's names and metrics of a launch
         import inspect
 
         self.params = []
@@ -717,9 +821,18 @@ class JITFunction(_C.LaunchBase):
                 f"({', '.join(self.arg_names)})"
             )
         self._source = None
+        # A function made by exec() has no text inspect can find: it is
+        # looked for now, while exec's caller is still on the stack.
+        self._given_source = None
+        filename = fn.__code__.co_filename
+        if filename.startswith("<") and not linecache.getlines(filename):
+            self._given_source = _exec_source(fn)
         self.cache = {}
         self._lock = threading.Lock()
         self._compile_locks = {}  # key -> lock: one compile per key at a time
+        self._new_launcher()
+
+    def _new_launcher(self):
         # The launch hot path (python/src/GpuLauncher.h): binding, key, map
         # lookup and cuLaunchKernel in one C++ call. It comes back here to
         # compile, to run on the interpreter and to raise argument errors.
@@ -734,14 +847,38 @@ class JITFunction(_C.LaunchBase):
         self._attach_launcher(self._launcher)
 
     @property
+    def _tk_jit_function_name(self):
+        """The name a kernel compiled with this function passed as a
+        constexpr argument calls it by (tk._C's constants)."""
+        return self.fn.__name__
+
+    @property
     def source(self):
         if self._source is None:
-            self._source = _FunctionSource(self.fn)
+            self._source = _FunctionSource(self.fn, self._given_source)
         return self._source
 
     @property
     def src(self):
-        return self.source.text
+        """The function's text from `def` on, dedented (Triton's `src`)."""
+        return self.source.src
+
+    @src.setter
+    def src(self, value):
+        raise AttributeError(
+            "JITFunction.src cannot be assigned; use _unsafe_update_src(new_src), as in Triton"
+        )
+
+    def _unsafe_update_src(self, new_src):
+        """Replaces the function's text with `new_src` (a `def` and its body,
+        as `src` gives it), as Triton's JITFunction allows: later launches
+        compile the new text, with errors located in it at the lines of the
+        original `def`. The parameters stay the Python function's."""
+        old = self.source
+        self._given_source = (old.file_name, new_src, old.def_line)
+        self._source = None
+        self.cache = {}
+        self._new_launcher()
 
     def __call__(self, *args, **kwargs):
         raise RuntimeError(
@@ -803,7 +940,7 @@ class JITFunction(_C.LaunchBase):
                 run_args.append(arg)
                 arg_names.append(p.name)
         signature = ", ".join(entries)
-        closure = _Closure(self)
+        closure = _Closure(self, [v for v in constants.values() if isinstance(v, JITFunction)])
         options = {k: launch[k] for k in ("num_warps", "num_stages", "num_ctas") if k in launch}
         arch = target_arch() if gpu else None
         key = (
@@ -997,19 +1134,108 @@ def _is_constexpr(annotation):
     return False
 
 
-def jit(fn=None, *, do_not_specialize=None, debug=None, interpret=None, noinline=None, **unused):
-    """@tk.jit or @tk.jit(do_not_specialize=["n"], debug=True, interpret=True)."""
+def jit(fn=None, *, do_not_specialize=None, debug=None, interpret=None, noinline=None,
+        launch_metadata=None, **unused):
+    """@tk.jit or @tk.jit(do_not_specialize=["n"], debug=True, interpret=True).
+    `launch_metadata(grid, kernel, args)` names and measures launches for
+    tk.profiler; Triton's other options are accepted and ignored."""
 
     def decorate(f):
-        return JITFunction(
+        kernel = JITFunction(
             f,
             do_not_specialize=do_not_specialize,
             debug=debug,
             interpret=interpret,
             noinline=noinline,
         )
+        kernel.launch_metadata = launch_metadata
+        return kernel
 
     return decorate(fn) if fn is not None else decorate
 
 
 jit._tk_builtin_name = "jit"
+
+
+#
+# Reinterpreted tensors
+#
+
+
+class TensorWrapper:
+    """A tensor's memory seen as another dtype (what `tk.reinterpret` makes):
+    a kernel receives a pointer to `dtype` at the tensor's address, as in
+    Triton; `base` is the tensor itself. Triton's test suite passes unsigned
+    and fp8 data this way, in torch tensors of the signed or int8 type of the
+    same width."""
+
+    def __init__(self, base, dtype):
+        self.dtype = dtype
+        self.base = base
+        self.data = base.data
+        self.device = base.device
+        self.shape = base.shape
+
+    def data_ptr(self):
+        return self.base.data_ptr()
+
+    def stride(self, *args):
+        return self.base.stride(*args)
+
+    def numel(self):
+        return self.base.numel()
+
+    def element_size(self):
+        return self.base.element_size()
+
+    def cpu(self):
+        return TensorWrapper(self.base.cpu(), self.dtype)
+
+    def to(self, device):
+        return TensorWrapper(self.base.to(device), self.dtype)
+
+    def clone(self):
+        return TensorWrapper(self.base.clone(), self.dtype)
+
+    def copy_(self, other):
+        self.base.copy_(other.base if isinstance(other, TensorWrapper) else other)
+
+    def new_empty(self, sizes):
+        return TensorWrapper(self.base.new_empty(sizes), self.dtype)
+
+    def __str__(self):
+        return f"TensorWrapper[{self.dtype}]({self.base})"
+
+
+def reinterpret(tensor, dtype):
+    """`tensor`'s memory as `dtype` (a tk dtype of the same width, e.g.
+    tk.uint8 for an int8 torch tensor), as Triton's: a TensorWrapper, or the
+    base tensor itself when `dtype` is its own torch dtype again."""
+    if isinstance(tensor, TensorWrapper):
+        if dtype == tensor.base.dtype:
+            return tensor.base
+        return TensorWrapper(tensor.base, dtype)
+    if hasattr(tensor, "data_ptr"):
+        return TensorWrapper(tensor, dtype)
+    raise TypeError(
+        f"tk.reinterpret takes a tensor with data_ptr() (torch, or a TensorWrapper), not a "
+        f"{type(tensor).__name__}; for a numpy array use array.view(dtype)"
+    )
+
+
+# Triton's canonical dtype spellings (the keys a program may write, each to
+# the signature spelling str_to_ty reads): bool and int1 are "u1", as Triton
+# canonicalises every boolean to unsigned.
+type_canonicalisation_dict = {
+    "bool": "u1", "int1": "u1", "uint1": "u1", "i1": "u1",
+    "float8e4nv": "fp8e4nv", "float8e5": "fp8e5", "float8e4b15": "fp8e4b15",
+    "float8_e4m3fn": "fp8e4nv", "float8e4b8": "fp8e4b8", "float8_e4m3fnuz": "fp8e4b8",
+    "float8_e5m2": "fp8e5", "float8e5b16": "fp8e5b16", "float8_e5m2fnuz": "fp8e5b16",
+    "half": "fp16", "float16": "fp16", "bfloat16": "bf16", "float": "fp32", "float32": "fp32",
+    "double": "fp64", "float64": "fp64",
+    "int8": "i8", "int16": "i16", "int": "i32", "int32": "i32", "int64": "i64",
+    "uint8": "u8", "uint16": "u16", "uint32": "u32", "uint64": "u64", "void": "void",
+}
+for _v in list(type_canonicalisation_dict.values()):
+    type_canonicalisation_dict[_v] = _v
+del _v

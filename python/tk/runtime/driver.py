@@ -18,7 +18,10 @@ TK_INTERPRET=1: the interpreter runs on CPU tensors, so a tutorial that
 allocates on DEVICE runs unchanged on either. tk launches on device 0 only
 (docs/python.md), so the current device is always 0. Properties come from
 torch's view of the device, with the H200's values for what torch does not
-report.
+report. In interpreter mode, or where there is no GPU, they are the H200's
+(DEFAULT_DEVICE_PROPERTIES, the device tk compiles for by default), and the
+target is sm_90: host code that sizes its grid from them runs as it would
+there, rather than stopping with an error.
 """
 
 import collections
@@ -34,17 +37,37 @@ def _torch():
     return torch
 
 
+# The answer of get_device_properties in interpreter mode or without a GPU:
+# an H200's (sm_90, tk's default target).
+DEFAULT_DEVICE_PROPERTIES = {
+    "multiprocessor_count": 132,
+    "max_shared_mem": 232448,
+    "max_num_regs": 65536,
+    "warpSize": 32,
+    "max_threads_per_block": 1024,
+    "sm_clock_rate": 1980000,
+    "mem_clock_rate": 3201000,
+    "mem_bus_width": 6144,
+}
+
+
+def interpret_mode():
+    from .jit import interpret_mode as mode
+
+    return mode()
+
+
 class _Utils:
     """`driver.active.utils`: device properties as Triton names them."""
 
     @staticmethod
     def get_device_properties(device=0):
         torch = _torch()
-        if torch is None or not torch.cuda.is_available():
-            from .errors import DriverError
-
-            raise DriverError("get_device_properties needs a CUDA device seen by torch; there is "
-                              "none here (the interpreter has no device properties)")
+        if interpret_mode() or torch is None or not torch.cuda.is_available():
+            # Interpreter mode, or no GPU: the device tk compiles for by
+            # default, so host code that sizes a grid from it makes the grid
+            # it would make there.
+            return dict(DEFAULT_DEVICE_PROPERTIES)
         p = torch.cuda.get_device_properties(0 if device is None else device)
         return {
             "multiprocessor_count": p.multi_processor_count,
@@ -67,7 +90,7 @@ class _ActiveDriver:
 
     @staticmethod
     def _gpu():
-        from .testing import gpu_available
+        from ..testing import gpu_available
 
         return gpu_available()
 
@@ -93,7 +116,7 @@ class _ActiveDriver:
     def get_current_target(self):
         arch = 90
         torch = _torch()
-        if torch is not None and torch.cuda.is_available():
+        if not interpret_mode() and torch is not None and torch.cuda.is_available():
             major, minor = torch.cuda.get_device_capability(0)
             arch = major * 10 + minor
         return GPUTarget("cuda", arch, 32)

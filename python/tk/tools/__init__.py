@@ -1,0 +1,3 @@
+"""tk.tools: Triton's `triton.tools` (`tensor_descriptor`)."""
+
+from . import tensor_descriptor  # noqa: F401
