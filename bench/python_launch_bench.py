@@ -64,7 +64,7 @@ t_imported = time.perf_counter()
 parts = {}
 if which == "tk":
     import tk
-    import tk.runtime as rt
+    import tk.runtime.jit as rt
     t_imported = time.perf_counter()
 
     # Where the first call's time goes: each step timed where tk does it.

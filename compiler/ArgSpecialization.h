@@ -1,6 +1,6 @@
 // ArgSpecialization: the one rule by which the arguments of a launch
 // specialise the compile of a kernel, as Triton 3.6 does it plus tk's ":8".
-// Python's @tk.jit (python/tk/runtime.py `_specialize`, through
+// Python's @tk.jit (python/tk/runtime/jit.py `_specialize`, through
 // tk._C.specialize_arg), the Python launcher's key (python/src/GpuLauncher.cpp)
 // and the C++ API's launch-time Specializer (runtime/PublicApiSpecialize.cpp)
 // all call it; docs/semantics.md, "Specialisation at launch", states it.

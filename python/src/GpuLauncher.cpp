@@ -947,7 +947,7 @@ py::object GpuLauncher::launch(py::handle grid, PyObject *const *args, size_t nu
       }
     } else if (PyFloat_Check(v)) {
       // np.float64 and other subclasses of float: fp32 like a float, as
-      // runtime.py specialises them (checked here, after the exact types,
+      // runtime/jit.py specialises them (checked here, after the exact types,
       // so that tensors do not pay for the subtype walk).
       key += 'F';
       rv.kind = RuntimeValue::Kind::Float;

@@ -148,7 +148,7 @@ py::tuple compile(const std::vector<std::tuple<std::string, std::string, uint32_
 }
 
 // The specialisation rule (compiler/ArgSpecialization.h) for one argument
-// the Python side has reduced to a kind and a value (runtime.py's
+// the Python side has reduced to a kind and a value (runtime/jit.py's
 // _specialize): (signature entry, value to launch with). An int's value comes
 // back as the int64 the launch passes (a u64's bits); an int beyond 64 bits
 // is an OverflowError.

@@ -455,7 +455,7 @@ def bound_launches_by_subscript_vectorcall_and_call():
     t = FakeTensor(X)
     grid = (5,)
     assert add_kernel[grid] is add_kernel[grid]
-    assert isinstance(add_kernel, tk.KernelInterface)  # registered, not a base (runtime.py)
+    assert isinstance(add_kernel, tk.KernelInterface)  # registered, not a base (runtime/jit.py)
     assert type(add_kernel).__mro__[1] is tk._C.LaunchBase
     six = 6
     assert add_kernel[(six,)] is not add_kernel[(six,)]  # two tuple objects

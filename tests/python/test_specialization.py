@@ -11,7 +11,7 @@ import pathlib
 import numpy as np
 import pytest
 
-import tk.runtime as tkjit
+import tk.runtime.jit as tkjit
 
 TABLE = pathlib.Path(__file__).resolve().parents[2] / "tests/unit/compiler/arg-specialization.txt"
 
