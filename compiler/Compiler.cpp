@@ -330,7 +330,9 @@ std::vector<KernelParam> Compilation::kernelParams(std::string_view kernel) cons
     p.name = (*names)[i];
     p.typeName = type->str();
     p.isPointer = type->isPointer();
-    p.dtype = type->dtype();
+    // A pointer's element type (a pointer to pointers: its 64-bit address).
+    Type *element = p.isPointer ? cast<PointerType>(type)->pointee() : type;
+    p.dtype = element->isPointer() ? DType::U64 : element->dtype();
     params.push_back(std::move(p));
   }
   return params;

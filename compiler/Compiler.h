@@ -112,7 +112,7 @@ struct KernelParam {
   std::string name;     // the parameter's
   std::string typeName; // its IR type: "ptr<fp32>", "i32", ...
   bool isPointer = false;
-  DType dtype = DType::I32; // a pointer's element type, or the scalar's
+  DType dtype = DType::I32; // a pointer's element type (u64 for a pointer's), or the scalar's
 };
 
 struct CompiledKernel;

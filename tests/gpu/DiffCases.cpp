@@ -431,7 +431,7 @@ void addPromotions(std::vector<CaseDef> &cases) {
       {DType::I16, DType::I16, "x * 0.5", DType::F32},
       {DType::F16, DType::F32, "x + y", DType::F32},
       {DType::BF16, DType::F64, "x - y", DType::F64},
-      {DType::U16, DType::I8, "x // y", DType::I32},
+      {DType::U16, DType::I8, "x + y", DType::I32},
       {DType::I64, DType::F32, "x / y", DType::F32},
       {DType::F16, DType::I1, "tk.where(y, x, -x)", DType::F16},
   };
