@@ -39,6 +39,48 @@ int64_t ravel(const std::vector<int64_t> &c, const std::vector<int64_t> &shape) 
   return lin;
 }
 
+// Whether every element each thread needs under `outL` (of `outShape`) is
+// one it holds under `inL` (of `inShape`), in the same operand register on
+// every thread; `source` maps a result element's row-major index to the
+// operand's. `pick` receives per result register that operand register.
+template <class Source>
+bool sameThreadPick(const LayoutAttr *inL, const std::vector<int64_t> &inShape,
+                    const LayoutAttr *outL, const std::vector<int64_t> &outShape, Source source,
+                    std::vector<int64_t> *pick) {
+  ThreadMap inMap(inL, inShape), outMap(outL, outShape);
+  if (inMap.numThreads() != outMap.numThreads())
+    return false;
+  std::vector<std::vector<int64_t>> inElems = inMap.elementsPerThread(),
+                                    outElems = outMap.elementsPerThread();
+  std::vector<int64_t> chosen(static_cast<size_t>(outMap.numRegisters()), -1);
+  std::vector<std::pair<int64_t, int64_t>> held; // (element, first register), sorted
+  for (size_t t = 0; t < outElems.size(); ++t) {
+    held.clear();
+    for (size_t r = 0; r < inElems[t].size(); ++r)
+      held.push_back({inElems[t][r], static_cast<int64_t>(r)});
+    std::stable_sort(held.begin(), held.end(),
+                     [](const auto &x, const auto &y) { return x.first < y.first; });
+    for (size_t j = 0; j < outElems[t].size(); ++j) {
+      int64_t want = source(outElems[t][j]);
+      auto it = std::lower_bound(held.begin(), held.end(), std::make_pair(want, int64_t(-1)));
+      if (it == held.end() || it->first != want)
+        return false;
+      // A thread holding the element in several registers (copies) may use
+      // any of them: prefer the one already chosen.
+      int64_t reg = it->second;
+      for (auto c = it; c != held.end() && c->first == want; ++c)
+        if (c->second == chosen[j])
+          reg = c->second;
+      if (chosen[j] >= 0 && chosen[j] != reg)
+        return false;
+      chosen[j] = reg;
+    }
+  }
+  if (pick)
+    *pick = std::move(chosen);
+  return true;
+}
+
 } // namespace
 
 bool reshapeTransIsLocal(const Operation &op, std::vector<int64_t> *pick) {
@@ -63,25 +105,19 @@ bool reshapeTransIsLocal(const Operation &op, std::vector<int64_t> *pick) {
       ic[static_cast<size_t>(order[i])] = c[i];
     return ravel(ic, inShape);
   };
-  ThreadMap inMap(inL, inShape), outMap(outL, outShape);
-  std::vector<std::vector<int64_t>> inElems = inMap.elementsPerThread(),
-                                    outElems = outMap.elementsPerThread();
-  if (inElems.size() != outElems.size())
+  return sameThreadPick(inL, inShape, outL, outShape, source, pick);
+}
+
+bool convertIsLocal(const Operation &op, std::vector<int64_t> *pick) {
+  if (!op.is(Opcode::ConvertLayout))
     return false;
-  std::vector<int64_t> chosen(static_cast<size_t>(outMap.numRegisters()), -1);
-  for (size_t t = 0; t < outElems.size(); ++t)
-    for (size_t j = 0; j < outElems[t].size(); ++j) {
-      auto it = std::find(inElems[t].begin(), inElems[t].end(), source(outElems[t][j]));
-      if (it == inElems[t].end())
-        return false;
-      int64_t reg = it - inElems[t].begin();
-      if (chosen[j] >= 0 && chosen[j] != reg)
-        return false;
-      chosen[j] = reg;
-    }
-  if (pick)
-    *pick = std::move(chosen);
-  return true;
+  Value *in = op.operand(0), *res = op.result();
+  const LayoutAttr *inL = layoutOf(in), *outL = layoutOf(res);
+  if (!inL || !outL || isa<SharedLayout>(inL) || isa<SharedLayout>(outL))
+    return false;
+  const std::vector<int64_t> &shape = res->type()->shape();
+  return sameThreadPick(
+      inL, shape, outL, shape, [](int64_t lin) { return lin; }, pick);
 }
 
 bool scanIsInThread(const Operation &op) {

@@ -1,5 +1,6 @@
-// DataMovement: which reshape, trans, scan and atomic ops exchange data
-// between threads through shared memory, and how much scratch they take.
+// DataMovement: which convert_layout, reshape, trans, scan and atomic ops
+// exchange data between threads through shared memory, and how much scratch
+// they take.
 // --allocate-shared (SharedMemory.h scratchBytes) and the code generation
 // (codegen/ShapeToLLVM.cpp, ScanToLLVM.cpp, AtomicToLLVM.cpp) both ask here,
 // so they agree on which ops have scratch.
@@ -22,6 +23,18 @@ namespace tk {
 /// thread (no data moves). `pick`, when given, receives per result register
 /// the operand register it is.
 bool reshapeTransIsLocal(const Operation &op, std::vector<int64_t> *pick = nullptr);
+
+/// convert_layout between distributed layouts that give every thread the
+/// elements it already holds (a renaming of its registers, no data moves):
+/// two layouts with the same ThreadMap (wgmma accumulators of different N
+/// read as [M, k] slices), an accumulator read as an mma A operand (its
+/// columns are the operand's K, two per 32-bit register), a layout and one
+/// with more copies. `pick`, when given, receives per result register the
+/// operand register it is.
+///
+///   convert_layout %s : mma<version = 2, warps = [4, 1], instr = [16, 8]> (128x64 fp16)
+///     -> dot_operand<op_idx = 0, parent = mma<...>, k_width = 2>: local, no code
+bool convertIsLocal(const Operation &op, std::vector<int64_t> *pick = nullptr);
 
 /// A scan whose axis each thread holds whole (not split over lanes or
 /// warps): it runs on registers.

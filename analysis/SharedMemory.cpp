@@ -78,7 +78,7 @@ int64_t scratchBytes(const Operation &op, int64_t numWarps) {
   (void)numWarps; // the layouts say how many warps take part
   if (op.is(Opcode::ConvertLayout)) {
     const LayoutAttr *from = distributedLayout(op.operand(0)), *to = distributedLayout(op.result());
-    if (!from || !to || from == to)
+    if (!from || !to || from == to || convertIsLocal(op))
       return 0;
     const std::vector<int64_t> &shape = op.result()->type()->shape();
     int64_t rows = op.result()->type()->numElements() / shape.back();

@@ -33,10 +33,14 @@
 // taken to be associative; positions stay in order across lanes and warps,
 // and within a thread when the layout has no repeats along the axis.
 //
-// convert_layout stages the tensor through shared memory: every thread writes
+// convert_layout renames registers when every thread already holds the
+// elements of its new layout (DataMovement.h, convertIsLocal: an accumulator
+// read as a dot's A operand, two layouts with one ThreadMap); otherwise it
+// stages the tensor through shared memory: every thread writes
 // the elements it holds at their row-major index (rows padded by a word, see
 // convertRowPadding), a barrier, every thread reads the elements its new
 // layout gives it.
+#include "analysis/DataMovement.h"
 #include "analysis/SharedMemory.h"
 #include "lowering/codegen/FunctionLowering.h"
 
@@ -337,6 +341,16 @@ bool FunctionLowering::lowerConvertLayout(Operation &op) {
   Value *in = op.operand(0), *res = op.result();
   if (layoutOf(in) == layoutOf(res)) {
     set(res, get(in));
+    return true;
+  }
+  // Every thread already holds its new elements: a renaming.
+  std::vector<int64_t> pick;
+  if (convertIsLocal(op, &pick)) {
+    const Regs &src = get(in);
+    Regs out;
+    for (int64_t r : pick)
+      out.push_back(src[static_cast<size_t>(r)]);
+    set(res, std::move(out));
     return true;
   }
   llvm::Type *storage = elementType(in->type());

@@ -1,5 +1,5 @@
-// DataMovement: which reshape/trans/scan/atomic ops move data through shared
-// memory and how much scratch they take (what --allocate-shared reserves and
+// DataMovement: which convert_layout/reshape/trans/scan/atomic ops move data
+// through shared memory and how much scratch they take (what --allocate-shared reserves and
 // the code generation relies on). The register-only reshape/trans answer is
 // checked against ThreadMap::coords element by element.
 #include "analysis/DataMovement.h"
@@ -109,6 +109,60 @@ TEST(DataMovement, ReshapeKeepingEveryElementInItsThread) {
   for (size_t t = 0; t < out.size(); ++t)
     for (size_t j = 0; j < out[t].size(); ++j)
       EXPECT_EQ(out[t][j], in[t][static_cast<size_t>(pick[j])]);
+}
+
+TEST(DataMovement, AccumulatorReadAsAnOperandIsARenaming) {
+  // An mma accumulator on warps [4, 1] holds, per 16 x 8 piece, rows l / 4
+  // (+ 8) and columns 2 (l % 4) + {0, 1}: exactly the A operand's K pairs.
+  const char *acc = "mma<version = 2, warps = [4, 1], instr = [16, 8]>";
+  auto p = parse(fmt::format("  %s = splat %x : tensor<128x64xi32, {0}>\n"
+                             "  %t = trunc %s : tensor<128x64xi16, {0}>\n"
+                             "  %c = convert_layout %t : tensor<128x64xi16, dot_operand<op_idx = "
+                             "0, parent = {0}, k_width = 2>>\n",
+                             acc),
+                 Opcode::ConvertLayout);
+  ASSERT_TRUE(p->op);
+  std::vector<int64_t> pick;
+  ASSERT_TRUE(convertIsLocal(*p->op, &pick));
+  expectPickMatches(*p->op, pick, {0, 1});
+  for (size_t j = 0; j < pick.size(); ++j)
+    EXPECT_EQ(pick[j], static_cast<int64_t>(j)); // the same register order
+}
+
+TEST(DataMovement, WgmmaAccumulatorsOfDifferentWidthShareRows) {
+  // The row vector of a 64-wide wgmma accumulator, seen as the row vector of
+  // a 128-wide one: the ThreadMaps agree (instr does not enter them).
+  const char *n64 = "mma<version = 3, warps = [8, 1], instr = [64, 64]>";
+  const char *n128 = "mma<version = 3, warps = [8, 1], instr = [64, 128]>";
+  auto p = parse(fmt::format("  %s = splat %x : tensor<128xi32, slice<dim = 1, parent = {0}>>\n"
+                             "  %c = convert_layout %s : tensor<128xi32, slice<dim = 1, parent = "
+                             "{1}>>\n",
+                             n64, n128),
+                 Opcode::ConvertLayout);
+  ASSERT_TRUE(p->op);
+  std::vector<int64_t> pick;
+  ASSERT_TRUE(convertIsLocal(*p->op, &pick));
+  expectPickMatches(*p->op, pick, {0});
+}
+
+TEST(DataMovement, ConversionsThatMoveElementsAreNotLocal) {
+  // An accumulator split over 2 warps along N cannot be read as an A
+  // operand (each warp needs every column of its rows).
+  const char *acc = "mma<version = 2, warps = [2, 2], instr = [16, 8]>";
+  auto p = parse(fmt::format("  %s = splat %x : tensor<64x64xi16, {0}>\n"
+                             "  %c = convert_layout %s : tensor<64x64xi16, dot_operand<op_idx = "
+                             "0, parent = {0}, k_width = 2>>\n",
+                             acc),
+                 Opcode::ConvertLayout);
+  ASSERT_TRUE(p->op);
+  EXPECT_FALSE(convertIsLocal(*p->op));
+  // Rows to columns.
+  auto q = parse(fmt::format("  %s = splat %x : tensor<32x32xi32, {0}>\n"
+                             "  %c = convert_layout %s : tensor<32x32xi32, {1}>\n",
+                             kRow, kCol),
+                 Opcode::ConvertLayout);
+  ASSERT_TRUE(q->op);
+  EXPECT_FALSE(convertIsLocal(*q->op));
 }
 
 TEST(DataMovement, ScanPaths) {
