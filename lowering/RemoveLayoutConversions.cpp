@@ -33,6 +33,7 @@
 #include "ir/Builder.h"
 #include "ir/IRContext.h"
 #include "ir/Layout.h"
+#include "lowering/LayoutRemat.h"
 #include "lowering/Pass.h"
 
 #include <algorithm>
@@ -42,31 +43,9 @@
 namespace tk {
 namespace {
 
-const LayoutAttr *layoutOfValue(Value *v) {
-  auto *t = dyn_cast<TensorType>(v->type());
-  return t ? t->layout() : nullptr;
-}
-
-bool isRematerializable(const Operation *op) {
-  return op && (op->is(Opcode::Constant) || op->is(Opcode::Splat) || op->is(Opcode::MakeRange));
-}
-
 // Rule 5 clones at most this many ops per conversion: an index or mask
 // chain (splat, make_range, add, expand_dims, cmp, broadcast, and) is 6-10.
 constexpr int kRecomputeBudget = 16;
-
-// The ops rule 5 may clone besides those of 3: pure, one result, no regions,
-// each operand a tensor whose layout follows from the result's.
-bool isRecomputable(const Operation *op) {
-  if (!op || op->numResults() != 1 || op->numRegions() != 0 || !op->isSideEffectFree())
-    return false;
-  if (op->is(Opcode::Broadcast) || op->is(Opcode::ExpandDims))
-    return true;
-  if (!op->hasTrait(OpTrait::Elementwise))
-    return false;
-  return std::all_of(op->operands().begin(), op->operands().end(),
-                     [](Value *v) { return v->type()->isTensor(); });
-}
 
 class Remover {
 public:
@@ -107,17 +86,6 @@ private:
       op->erase();
   }
 
-  // `v` itself, or the operand of the conversion that made it, when that is
-  // in layout `l` (rules 1 and 2: nothing to compute); else null.
-  Value *alreadyIn(Value *v, const LayoutAttr *l) {
-    if (layoutOfValue(v) == l)
-      return v;
-    Operation *def = v->definingOp();
-    if (def && def->is(Opcode::ConvertLayout) && layoutOfValue(def->operand(0)) == l)
-      return def->operand(0);
-    return nullptr;
-  }
-
   // Whether `v` costs no conversion in layout `l`: already there, or made
   // again there as in rule 3.
   bool isFree(Value *v, const LayoutAttr *l) {
@@ -139,28 +107,6 @@ private:
     return nullptr;
   }
 
-  // The layout operand `i` of `op` needs for `op`'s result to be in `l`.
-  const LayoutAttr *operandLayout(const Operation &op, const LayoutAttr *l) {
-    if (op.is(Opcode::ExpandDims))
-      return SliceLayout::get(ctx_, static_cast<unsigned>(*op.attrs().getInt("axis")), l);
-    return l; // elementwise and broadcast: the same layout
-  }
-
-  // Whether `v` can be had in layout `l` without a conversion by cloning
-  // its cheap defining ops (rule 5), within `budget` ops.
-  bool recomputable(Value *v, const LayoutAttr *l, int &budget) {
-    if (isFree(v, l))
-      return true;
-    Operation *def = v->definingOp();
-    if (!isRecomputable(def) || --budget < 0)
-      return false;
-    const LayoutAttr *want = operandLayout(*def, l);
-    for (Value *operand : def->operands())
-      if (!recomputable(operand, want, budget))
-        return false;
-    return true;
-  }
-
   // `v` in layout `l` for `cvt`, cloning as recomputable() found possible,
   // each value once (`done`). A clone of an op in `cvt`'s block goes right
   // before `cvt` (computed where it is needed, live no longer than that);
@@ -176,9 +122,11 @@ private:
     auto key = std::make_pair(v, l);
     if (auto it = done.find(key); it != done.end())
       return it->second;
+    if (def->is(Opcode::ConvertLayout))
+      return done[key] = recompute(def->operand(0), l, cvt, done);
     std::vector<Value *> operands = def->operands();
     if (!isRematerializable(def)) {
-      const LayoutAttr *want = operandLayout(*def, l);
+      const LayoutAttr *want = operandLayoutFor(ctx_, *def, l);
       for (Value *&operand : operands)
         operand = recompute(operand, want, cvt, done);
     }
@@ -195,7 +143,7 @@ private:
 
   bool rewrite(Operation &cvt) {
     Value *in = cvt.operand(0), *out = cvt.result();
-    const LayoutAttr *target = layoutOfValue(out);
+    const LayoutAttr *target = valueLayout(out);
     Operation *def = in->definingOp();
     // 1 and 2.
     if (Value *direct = alreadyIn(in, target)) {
@@ -251,10 +199,10 @@ private:
   // 5.
   bool recomputeInTarget(Operation &cvt) {
     Value *in = cvt.operand(0), *out = cvt.result();
-    const LayoutAttr *target = layoutOfValue(out);
+    const LayoutAttr *target = valueLayout(out);
     Operation *def = in->definingOp();
     int budget = kRecomputeBudget;
-    if (!target || !isRecomputable(def) || !recomputable(in, target, budget))
+    if (!target || !isRecomputable(def) || !recomputable(ctx_, in, target, budget))
       return false;
     std::map<std::pair<Value *, const LayoutAttr *>, Value *> done;
     Value *copy = recompute(in, target, cvt, done);

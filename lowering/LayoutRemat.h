@@ -1,0 +1,49 @@
+// LayoutRemat: which values can be had in another layout without moving data
+// between threads, shared by the passes that change layouts
+// (--propagate-dot-layouts, --remove-layout-conversions).
+//
+// A constant, splat or make_range is simply made again in the new layout;
+// a short chain of elementwise ops, broadcasts and expand_dims over such
+// leaves (an index or mask tile) is cloned op by op in it. Anything else
+// (a load, a reduction, a dot) needs a convert_layout, which moves the data
+// through shared memory unless every thread already holds its new elements
+// (analysis/DataMovement.h, convertIsLocal).
+//
+//   %r = make_range ...; %m = cmpi %r, %n          (blocked)
+//   recomputable(%m, mma<...>, budget = 16) == true: 2 ops cloned in the mma
+//   layout (make_range again, cmpi on it).
+#pragma once
+
+#include "ir/IRContext.h"
+#include "ir/Layout.h"
+#include "ir/Module.h"
+
+namespace tk {
+
+/// The layout of a tensor value (null for scalars and unlaid tensors).
+const LayoutAttr *valueLayout(const Value *v);
+
+/// Ops without tensor operands that are made again in any layout at no cost:
+/// constant, splat, make_range.
+bool isRematerializable(const Operation *op);
+
+/// Ops that can be cloned in another layout given their operands in the
+/// layout that follows from the result's: pure one-result elementwise ops
+/// whose operands are all tensors, broadcast, expand_dims.
+bool isRecomputable(const Operation *op);
+
+/// The layout the operands of `op` (elementwise, broadcast, expand_dims)
+/// need for its result to be in `l`.
+const LayoutAttr *operandLayoutFor(IRContext &ctx, const Operation &op, const LayoutAttr *l);
+
+/// `v` itself, or the operand of the convert_layout that made it, when it is
+/// in layout `l`; else null.
+Value *alreadyIn(Value *v, const LayoutAttr *l);
+
+/// Whether `v` can be had in layout `l` without data movement: already there,
+/// rematerialisable, computed by recomputable ops over such values (with at
+/// most `budget` ops to clone, decremented), or converted from such a value
+/// (the conversion is then not needed).
+bool recomputable(IRContext &ctx, Value *v, const LayoutAttr *l, int &budget);
+
+} // namespace tk
