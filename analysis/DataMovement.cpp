@@ -108,16 +108,19 @@ bool reshapeTransIsLocal(const Operation &op, std::vector<int64_t> *pick) {
   return sameThreadPick(inL, inShape, outL, outShape, source, pick);
 }
 
+bool layoutsHoldSameElements(const LayoutAttr *from, const LayoutAttr *to,
+                             const std::vector<int64_t> &shape, std::vector<int64_t> *pick) {
+  if (!from || !to || isa<SharedLayout>(from) || isa<SharedLayout>(to))
+    return false;
+  return sameThreadPick(
+      from, shape, to, shape, [](int64_t lin) { return lin; }, pick);
+}
+
 bool convertIsLocal(const Operation &op, std::vector<int64_t> *pick) {
   if (!op.is(Opcode::ConvertLayout))
     return false;
-  Value *in = op.operand(0), *res = op.result();
-  const LayoutAttr *inL = layoutOf(in), *outL = layoutOf(res);
-  if (!inL || !outL || isa<SharedLayout>(inL) || isa<SharedLayout>(outL))
-    return false;
-  const std::vector<int64_t> &shape = res->type()->shape();
-  return sameThreadPick(
-      inL, shape, outL, shape, [](int64_t lin) { return lin; }, pick);
+  return layoutsHoldSameElements(layoutOf(op.operand(0)), layoutOf(op.result()),
+                                 op.result()->type()->shape(), pick);
 }
 
 bool scanIsInThread(const Operation &op) {

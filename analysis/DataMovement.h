@@ -12,6 +12,7 @@
 // not write), per value moved, each part 16-byte aligned.
 #pragma once
 
+#include "ir/Layout.h"
 #include "ir/Module.h"
 
 #include <cstdint>
@@ -35,6 +36,10 @@ bool reshapeTransIsLocal(const Operation &op, std::vector<int64_t> *pick = nullp
 ///   convert_layout %s : mma<version = 2, warps = [4, 1], instr = [16, 8]> (128x64 fp16)
 ///     -> dot_operand<op_idx = 0, parent = mma<...>, k_width = 2>: local, no code
 bool convertIsLocal(const Operation &op, std::vector<int64_t> *pick = nullptr);
+/// The same for a tensor of `shape` in layout `from` seen in layout `to`.
+bool layoutsHoldSameElements(const LayoutAttr *from, const LayoutAttr *to,
+                             const std::vector<int64_t> &shape,
+                             std::vector<int64_t> *pick = nullptr);
 
 /// A scan whose axis each thread holds whole (not split over lanes or
 /// warps): it runs on registers.

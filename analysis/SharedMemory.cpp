@@ -99,13 +99,16 @@ int64_t scratchBytes(const Operation &op, int64_t numWarps) {
   if (op.is(Opcode::AsyncWait))
     return op.attrs().getInt("wgmma_native_bytes").value_or(0);
   // a dot stages both operands (codegen/DotOperands.cpp), except a stage of a cp.async
-  // ring (ring_view), which it reads in place.
+  // ring (ring_view) and an operand in registers (dot_operand).
   if (op.is(Opcode::Dot)) {
     int64_t elements = 0;
     for (unsigned i = 0; i < 2; ++i) {
+      // A ring stage is read in place, an operand in the dot_operand layout
+      // from its registers.
       Operation *def = op.operand(i)->definingOp();
-      if (!def || !def->is(Opcode::RingView))
-        elements += op.operand(i)->type()->numElements();
+      auto *t = cast<TensorType>(op.operand(i)->type());
+      if ((!def || !def->is(Opcode::RingView)) && !isa<DotOperandLayout>(t->layout()))
+        elements += t->numElements();
     }
     // wgmma (an mma version 3 result) reads its staging at a 1024-byte
     // aligned address (the swizzle atom), which the lowering rounds up to.

@@ -139,6 +139,20 @@ private:
 /// Whether `v` is a stage of a cp.async ring (a ring_view).
 bool isRingView(Value *v);
 
+/// Whether the dot reads operand `v` from its registers (its layout is
+/// dot_operand; analysis/SharedMemory.cpp then gives it no staging), and
+/// whether the mma.sync and wgmma lowerings can: an A operand (op_idx 0) of
+/// 16-bit elements, k_width 2, whose parent spreads the rows over the warps
+/// as the dot's own `mma` does.
+bool isRegisterOperand(Value *v);
+bool registerOperandFits(Value *v, const MmaLayout *mma);
+
+/// The 4 i32 registers of A's fragment for the 16-row piece `mi` of this
+/// warp and k step `kk` (16 elements of K), from the registers of an A in
+/// the dot_operand layout: mma.sync m16n8k16's a0..a3, and wgmma's A from
+/// registers (the row pieces are the accumulator's).
+Regs registerFragmentA(FunctionLowering &fl, Value *a, int64_t mi, int64_t kk);
+
 /// The stage `idx` % S of `ring` (a local_alloc of shape [S, ...]) holding a
 /// tile of the shape of `tile` whose registers run fastest along dimension
 /// `fast`, in the layout its readers need (wgmma's, or 32-byte units).

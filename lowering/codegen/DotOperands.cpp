@@ -84,6 +84,37 @@ bool isRingView(Value *v) {
   return def && def->is(Opcode::RingView);
 }
 
+bool isRegisterOperand(Value *v) {
+  auto *t = dyn_cast<TensorType>(v->type());
+  return t && isa<DotOperandLayout>(t->layout());
+}
+
+bool registerOperandFits(Value *v, const MmaLayout *mma) {
+  auto *op = dyn_cast<DotOperandLayout>(cast<TensorType>(v->type())->layout());
+  DType dt = v->type()->dtype();
+  return op && op->opIdx() == 0 && op->kWidth() == 2 && (dt == DType::F16 || dt == DType::BF16) &&
+         op->parent()->warps() == mma->warps();
+}
+
+// The ThreadMap register (2 mi + h, 4 kk + 2 q + e) of a dot_operand A is
+// row half h, K column 16 kk + 8 q + 2 (lane % 4) + e of piece mi, so
+// fragment register h + 2 q packs e = 0, 1 (ldmatrix's order: (h, q) = (0, 0),
+// (1, 0), (0, 1), (1, 1)).
+Regs registerFragmentA(FunctionLowering &fl, Value *a, int64_t mi, int64_t kk) {
+  llvm::IRBuilderBase &b = fl.builder();
+  ThreadMap map = fl.threadMap(a);
+  const Regs &regs = fl.get(a);
+  Regs r;
+  for (int64_t q = 0; q < 2; ++q)
+    for (int64_t h = 0; h < 2; ++h) {
+      Regs pair;
+      for (int64_t e = 0; e < 2; ++e)
+        pair.push_back(regs[static_cast<size_t>(map.registerOf({2 * mi + h, 4 * kk + 2 * q + e}))]);
+      r.push_back(b.CreateBitCast(vectorOf(b, pair), b.getInt32Ty()));
+    }
+  return r;
+}
+
 SmemTile ringStage(FunctionLowering &fl, Value *ring, llvm::Value *idx, Type *tile, unsigned fast) {
   llvm::IRBuilderBase &b = fl.builder();
   // The ring's element size: `tile` may be the tensor of pointers of an

@@ -8,15 +8,17 @@
 //              or after the read from a ring; the interpreter's rounding)
 //   int8:      mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32
 //
-// Operands in registers are staged through the shared scratch (DotLowering.h
-// for the swizzle): A as [M][K] and B as [N][K] (K contiguous), or, for
-// 16-bit types whose registers run along M (A) or N (B), as [K][M] / [K][N]
-// read with ldmatrix .trans; a ring_view operand is read from its ring stage
-// (DotOperands.cpp). Per k step of the instruction (32 bytes of K) each warp
-// loads its A pieces with ldmatrix.x4 and its B pieces with ldmatrix.x4 (two
-// n pieces) or .x2, and issues one mma.sync per (16-row, 8-column) piece.
-// The accumulator registers are the mma layout's (ir/DotLayout.cpp): piece
-// (i, j) is registers (k0, k1) = (2i..2i+1, 2j..2j+1).
+// An A operand in the dot_operand layout (--propagate-dot-layouts: the
+// previous dot's accumulator cast to 16 bits, or a loop-invariant tile
+// converted once) is read from its registers, two elements packed per 32-bit
+// fragment register. Other operands in registers are staged through the shared scratch
+// (DotLowering.h for the swizzle): A as [M][K] and B as [N][K] (K contiguous), or, for 16-bit types
+// whose registers run along M (A) or N (B), as [K][M] / [K][N] read with ldmatrix .trans; a
+// ring_view operand is read from its ring stage (DotOperands.cpp). Per k step of the instruction
+// (32 bytes of K) each warp loads its A pieces with ldmatrix.x4 and its B pieces with ldmatrix.x4
+// (two n pieces) or .x2, and issues one mma.sync per (16-row, 8-column) piece. The accumulator
+// registers are the mma layout's (ir/DotLayout.cpp): piece (i, j) is registers (k0, k1) =
+// (2i..2i+1, 2j..2j+1).
 //
 // Per k step the fragments of step kk + 1 are read before the mma of step
 // kk. A dot with ring_wait = N (both operands ring views; the pipeline gives
@@ -34,6 +36,7 @@
 
 #include <fmt/format.h>
 
+#include <map>
 #include <optional>
 
 namespace tk {
@@ -56,6 +59,10 @@ public:
       return fl_.unsupported(op_, fmt::format("on the tensor cores with shape {}x{}x{} and {}", M_,
                                               N_, K_, mma_->str()));
     ringA_ = isRingView(a), ringB_ = isRingView(bv);
+    regA_ = isRegisterOperand(a);
+    if (regA_ && !registerOperandFits(a, mma_))
+      return fl_.unsupported(
+          op_, fmt::format("with an A operand in registers of layout {}", fl_.layoutOf(a)->str()));
     // 16-bit operands whose registers run along M (A) or N (B) are stored
     // that way and read with ldmatrix .trans; others K-contiguous. A tf32
     // ring stage is stored the way its copies wrote it: MN-major ones are
@@ -65,7 +72,7 @@ public:
     numMi_ = M_ / (16 * wm_), numNi_ = N_ / (8 * wn_);
     SmemTile ta{fl_.scratch(), transA_ ? K_ : M_, transA_ ? M_ : K_, eb_};
     SmemTile tb{fl_.scratch(), transB_ ? K_ : N_, transB_ ? N_ : K_, eb_};
-    if (!ringA_)
+    if (!ringA_ && !regA_)
       tb.base = b_.CreateGEP(b_.getInt8Ty(), fl_.scratch(), b_.getInt32(ta.bytes()));
     ta.swizzle();
     tb.swizzle();
@@ -98,22 +105,28 @@ public:
     } else {
       setUpLanes();
     }
-    if (ringA_ && ringB_) {
+    if (ringA_ && ringB_ && a->definingOp()->operand(1) == bv->definingOp()->operand(1)) {
       idx = fl_.get(a->definingOp()->operand(1))[0];
       std::tie(ta, tb) = ringTiles(idx);
-    } else if (ringA_) {
-      ta = viewStage(fl_, a);
-    } else if (ringB_) {
-      tb = viewStage(fl_, bv);
+    } else {
+      // (Rings read at different stages: a loop-invariant one-slot ring
+      // beside the loop's own.)
+      if (ringA_)
+        ta = viewStage(fl_, a);
+      if (ringB_)
+        tb = viewStage(fl_, bv);
     }
     bool tf32 = dt == DType::F32;
-    bool staged = !ringA_ || !ringB_;
-    if (!ringA_)
+    bool staged = (!ringA_ && !regA_) || !ringB_;
+    if (!ringA_ && !regA_)
       stageOperand(fl_, a, ta, transA_ ? 1 : 0, tf32, kChunkBytes);
     if (!ringB_)
       stageOperand(fl_, bv, tb, transB_ ? 0 : 1, tf32, kChunkBytes);
     if (staged)
       fl_.target().barrier(b_);
+
+    if (regA_)
+      return runRegisterA(tb, dt, staged);
 
     // Per k step: the fragments of the next step are read before this
     // step's mma, so ldmatrix latency hides behind tensor-core work. With
@@ -160,6 +173,52 @@ public:
   }
 
 private:
+  // A from registers: there is nothing of A to read ahead, so B is read one
+  // column pair ahead of its mma instead of one k step ahead. (A step of B
+  // at N = 128 on [8, 1] warps is 32 registers, two steps 64: attention's
+  // P V at head dim 128 spilled.)
+  bool runRegisterA(const SmemTile &tb, DType dt, bool staged) {
+    Value *a = op_.operand(0);
+    ThreadMap map = fl_.threadMap(op_.result());
+    Regs acc = fl_.get(op_.operand(2));
+    struct Read {
+      int64_t kk, ni;
+      bool pair;
+    };
+    std::vector<Read> reads;
+    for (int64_t kk = 0; kk < K_ / kStep_; ++kk)
+      for (int64_t ni = 0; ni < numNi_; ni += 2)
+        reads.push_back({kk, ni, ni + 1 < numNi_});
+    std::map<std::pair<int64_t, int64_t>, Regs> fragsA;
+    Regs next = loadB(tb, reads[0].ni, reads[0].kk, reads[0].pair);
+    for (size_t i = 0; i < reads.size(); ++i) {
+      Regs cur = std::move(next);
+      if (i + 1 < reads.size())
+        next = loadB(tb, reads[i + 1].ni, reads[i + 1].kk, reads[i + 1].pair);
+      for (int64_t p = 0; p < (reads[i].pair ? 2 : 1); ++p) {
+        int64_t ni = reads[i].ni + p, kk = reads[i].kk;
+        for (int64_t mi = 0; mi < numMi_; ++mi) {
+          Regs &fa = fragsA[{mi, kk}];
+          if (fa.empty())
+            fa = registerFragmentA(fl_, a, mi, kk);
+          int64_t regs[4] = {map.registerOf({2 * mi, 2 * ni}), map.registerOf({2 * mi, 2 * ni + 1}),
+                             map.registerOf({2 * mi + 1, 2 * ni}),
+                             map.registerOf({2 * mi + 1, 2 * ni + 1})};
+          Regs c;
+          for (int64_t r : regs)
+            c.push_back(acc[r]);
+          Regs d = fl_.target().warpMma(b_, dt, fa, {cur[2 * p], cur[2 * p + 1]}, c);
+          for (int j = 0; j < 4; ++j)
+            acc[regs[j]] = d[j];
+        }
+      }
+    }
+    if (staged)
+      fl_.target().barrier(b_);
+    fl_.set(op_.result(), std::move(acc));
+    return true;
+  }
+
   // One k step's fragments of this warp: per 16-row piece of A 4 registers,
   // per 8-column piece of B 2.
   struct Frags {
@@ -272,6 +331,8 @@ private:
   // q % 2, k half q / 2); row half h of piece mi is accumulator row block
   // 2 mi + h.
   Regs loadA(const SmemTile &t, int64_t mi, int64_t kk) {
+    if (regA_)
+      return registerFragmentA(fl_, op_.operand(0), mi, kk);
     if (eb_ == 4 && transA_) {
       Regs r; // m16n8k8's a0..a3: (row half, k half) = (0, 0), (1, 0), (0, 1), (1, 1)
       for (int64_t kHalf = 0; kHalf < 2; ++kHalf)
@@ -333,7 +394,7 @@ private:
   Operation &op_;
   const MmaLayout *mma_;
   int64_t M_ = 0, N_ = 0, K_ = 0, wm_ = 1, wn_ = 1, eb_ = 2, kStep_ = 16, numMi_ = 0, numNi_ = 0;
-  bool transA_ = false, transB_ = false, ringA_ = false, ringB_ = false;
+  bool transA_ = false, transB_ = false, ringA_ = false, ringB_ = false, regA_ = false;
   llvm::Value *warpM_ = nullptr, *warpN_ = nullptr, *quad_ = nullptr, *rowInMatrix_ = nullptr;
   llvm::Value *laneGroup_ = nullptr, *laneInGroup_ = nullptr;
 };

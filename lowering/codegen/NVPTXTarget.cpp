@@ -254,45 +254,74 @@ public:
   // The k steps of one piece as one asm statement: the n / 2 registers tied
   // in and out once for the whole chain (one statement per k step cost
   // LLVM's instruction selection and register coalescing four times the
-  // accumulator's operands, for the same PTX).
-  std::vector<llvm::Value *> warpGroupMma(llvm::IRBuilderBase &b, DType operands, int64_t n,
-                                          const std::vector<llvm::Value *> &descA,
-                                          const std::vector<llvm::Value *> &descB,
-                                          const std::vector<llvm::Value *> &d, bool mnMajorA,
-                                          bool mnMajorB) const override {
-    const char *ty = operands == DType::BF16 ? "bf16" : "f16";
-    size_t regCount = d.size(), steps = descA.size();
+  // accumulator's operands, for the same PTX). Per k step, A is one i64 descriptor or four i32
+  // registers (two 16-bit elements each; there is no transposed A in registers). A zero accumulator
+  // is scale-d = false on the first step (D = A x B) with its registers left undefined: no copies
+  // of 0.0 into the tied registers between wgmma.fence and the wgmma (ptxas would add a
+  // warpgroup.arrive of its own, C7519).
+  std::vector<llvm::Value *> warpGroupMma(llvm::IRBuilderBase &b,
+                                          const WarpGroupMma &mma) const override {
+    const char *ty = mma.operands == DType::BF16 ? "bf16" : "f16";
+    size_t regCount = mma.d.size(), steps = mma.a.size();
+    const std::vector<std::vector<llvm::Value *>> &a = mma.a;
     std::string regs;
     for (size_t i = 0; i < regCount; ++i)
       regs += fmt::format("{}${}", i ? ", " : "", i);
-    // Operands: the outputs, the steps A and steps B descriptors, the
-    // scale-d flag, then the tied inputs.
-    size_t flag = regCount + 2 * steps;
-    std::string text = fmt::format("{{ .reg .pred p; setp.ne.b32 p, ${}, 0;", flag);
-    for (size_t k = 0; k < steps; ++k)
-      text += fmt::format("\n\twgmma.mma_async.sync.aligned.m64n{}k16.f32.{}.{} {{{}}}, ${}, ${}, "
-                          "p, 1, 1, {}, {};",
-                          n, ty, ty, regs, regCount + k, regCount + steps + k, mnMajorA ? 1 : 0,
-                          mnMajorB ? 1 : 0);
+    // Operands: the outputs, the steps' A operands, the steps B descriptors,
+    // the scale-d flag, then the tied inputs.
+    size_t aCount = 0;
+    std::vector<std::string> aText;
+    for (const std::vector<llvm::Value *> &step : a) {
+      std::string t;
+      for (size_t i = 0; i < step.size(); ++i)
+        t += fmt::format("{}${}", i ? ", " : "", regCount + aCount + i);
+      aText.push_back(step.size() == 1 ? t : "{" + t + "}");
+      aCount += step.size();
+    }
+    size_t flag = regCount + aCount + steps;
+    // p: scale-d of the first step (the flag), q: of the others (true).
+    std::string text =
+        mma.zeroInit && steps > 1
+            ? fmt::format("{{ .reg .pred p, q; setp.ne.b32 p, ${0}, 0; setp.eq.b32 q, ${0}, 0;",
+                          flag)
+            : fmt::format("{{ .reg .pred p; setp.ne.b32 p, ${}, 0;", flag);
+    for (size_t k = 0; k < steps; ++k) {
+      bool regA = a[k].size() > 1;
+      std::string trans = regA ? fmt::format("{}", mma.mnMajorB ? 1 : 0)
+                               : fmt::format("{}, {}", mma.mnMajorA ? 1 : 0, mma.mnMajorB ? 1 : 0);
+      text += fmt::format("\n\twgmma.mma_async.sync.aligned.m64n{}k16.f32.{}.{} {{{}}}, {}, ${}, "
+                          "{}, 1, 1, {};",
+                          mma.n, ty, ty, regs, aText[k], regCount + aCount + k,
+                          k > 0 && mma.zeroInit ? "q" : "p", trans);
+    }
     text += "\n\t}";
     std::string cons;
     for (size_t i = 0; i < regCount; ++i)
       cons += "=f,";
-    for (size_t i = 0; i < 2 * steps; ++i)
+    std::vector<llvm::Type *> params;
+    std::vector<llvm::Value *> args;
+    for (const std::vector<llvm::Value *> &step : a)
+      for (llvm::Value *v : step) {
+        bool desc = step.size() == 1;
+        cons += desc ? "l," : "r,";
+        params.push_back(desc ? b.getInt64Ty() : b.getInt32Ty());
+        args.push_back(v);
+      }
+    for (size_t i = 0; i < steps; ++i)
       cons += "l,";
     cons += "r";
     for (size_t i = 0; i < regCount; ++i)
       cons += fmt::format(",{}", i);
-    std::vector<llvm::Type *> params(2 * steps, b.getInt64Ty());
+    params.insert(params.end(), steps, b.getInt64Ty());
     params.push_back(b.getInt32Ty());
     params.insert(params.end(), regCount, b.getFloatTy());
     std::vector<llvm::Type *> outs(regCount, b.getFloatTy());
     auto *fnTy =
         llvm::FunctionType::get(llvm::StructType::get(b.getContext(), outs), params, false);
-    std::vector<llvm::Value *> args(descA);
-    args.insert(args.end(), descB.begin(), descB.end());
-    args.push_back(b.getInt32(1));
-    args.insert(args.end(), d.begin(), d.end());
+    args.insert(args.end(), mma.descB.begin(), mma.descB.end());
+    args.push_back(b.getInt32(mma.zeroInit ? 0 : 1));
+    for (llvm::Value *v : mma.d)
+      args.push_back(mma.zeroInit ? llvm::PoisonValue::get(v->getType()) : v);
     llvm::Value *call = b.CreateCall(llvm::InlineAsm::get(fnTy, text, cons, true), args);
     std::vector<llvm::Value *> out;
     for (unsigned i = 0; i < regCount; ++i)

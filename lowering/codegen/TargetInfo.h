@@ -98,15 +98,23 @@ public:
                                              const std::vector<llvm::Value *> &c) const = 0;
 
   /// One warp group's (4 warps') D = A x B + D on a 64 x `n` tile, one k step
-  /// of 16 per entry of `descA` / `descB` (i64 descriptors of the operands in
-  /// shared memory), in order; `d` the n / 2 fp32 registers of the thread,
-  /// `mnMajorA` / `mnMajorB` whether an operand's rows run along K. Returns D.
-  /// (NVIDIA: wgmma.mma_async, sm_90a.)
-  virtual std::vector<llvm::Value *> warpGroupMma(llvm::IRBuilderBase &b, DType operands, int64_t n,
-                                                  const std::vector<llvm::Value *> &descA,
-                                                  const std::vector<llvm::Value *> &descB,
-                                                  const std::vector<llvm::Value *> &d,
-                                                  bool mnMajorA, bool mnMajorB) const = 0;
+  /// of 16 per entry of `a` / `descB`, in order: A per step one i64
+  /// descriptor of the operand in shared memory, or the 4 i32 registers of
+  /// the thread's fragment (mma.sync m16n8k16's A layout, warp w % 4 of the
+  /// group holding rows 16 (w % 4) .. + 15 of the 64-row piece); B an i64
+  /// descriptor; `d` the n / 2 fp32 registers of the thread (ignored with
+  /// `zeroInit`: D = A x B); `mnMajorA` / `mnMajorB` whether an operand in
+  /// shared memory has its rows along K. Returns D. (NVIDIA: wgmma.mma_async,
+  /// sm_90a.)
+  struct WarpGroupMma {
+    DType operands;
+    int64_t n = 0;
+    std::vector<std::vector<llvm::Value *>> a;
+    std::vector<llvm::Value *> descB, d;
+    bool mnMajorA = false, mnMajorB = false, zeroInit = false;
+  };
+  virtual std::vector<llvm::Value *> warpGroupMma(llvm::IRBuilderBase &b,
+                                                  const WarpGroupMma &mma) const = 0;
   /// warpGroupFence orders earlier accesses to the registers and shared
   /// memory before the warpGroupMma that follow; warpGroupCommit makes the
   /// warpGroupMma issued since the last commit one group.

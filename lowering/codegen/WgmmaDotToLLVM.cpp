@@ -1,5 +1,8 @@
 // dot -> LLVM IR on Hopper's wgmma (the result has an mma layout of version
-// 3, sm_90a; --accelerate-dot chooses it): both operands stay in shared
+// 3, sm_90a; --accelerate-dot chooses it): A in registers when its layout is
+// dot_operand (--propagate-dot-layouts: a previous dot's accumulator cast to
+// 16 bits, a loop-invariant tile), the fragment of mma.sync's A per warp of
+// the group; otherwise both operands stay in shared
 // memory, in wgmma's canonical layout: the swizzle of DotLowering.h (=
 // wgmma's 128/64/32 byte swizzle for rows of that length), rows over 128
 // bytes cut into 128-byte column blocks, and A's 8-row blocks permuted so
@@ -48,13 +51,16 @@ public:
     // staging stores them); K-major otherwise.
     mnA_ = fl_.threadMap(a).order()[0] == 0;
     mnB_ = fl_.threadMap(bv).order()[0] == 1;
-    bool ringA = isRingView(a), ringB = isRingView(bv);
+    bool ringA = isRingView(a), ringB = isRingView(bv), regA = isRegisterOperand(a);
+    if (regA && !registerOperandFits(a, mma_))
+      return fl_.unsupported(
+          op_, fmt::format("with an A operand in registers of layout {}", fl_.layoutOf(a)->str()));
     SmemTile ta, tb;
     if (ringA)
       ta = viewStage(fl_, a);
     if (ringB)
       tb = viewStage(fl_, bv);
-    bool staged = !ringA || !ringB;
+    bool staged = (!ringA && !regA) || !ringB;
     if (staged) {
       // The scratch base rounded up to 1024 (--allocate-shared counts the
       // extra bytes).
@@ -62,7 +68,7 @@ public:
       llvm::Value *addr = b_.CreatePtrToInt(raw, b_.getInt32Ty());
       llvm::Value *pad = b_.CreateAnd(b_.CreateSub(b_.getInt32(0), addr), b_.getInt32(1023));
       llvm::Value *base = b_.CreateGEP(b_.getInt8Ty(), raw, pad);
-      if (!ringA) {
+      if (!ringA && !regA) {
         ta = SmemTile{base, mnA_ ? K_ : M_, mnA_ ? M_ : K_, 2};
         ta.blocks = true, ta.permWarps = W_, ta.permDim = mnA_ ? 1 : 0;
         ta.swizzle();
@@ -81,6 +87,9 @@ public:
 
     ThreadMap map = fl_.threadMap(res);
     Regs acc = fl_.get(op_.operand(2));
+    // A constant zero accumulator (S = Q K^T in attention's loop) is not
+    // read: the first k step computes D = A x B.
+    bool zeroInit = isZeroConstant(op_.operand(2));
     int64_t pieces = M_ / (16 * W_), groups = W_ / 4;
     llvm::Value *group = b_.CreateUDiv(fl_.warpId(), b_.getInt32(4));
     if (groups > 1)
@@ -94,19 +103,34 @@ public:
         for (int64_t h = 0; h < 2; ++h)
           for (int64_t c = 0; c < 2; ++c)
             regsOf[mi].push_back(map.registerOf({2 * mi + h, 2 * ni + c}));
+    // A from registers: every fragment packed before the fence, so that no
+    // instruction writes a register wgmma reads after it (ptxas would add a
+    // warpgroup.arrive of its own, C7519).
+    std::vector<std::vector<Regs>> fragsA(static_cast<size_t>(pieces));
+    for (int64_t mi = 0; regA && mi < pieces; ++mi)
+      for (int64_t kk = 0; kk < K_ / 16; ++kk)
+        fragsA[mi].push_back(registerFragmentA(fl_, a, mi, kk));
     fl_.target().warpGroupFence(b_);
     std::vector<llvm::Value *> descB;
     for (int64_t kk = 0; kk < K_ / 16; ++kk)
       descB.push_back(descriptor(tb, mnB_, b_.getInt32(0), kk));
     for (int64_t mi = 0; mi < pieces; ++mi) {
       llvm::Value *piece = b_.CreateAdd(b_.getInt32(static_cast<uint32_t>(mi * groups)), group);
-      std::vector<llvm::Value *> descA;
-      for (int64_t kk = 0; kk < K_ / 16; ++kk)
-        descA.push_back(descriptor(ta, mnA_, b_.CreateMul(piece, b_.getInt32(64)), kk));
       Regs c;
       for (int64_t r : regsOf[mi])
         c.push_back(acc[r]);
-      Regs d = fl_.target().warpGroupMma(b_, dt, N_, descA, descB, c, mnA_, mnB_);
+      TargetInfo::WarpGroupMma mma;
+      mma.operands = dt, mma.n = N_, mma.descB = descB, mma.d = c;
+      mma.mnMajorA = mnA_, mma.mnMajorB = mnB_, mma.zeroInit = zeroInit;
+      if (regA) {
+        // Piece mi's fragment registers are the ThreadMap's rows 2 mi + h,
+        // wgmma's row order within the group (see wgmmaSharedRowBlock).
+        mma.a = fragsA[mi];
+      } else {
+        for (int64_t kk = 0; kk < K_ / 16; ++kk)
+          mma.a.push_back({descriptor(ta, mnA_, b_.CreateMul(piece, b_.getInt32(64)), kk)});
+      }
+      Regs d = fl_.target().warpGroupMma(b_, mma);
       for (size_t i = 0; i < d.size(); ++i)
         acc[regsOf[mi][i]] = d[i];
     }
@@ -122,6 +146,16 @@ public:
   }
 
 private:
+  static bool isZeroConstant(Value *v) {
+    Operation *def = v->definingOp();
+    if (def && def->is(Opcode::Splat))
+      def = def->operand(0)->definingOp();
+    if (!def || !def->is(Opcode::Constant))
+      return false;
+    std::optional<double> f = def->attrs().getFloat("value");
+    return f && *f == 0.0;
+  }
+
   // The descriptor of the 64 x 16 (A) or 16 x N (B) matrix of k step `kk`
   // whose M (N) coordinates start at `mn0` (a multiple of 64, i32) in tile
   // `t`. K-major (rows along M/N, K along the row): 8-row groups SBO = 8 row
