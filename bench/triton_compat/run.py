@@ -382,7 +382,7 @@ def main():
                    "results so far written (cases not run count as absent)")
     p.add_argument("--triton-cases", default=None,
                    help="Triton's per-case outcomes from an earlier run (its raw "
-                   "triton-cases.json) instead of running Triton again")
+                   "triton-cases.json) instead of running Triton's test_core again")
     args = p.parse_args()
     args.tutorials = [t for t in args.tutorials.split(",") if t]
     upstream = os.path.abspath(args.upstream)
@@ -425,7 +425,7 @@ def main():
         if "tutorials" in parts:
             print(f"[triton_compat] {impl}: tutorials", flush=True)
             tutorials[impl] = run_tutorials(args, impl, root, env, raw)
-        if "test_core" in parts:
+        if "test_core" in parts and not (impl == "triton" and args.triton_cases):
             print(f"[triton_compat] {impl}: test_core.py ({args.mode})", flush=True)
             runs[impl] = run_test_core(args, impl, root, env,
                                        os.path.join(raw, f"{impl}-test_core.log"))
