@@ -110,15 +110,6 @@ bool isConstexprAnnotation(const Expr *e) {
   return false;
 }
 
-// The builtin a call's callee names (tk.range, range, ...), or null.
-const BuiltinInfo *calleeBuiltin(const Expr *callee) {
-  if (auto *a = dyn_cast<ast::Attribute>(callee); a && a->builtin >= 0)
-    return &builtinInfo(a->builtin);
-  if (auto *n = dyn_cast<Name>(callee); n && n->binding == NameBinding::Builtin && n->builtin >= 0)
-    return &builtinInfo(n->builtin);
-  return nullptr;
-}
-
 } // namespace
 
 std::vector<std::string> assignedNames(const ast::Block &block) {
@@ -494,7 +485,7 @@ bool Lowerer::rangeBounds(const Call *iter, const BuiltinInfo &info, Args &args,
 
 bool Lowerer::lowerFor(const For *s) {
   auto *iter = dyn_cast<Call>(s->iter);
-  const BuiltinInfo *info = iter ? calleeBuiltin(iter->callee) : nullptr;
+  const BuiltinInfo *info = iter ? namedBuiltin(iter->callee) : nullptr;
   if (!info || (info->id != BuiltinId::Range && info->id != BuiltinId::PyRange &&
                 info->id != BuiltinId::StaticRange))
     return fail(s->iter->loc, "not supported yet: a 'for' loop over anything but range(), "

@@ -21,7 +21,8 @@ Val lowerBuiltin(Lowerer &L, const BuiltinInfo &info, Args &args, SourceLoc loc)
   for (Family lower :
        {&BuiltinCall::lowerCreation, &BuiltinCall::lowerMemory, &BuiltinCall::lowerMath,
         &BuiltinCall::lowerReduction, &BuiltinCall::lowerDot, &BuiltinCall::lowerShape,
-        &BuiltinCall::lowerDebug, &BuiltinCall::lowerCompileTime})
+        &BuiltinCall::lowerSort, &BuiltinCall::lowerRandom, &BuiltinCall::lowerDebug,
+        &BuiltinCall::lowerCompileTime})
     if (std::optional<Val> v = (call.*lower)())
       return std::move(*v);
   return call.notSupported();

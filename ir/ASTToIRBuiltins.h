@@ -18,8 +18,12 @@
 //                     cumprod, associative_scan        ASTToIRBuiltinsReduce.cpp
 //   lowerDot          dot (2-D, and batched 3-D)       ASTToIRBuiltinsDot.cpp
 //   lowerShape        broadcast, broadcast_to, expand_dims, reshape, view,
-//                     ravel, permute, trans, flip, join, cat
-//                                                      ASTToIRBuiltinsShape.cpp
+//                     ravel, permute, trans, flip, join, split, interleave,
+//                     cat                              ASTToIRBuiltinsShape.cpp
+//   lowerSort         sort, topk (Triton's bitonic network)
+//                                                      ASTToIRBuiltinsSort.cpp
+//   lowerRandom       randint4x, randint, rand, rand4x, randn, randn4x
+//                     (Philox 4x32 / 4x64)             ASTToIRBuiltinsRandom.cpp
 //
 // For `tk.load(x_ptr + offs, mask=offs < n)` args has pointer = the tensor
 // of pointers and mask = the comparison; lowerMemory broadcasts the two to
@@ -71,6 +75,8 @@ public:
   std::optional<Val> lowerReduction();
   std::optional<Val> lowerDot();
   std::optional<Val> lowerShape();
+  std::optional<Val> lowerSort();
+  std::optional<Val> lowerRandom();
 
   // Shared by the families.
   Val fail(std::string msg) { return L.fail(loc, std::move(msg)); }
@@ -79,8 +85,16 @@ public:
   /// A tensor (or scalar) IR operand named `param`.
   Value *tensor(std::string_view param) { return L.materialize(args.get(param), args.loc(param)); }
   /// The elementwise maximum (or minimum) of two operands made one type and
-  /// shape (lowerMath; Python's max and min of dynamic values too).
-  Val minMax(bool isMax, const Val &x, const Val &y);
+  /// shape (lowerMath; Python's max and min of dynamic values too); `nan`
+  /// is the op's NaN rule for floats ("number" or "propagate").
+  Val minMax(bool isMax, const Val &x, const Val &y, const char *nan = "number");
+  /// propagate_nan as a max/min op's `nan`: "number" for
+  /// tk.PropagateNan.NONE (the default), "propagate" for .ALL; null after
+  /// reporting anything else.
+  const char *nanMode();
+  /// The high half of the unsigned product of two 32- or 64-bit integer
+  /// operands of one type (tk.umulhi; Philox).
+  Value *umulhi(Value *x, Value *y);
 
 private:
   // Helpers of one family, defined beside it.

@@ -1,5 +1,5 @@
 // The math and elementwise builtins: casts, tk.where, maximum / minimum /
-// clamp, the unary math functions (exp ... erf, abs and Python's abs), fma,
+// clamp (with tk.PropagateNan), the unary math functions (exp ... erf, abs and Python's abs), fma,
 // and those built from other ops: sigmoid, softmax, cdiv, umulhi, div_rn and
 // fdiv.
 #include "ir/ASTToIRBuiltins.h"
@@ -22,13 +22,62 @@ Val BuiltinCall::elementwiseMath(Opcode op, bool floatsOnly) {
   return Val::dyn(b.unary(op, loc, x));
 }
 
-Val BuiltinCall::minMax(bool isMax, const Val &x, const Val &y) {
+Val BuiltinCall::minMax(bool isMax, const Val &x, const Val &y, const char *nan) {
   Value *a, *c;
   if (!L.unify(x, y, loc, a, c, isMax ? "maximum" : "minimum"))
     return Val::error();
   if (a->type()->isPointerLike())
     return fail(fmt::format("{} needs numeric operands, got {}", name, typeStr(a)));
-  return Val::dyn(isMax ? b.max(loc, a, c, "number") : b.min(loc, a, c, "number"));
+  return Val::dyn(isMax ? b.max(loc, a, c, nan) : b.min(loc, a, c, nan));
+}
+
+const char *BuiltinCall::nanMode() {
+  if (!args.has("propagate_nan"))
+    return "number";
+  Val p = args.get("propagate_nan");
+  const EnumMemberInfo *none = lookupEnumMember(BuiltinId::PropagateNan, "NONE");
+  const EnumMemberInfo *all = lookupEnumMember(BuiltinId::PropagateNan, "ALL");
+  if (p.kind == Val::Kind::Int && p.i == none->value)
+    return "number";
+  if (p.kind == Val::Kind::Int && p.i == all->value)
+    return "propagate";
+  L.fail(args.loc("propagate_nan"),
+         fmt::format("{}: propagate_nan must be tk.PropagateNan.NONE or tk.PropagateNan.ALL, got "
+                     "{}",
+                     name, describe(p)));
+  return nullptr;
+}
+
+// The high half of the unsigned double-width product (Triton's umulhi is
+// unsigned whatever the signedness: mul.hi.u32 / .u64). 32-bit operands
+// multiply in u64; 64-bit ones from their 32-bit halves, whose partial
+// products fit in u64:
+//   hi = ah*bh + (ah*bl >> 32) + (al*bh >> 32)
+//        + ((al*bl >> 32) + (ah*bl & M) + (al*bh & M)) >> 32
+Value *BuiltinCall::umulhi(Value *x, Value *y) {
+  Type *elem = x->type()->elementType();
+  Type *u32 = ctx.scalar(DType::U32), *u64 = ctx.scalar(DType::U64);
+  auto k = [&](int64_t v, Value *like) { return b.constantInt(loc, v, like->type()); };
+  if (dtypeBits(elem->dtype()) == 32) {
+    Value *xw = L.castTo(L.castTo(x, u32, loc, true), u64, loc);
+    Value *yw = L.castTo(L.castTo(y, u32, loc, true), u64, loc);
+    Value *p = b.binary(Opcode::LShr, loc, b.mul(loc, xw, yw), k(32, xw));
+    return L.castTo(L.castTo(p, u32, loc), elem, loc, true);
+  }
+  Value *xu = L.castTo(x, u64, loc, true), *yu = L.castTo(y, u64, loc, true);
+  Value *mask = k(0xFFFFFFFF, xu), *s32 = k(32, xu);
+  Value *al = b.binary(Opcode::And, loc, xu, mask), *ah = b.binary(Opcode::LShr, loc, xu, s32);
+  Value *bl = b.binary(Opcode::And, loc, yu, mask), *bh = b.binary(Opcode::LShr, loc, yu, s32);
+  Value *ll = b.mul(loc, al, bl), *lh = b.mul(loc, al, bh), *hl = b.mul(loc, ah, bl);
+  Value *mid =
+      b.add(loc, b.binary(Opcode::LShr, loc, ll, s32),
+            b.add(loc, b.binary(Opcode::And, loc, lh, mask), b.binary(Opcode::And, loc, hl, mask)));
+  Value *hi = b.add(
+      loc, b.mul(loc, ah, bh),
+      b.add(loc,
+            b.add(loc, b.binary(Opcode::LShr, loc, lh, s32), b.binary(Opcode::LShr, loc, hl, s32)),
+            b.binary(Opcode::LShr, loc, mid, s32)));
+  return L.castTo(hi, elem, loc, true);
 }
 
 std::optional<Val> BuiltinCall::lowerMath() {
@@ -62,11 +111,20 @@ std::optional<Val> BuiltinCall::lowerMath() {
                              L.broadcastTo(y, *shape, loc)));
   }
   case BuiltinId::Maximum:
-  case BuiltinId::Minimum:
-    return minMax(info.id == BuiltinId::Maximum, args.get("x"), args.get("y"));
+  case BuiltinId::Minimum: {
+    // tk.PropagateNan.ALL: NaN wins (relu(NaN) = NaN), else the number.
+    const char *nan = nanMode();
+    if (!nan)
+      return Val::error();
+    return minMax(info.id == BuiltinId::Maximum, args.get("x"), args.get("y"), nan);
+  }
   case BuiltinId::Clamp: {
-    Val lo = minMax(true, args.get("x"), args.get("min"));
-    return lo.ok() ? minMax(false, lo, args.get("max")) : lo;
+    // min(max(x, lo), hi) with one NaN rule: with .ALL a NaN x stays NaN.
+    const char *nan = nanMode();
+    if (!nan)
+      return Val::error();
+    Val lo = minMax(true, args.get("x"), args.get("min"), nan);
+    return lo.ok() ? minMax(false, lo, args.get("max"), nan) : lo;
   }
   case BuiltinId::Exp:
     return elementwiseMath(Opcode::Exp, true);
@@ -157,22 +215,14 @@ std::optional<Val> BuiltinCall::lowerMath() {
     return q;
   }
   case BuiltinId::Umulhi: {
-    // The high half of the 64-bit product of two 32-bit integers, widened
-    // with their signedness.
     Value *x, *y;
     if (!L.unify(args.get("x"), args.get("y"), loc, x, y, "tk.umulhi"))
       return Val::error();
-    Type *elem = x->type()->elementType();
-    if (!x->type()->isIntLike() || dtypeBits(x->type()->dtype()) != 32)
-      return L.fail(loc,
-                    fmt::format("tk.umulhi needs 32-bit integer operands, got {}", typeStr(x)));
-    Type *wide = ctx.scalar(isSigned(x->type()->dtype()) ? DType::I64 : DType::U64);
-    Val p = L.binary(BinaryOp::Mul, Val::dyn(L.castTo(x, wide, loc)),
-                     Val::dyn(L.castTo(y, wide, loc)), loc);
-    Val hi = p.ok() ? L.binary(BinaryOp::RShift, p, Val::ofInt(32), loc) : p;
-    if (!hi.isDyn())
-      return Val::error();
-    return Val::dyn(L.castTo(hi.v, elem, loc));
+    if (!x->type()->isIntLike() || x->type()->elementType() == ctx.i1() ||
+        (dtypeBits(x->type()->dtype()) != 32 && dtypeBits(x->type()->dtype()) != 64))
+      return L.fail(
+          loc, fmt::format("tk.umulhi needs 32- or 64-bit integer operands, got {}", typeStr(x)));
+    return Val::dyn(umulhi(x, y));
   }
   case BuiltinId::DivRn:
   case BuiltinId::Fdiv: {

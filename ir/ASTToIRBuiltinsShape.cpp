@@ -1,6 +1,6 @@
 // The shape builtins: broadcast / broadcast_to, expand_dims, reshape / view
-// / ravel, permute / trans, and flip, join and cat, which are built from
-// reshapes, selects and sums over an axis.
+// / ravel, permute / trans, and flip, join, split, interleave and cat, which
+// are built from reshapes, selects and reductions over an axis.
 #include "ir/ASTToIRBuiltins.h"
 
 #include <fmt/format.h>
@@ -10,6 +10,22 @@
 namespace tk::astir {
 
 using namespace ast;
+
+namespace {
+
+// Element 0 (or, with `right`, element 1) of each line of a 2-long axis: a
+// reduction whose combiner keeps its left (right) operand, exact for every
+// dtype, pointers included (the combiner's left operand is the lower
+// position, in the interpreter and on the GPU).
+Value *pickOfPair(Builder &b, SourceLoc loc, Value *x, int axis, bool right) {
+  Operation *op = b.createReduce(loc, {x}, axis);
+  Builder::InsertionGuard g(b);
+  b.setInsertionPointToEnd(&op->body());
+  b.yield(loc, {op->body().argument(right ? 1 : 0)});
+  return op->result();
+}
+
+} // namespace
 
 std::optional<Val> BuiltinCall::lowerShape() {
   switch (info.id) {
@@ -192,6 +208,33 @@ std::optional<Val> BuiltinCall::lowerShape() {
     std::vector<int64_t> out = shape;
     out[0] *= 2;
     return Val::dyn(b.reshape(loc, b.trans(loc, j, order), out));
+  }
+  case BuiltinId::Split: {
+    // Triton's inverse of join: [..., 2] -> two [...] (two scalars for [2]).
+    Value *x = tensor("a");
+    if (!x)
+      return Val::error();
+    if (!x->type()->isTensor() || x->type()->shape().back() != 2)
+      return L.fail(args.loc("a"), fmt::format("tk.split needs a tensor whose last dimension is "
+                                               "2, got {}",
+                                               typeStr(x)));
+    int axis = int(x->type()->rank()) - 1;
+    return Val::tuple({Val::dyn(pickOfPair(b, loc, x, axis, false)),
+                       Val::dyn(pickOfPair(b, loc, x, axis, true))});
+  }
+  case BuiltinId::Interleave: {
+    // tk.join along a new minor dimension, merged into the last one:
+    // [a0, b0, a1, b1, ...]; two scalars give [a, b].
+    Args joinArgs = args;
+    std::optional<Val> j = BuiltinCall(L, builtinInfo(BuiltinId::Join), joinArgs, loc).lowerShape();
+    if (!j || !j->isDyn())
+      return Val::error();
+    std::vector<int64_t> shape = j->v->type()->shape();
+    if (shape.size() == 1)
+      return *j;
+    shape.pop_back();
+    shape.back() *= 2;
+    return Val::dyn(b.reshape(loc, j->v, shape));
   }
   default:
     return std::nullopt; // another family's

@@ -118,6 +118,26 @@ Val Lowerer::member(const Val &self, const ast::Attribute *a) {
   }
 }
 
+Val Lowerer::item(const Val &self, SourceLoc loc) {
+  if (self.isScalarConst() || (self.isDyn() && !self.v->type()->isTensor()))
+    return self;
+  if (!self.isDyn())
+    return fail(loc, fmt::format(".item() needs a tensor, got {}", describe(self)));
+  Value *x = self.v;
+  if (x->type()->numElements() != 1)
+    return fail(loc, fmt::format(".item() needs a one-element tensor, got {} ({} elements)",
+                                 typeStr(x), x->type()->numElements()));
+  // The scalar is a reduction over the one element whose combiner keeps its
+  // left operand (never called on one element): exact for every dtype.
+  if (x->type()->rank() != 1)
+    x = b_.reshape(loc, x, {1});
+  Operation *op = b_.createReduce(loc, {x}, 0);
+  Builder::InsertionGuard g(b_);
+  b_.setInsertionPointToEnd(&op->body());
+  b_.yield(loc, {op->body().argument(0)});
+  return Val::dyn(op->result());
+}
+
 Val Lowerer::callMethod(const Val &self, const ast::Attribute *callee, const Call *call) {
   std::optional<TensorMemberId> id = lookupTensorMember(callee->attr);
   if (!id || tensorMemberInfo(*id).kind != MemberKind::Method)
@@ -151,6 +171,8 @@ Val Lowerer::callMethod(const Val &self, const ast::Attribute *callee, const Cal
       return fail(callee->attrLoc, fmt::format("a dtype has no method '{}'", callee->attr));
     }
   }
+  if (*id == TensorMemberId::Item)
+    return item(self, call->loc);
   // Every other method is the tk.* builtin of the same name with the
   // receiver as its first argument (x.to is tk.cast).
   std::string_view builtinName =

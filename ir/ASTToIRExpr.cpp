@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -659,16 +660,124 @@ Val Lowerer::unary(UnaryOp op, Val a, SourceLoc loc) {
 // Expression dispatch
 //===----------------------------------------------------------------------===//
 
-namespace {
-
-// `x[:, None]`: each index is a full slice (keep a dimension) or None (a new
-// one of size 1).
-bool isFullSlice(const Expr *e) {
-  auto *s = dyn_cast<Slice>(e);
-  return s && !s->lower && !s->upper && !s->step;
+const BuiltinInfo *namedBuiltin(const Expr *e) {
+  if (auto *a = dyn_cast<ast::Attribute>(e); a && a->builtin >= 0)
+    return &builtinInfo(a->builtin);
+  if (auto *n = dyn_cast<Name>(e); n && n->binding == NameBinding::Builtin && n->builtin >= 0)
+    return &builtinInfo(n->builtin);
+  return nullptr;
 }
 
-} // namespace
+// The bounds of a slice, each None when absent: `x[None:]` and `x[:None]`
+// are `x[:]`, as in Python.
+bool Lowerer::sliceBounds(const Slice *sl, Val (&out)[3]) {
+  const Expr *parts[3] = {sl->lower, sl->upper, sl->step};
+  for (int i = 0; i < 3; ++i) {
+    out[i] = parts[i] ? expr(parts[i]) : Val::none();
+    if (!out[i].ok())
+      return false;
+  }
+  return true;
+}
+
+// x[i] and x[a:b:c] on a tuple (Python's rules, constant indices); on a
+// tensor, Triton's: each index is None (a new dimension of size 1) or a
+// slice with no bounds (keep the dimension).
+Val Lowerer::subscript(const Subscript *s) {
+  Val base = expr(s->value);
+  if (!base.ok())
+    return base;
+  if (base.kind == Val::Kind::Tuple) {
+    if (s->indices.size() != 1)
+      return fail(s->loc, "a tuple takes one index");
+    int64_t n = int64_t(base.elts.size());
+    if (auto *sl = dyn_cast<Slice>(s->indices[0])) {
+      Val b[3];
+      if (!sliceBounds(sl, b))
+        return Val::error();
+      for (const Val &v : b)
+        if (v.kind != Val::Kind::None && v.kind != Val::Kind::Int)
+          return fail(sl->loc, fmt::format("tuple slice bounds must be constant integers or "
+                                           "None, got {}",
+                                           describe(v)));
+      int64_t step = b[2].kind == Val::Kind::Int ? b[2].i : 1;
+      if (step == 0)
+        return fail(sl->loc, "slice step cannot be zero");
+      // Python's clamping of slice bounds.
+      auto bound = [&](const Val &v, int64_t dflt) {
+        if (v.kind != Val::Kind::Int)
+          return dflt;
+        int64_t i = v.i < 0 ? v.i + n : v.i;
+        return step > 0 ? std::clamp<int64_t>(i, 0, n) : std::clamp<int64_t>(i, -1, n - 1);
+      };
+      int64_t lo = bound(b[0], step > 0 ? 0 : n - 1), hi = bound(b[1], step > 0 ? n : -1);
+      std::vector<Val> elts;
+      for (int64_t i = lo; step > 0 ? i < hi : i > hi; i += step)
+        elts.push_back(base.elts[size_t(i)]);
+      return Val::tuple(std::move(elts));
+    }
+    Val idx = expr(s->indices[0]);
+    if (!idx.ok())
+      return idx;
+    if (idx.kind != Val::Kind::Int)
+      return fail(s->indices[0]->loc,
+                  fmt::format("tuple indices must be constant integers, got {}", describe(idx)));
+    int64_t i = idx.i < 0 ? idx.i + n : idx.i;
+    if (i < 0 || i >= n)
+      return fail(s->indices[0]->loc,
+                  fmt::format("tuple index {} is out of range for a tuple of {}", idx.i, n));
+    return base.elts[i];
+  }
+  if (!base.isDyn() || !base.v->type()->isTensor())
+    return fail(s->loc, fmt::format("cannot index {}", describe(base)));
+  Value *v = base.v;
+  unsigned kept = 0;
+  std::vector<bool> isNew;
+  for (const Expr *idx : s->indices) {
+    auto *sl = dyn_cast<Slice>(idx);
+    if (!sl) {
+      Val i = expr(idx);
+      if (!i.ok())
+        return i;
+      if (i.kind == Val::Kind::None) {
+        isNew.push_back(true);
+        continue;
+      }
+      return fail(idx->loc, fmt::format("a tensor takes only None and ':' as indices (x[:, None]), "
+                                        "got {}; Triton tensors cannot be indexed by values",
+                                        describe(i)));
+    }
+    Val b[3];
+    if (!sliceBounds(sl, b))
+      return Val::error();
+    for (const Val &bound : b)
+      if (bound.kind != Val::Kind::None)
+        return fail(sl->loc, fmt::format("a tensor slice keeps its whole dimension (':'); got a "
+                                         "bound {}",
+                                         describe(bound)));
+    isNew.push_back(false);
+    ++kept;
+  }
+  if (kept > v->type()->rank())
+    return fail(s->loc, fmt::format("too many indices for a tensor of shape {}: {} given",
+                                    shapeStr(v->type()->shape()), kept));
+  for (size_t axis = 0; axis < isNew.size(); ++axis)
+    if (isNew[axis])
+      v = b_.expandDims(s->indices[axis]->loc, v, int(axis));
+  return Val::dyn(v);
+}
+
+// A builtin used as a value rather than called: a dtype is one; the rest
+// can only be called (an enum only has its members read).
+Val Lowerer::builtinValue(const BuiltinInfo &info, SourceLoc loc) {
+  if (info.kind == BuiltinKind::DType && info.dtype)
+    return Val::ofType(ctx_.scalar(*info.dtype));
+  if (info.id == BuiltinId::Pi32T)
+    return Val::ofType(ctx_.pointer(ctx_.i32()));
+  if (info.kind == BuiltinKind::Enum)
+    return fail(loc, fmt::format("{} is an enum: use one of its members", qualifiedName(info)));
+  return fail(loc, fmt::format("'{}' can only be called", qualifiedName(info)));
+}
 
 Val Lowerer::expr(const Expr *e) {
   switch (e->kind) {
@@ -706,25 +815,22 @@ Val Lowerer::expr(const Expr *e) {
       m.kind = Val::Kind::Module;
       return m;
     }
-    case NameBinding::Builtin: {
-      const BuiltinInfo &info = builtinInfo(n->builtin);
-      if (info.kind == BuiltinKind::DType && info.dtype)
-        return Val::ofType(ctx_.scalar(*info.dtype));
-      return fail(n->loc, fmt::format("'{}' can only be called", qualifiedName(info)));
-    }
+    case NameBinding::Builtin:
+      return builtinValue(builtinInfo(n->builtin), n->loc);
     default:
       return fail(n->loc, fmt::format("'{}' is not defined here", n->id));
     }
   }
   case NodeKind::Attribute: {
     auto *a = cast<ast::Attribute>(e);
-    if (a->builtin >= 0) {
-      const BuiltinInfo &info = builtinInfo(a->builtin);
-      if (info.kind == BuiltinKind::DType && info.dtype)
-        return Val::ofType(ctx_.scalar(*info.dtype));
-      if (info.id == BuiltinId::Pi32T)
-        return Val::ofType(ctx_.pointer(ctx_.i32()));
-      return fail(a->loc, fmt::format("'{}' can only be called", qualifiedName(info)));
+    if (a->builtin >= 0)
+      return builtinValue(builtinInfo(a->builtin), a->loc);
+    // tk.PropagateNan.ALL: an enum member is its integer, as in Triton.
+    if (const BuiltinInfo *owner = namedBuiltin(a->value);
+        owner && owner->kind == BuiltinKind::Enum) {
+      if (const EnumMemberInfo *m = lookupEnumMember(owner->id, a->attr))
+        return Val::ofInt(m->value);
+      return fail(a->attrLoc, fmt::format("{} has no member '{}'", qualifiedName(*owner), a->attr));
     }
     Val self = expr(a->value);
     if (!self.ok())
@@ -763,49 +869,8 @@ Val Lowerer::expr(const Expr *e) {
     }
     return inlineCall(callee.fn, std::move(args), std::move(kwargs), c->loc);
   }
-  case NodeKind::Subscript: {
-    auto *s = cast<Subscript>(e);
-    Val base = expr(s->value);
-    if (!base.ok())
-      return base;
-    if (base.kind == Val::Kind::Tuple) {
-      if (s->indices.size() != 1)
-        return fail(s->loc, "a tuple takes one index");
-      Val idx = expr(s->indices[0]);
-      if (!idx.ok())
-        return idx;
-      if (idx.kind != Val::Kind::Int)
-        return fail(s->indices[0]->loc,
-                    fmt::format("tuple indices must be constant integers, got {}", describe(idx)));
-      int64_t n = int64_t(base.elts.size()), i = idx.i < 0 ? idx.i + n : idx.i;
-      if (i < 0 || i >= n)
-        return fail(s->indices[0]->loc,
-                    fmt::format("tuple index {} is out of range for a tuple of {}", idx.i, n));
-      return base.elts[i];
-    }
-    if (!base.isDyn() || !base.v->type()->isTensor())
-      return fail(s->loc, fmt::format("cannot index {}", describe(base)));
-    Value *v = base.v;
-    unsigned kept = 0;
-    for (const Expr *idx : s->indices) {
-      if (isa<NoneLit>(idx))
-        continue;
-      if (!isFullSlice(idx))
-        return fail(idx->loc, "not supported yet: indexing a tensor other than with ':' and "
-                              "None (x[:, None])");
-      ++kept;
-    }
-    if (kept > v->type()->rank())
-      return fail(s->loc, fmt::format("too many indices for a tensor of shape {}: {} given",
-                                      shapeStr(v->type()->shape()), kept));
-    int axis = 0;
-    for (const Expr *idx : s->indices) {
-      if (isa<NoneLit>(idx))
-        v = b_.expandDims(idx->loc, v, axis);
-      ++axis;
-    }
-    return Val::dyn(v);
-  }
+  case NodeKind::Subscript:
+    return subscript(cast<Subscript>(e));
   case NodeKind::Tuple:
   case NodeKind::List: {
     const std::vector<Expr *> &elts = isa<Tuple>(e) ? cast<Tuple>(e)->elts : cast<List>(e)->elts;

@@ -177,6 +177,11 @@ public:
   Val callBuiltin(const BuiltinInfo &info, const ast::Call *call);
   Val callMethod(const Val &self, const ast::Attribute *callee, const ast::Call *call);
   Val member(const Val &self, const ast::Attribute *a);
+  Val builtinValue(const BuiltinInfo &info, SourceLoc loc);
+  Val subscript(const ast::Subscript *s);
+  bool sliceBounds(const ast::Slice *sl, Val (&out)[3]);
+  /// x.item(): the element of a one-element tensor as a scalar.
+  Val item(const Val &self, SourceLoc loc);
 
   // --- state ------------------------------------------------------------
 
@@ -215,6 +220,10 @@ private:
   bool lowerWhile(const ast::While *s);
   bool assign(const ast::Expr *target, Val value, SourceLoc loc);
 };
+
+/// The builtin `e` names (`tk.range`, `range`, `load` after `from tk import
+/// load`), or null.
+const BuiltinInfo *namedBuiltin(const ast::Expr *e);
 
 /// Names assigned anywhere in `block` (nested statements included), sorted.
 std::vector<std::string> assignedNames(const ast::Block &block);

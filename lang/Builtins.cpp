@@ -94,6 +94,11 @@ constexpr RawMember kRawMembers[] = {
 #include "lang/Builtins.def"
 };
 
+constexpr EnumMemberInfo kEnumMembers[] = {
+#define TK_ENUM_MEMBER(OWNER, NAME, VALUE, SUMMARY) {BuiltinId::OWNER, NAME, VALUE, SUMMARY},
+#include "lang/Builtins.def"
+};
+
 // The tables are built on first use (a function-local static, so there is no
 // static constructor and the build is thread-safe), in enum order, so an
 // index is the enum value.
@@ -226,6 +231,7 @@ bool BuiltinInfo::isCallable() const {
   switch (kind) {
   case BuiltinKind::DType:
   case BuiltinKind::Unsupported:
+  case BuiltinKind::Enum:
     return false;
   case BuiltinKind::TypeMarker:
     return id == BuiltinId::Constexpr;
@@ -295,6 +301,27 @@ std::string formatSignature(const TensorMemberInfo &info) {
     out += ')';
   }
   return out;
+}
+
+std::span<const EnumMemberInfo> allEnumMembers() { return kEnumMembers; }
+
+const EnumMemberInfo *lookupEnumMember(BuiltinId owner, std::string_view name) {
+  for (const EnumMemberInfo &m : kEnumMembers)
+    if (m.owner == owner && m.name == name)
+      return &m;
+  return nullptr;
+}
+
+std::vector<const EnumMemberInfo *> enumMembers(BuiltinId owner) {
+  std::vector<const EnumMemberInfo *> out;
+  for (const EnumMemberInfo &m : kEnumMembers)
+    if (m.owner == owner)
+      out.push_back(&m);
+  return out;
+}
+
+std::string qualifiedName(const EnumMemberInfo &info) {
+  return qualifiedName(builtinInfo(info.owner)) + "." + std::string(info.name);
 }
 
 } // namespace tk

@@ -47,6 +47,7 @@ enum class BuiltinKind : uint8_t {
   TypeMarker,  // tk.constexpr (callable: tk.constexpr(128)), tk.tensor, tk.dtype
   Decorator,   // tk.jit, tk.autotune, tk.heuristics
   HostHelper,  // tk.Config, tk.next_power_of_2: host-side, usable on constants
+  Enum,        // tk.PropagateNan: not callable; its members (tk.PropagateNan.ALL) are constants
   Unsupported, // a Triton or Python name tk does not support (yet)
 };
 
@@ -148,5 +149,24 @@ const TensorMemberInfo &tensorMemberInfo(TensorMemberId id);
 std::optional<TensorMemberId> lookupTensorMember(std::string_view name);
 /// "x.to(dtype, fp_downcast_rounding=None, bitcast=False)" or "x.shape".
 std::string formatSignature(const TensorMemberInfo &info);
+
+//===----------------------------------------------------------------------===//
+// Members of enum builtins: tk.PropagateNan.ALL is the integer 0xFFFF
+//===----------------------------------------------------------------------===//
+
+struct EnumMemberInfo {
+  BuiltinId owner;
+  std::string_view name;
+  int64_t value;
+  std::string_view summary;
+};
+
+std::span<const EnumMemberInfo> allEnumMembers();
+/// `tk.OWNER.NAME`, or null when the enum has no such member.
+const EnumMemberInfo *lookupEnumMember(BuiltinId owner, std::string_view name);
+/// The members of one enum, in table order.
+std::vector<const EnumMemberInfo *> enumMembers(BuiltinId owner);
+/// "tk.PropagateNan.ALL".
+std::string qualifiedName(const EnumMemberInfo &info);
 
 } // namespace tk

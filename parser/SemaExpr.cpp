@@ -188,6 +188,32 @@ static bool isTritonMathName(std::string_view name) {
   return std::find(std::begin(names), std::end(names), name) != std::end(names);
 }
 
+namespace {
+
+// "tk.PropagateNan.NONE or tk.PropagateNan.ALL".
+std::string enumMemberList(const BuiltinInfo &info) {
+  std::string out;
+  std::vector<const EnumMemberInfo *> members = enumMembers(info.id);
+  for (size_t i = 0; i < members.size(); ++i)
+    out += (i == 0 ? "" : i + 1 == members.size() ? " or " : ", ") + qualifiedName(*members[i]);
+  return out;
+}
+
+// The enum builtin `e` names (tk.PropagateNan, or PropagateNan imported from
+// tk), or null.
+const BuiltinInfo *enumNamed(const Expr *e) {
+  int index = -1;
+  if (auto *a = dyn_cast<Attribute>(e))
+    index = a->builtin;
+  else if (auto *n = dyn_cast<Name>(e); n && n->binding == NameBinding::Builtin)
+    index = n->builtin;
+  if (index < 0 || builtinInfo(index).kind != BuiltinKind::Enum)
+    return nullptr;
+  return &builtinInfo(index);
+}
+
+} // namespace
+
 const BuiltinInfo *Checker::checkAttribute(Attribute *a) {
   unsigned before = diag_.numErrors();
   if (auto *sub = dyn_cast<Attribute>(a->value); sub && sub->attr == "math") {
@@ -229,6 +255,16 @@ const BuiltinInfo *Checker::checkAttribute(Attribute *a) {
   }
   if (isOpaque(a->value))
     return nullptr; // a Python object the environment passed; not ours to check
+  if (const BuiltinInfo *owner = enumNamed(a->value)) {
+    if (!lookupEnumMember(owner->id, a->attr)) {
+      std::vector<std::string> names;
+      for (const EnumMemberInfo *m : enumMembers(owner->id))
+        names.push_back(std::string(m->name));
+      diag_.error(a->attrLoc, fmt::format("{} has no member '{}'{}", qualifiedName(*owner), a->attr,
+                                          didYouMean(a->attr, names)));
+    }
+    return nullptr;
+  }
   if (!lookupTensorMember(a->attr)) {
     std::vector<std::string> names;
     for (const TensorMemberInfo &m : allTensorMembers())
@@ -319,6 +355,10 @@ void Checker::checkBuiltinCall(const BuiltinInfo &info, Call *c, bool asIterable
       return;
     }
     break;
+  case BuiltinKind::Enum:
+    diag_.error(c->loc, fmt::format("{} is an enum, not a function; use its members ({})", name,
+                                    enumMemberList(info)));
+    return;
   case BuiltinKind::Function:
   case BuiltinKind::Unsupported:
     break;
@@ -443,7 +483,7 @@ bool Checker::isCompileTime(const Expr *e) const {
   }
   case NodeKind::Attribute: {
     auto *a = cast<Attribute>(e);
-    if (a->builtin >= 0)
+    if (a->builtin >= 0 || enumNamed(a->value))
       return true;
     static const std::set<std::string_view> kStatic = {
         "dtype", "shape", "type", "numel", "value", "element_ty", "primitive_bitwidth"};

@@ -108,6 +108,8 @@ const char *kindName(BuiltinKind k) {
     return "decorator";
   case BuiltinKind::HostHelper:
     return "host";
+  case BuiltinKind::Enum:
+    return "enum";
   case BuiltinKind::Unsupported:
     return "unsupported";
   }
@@ -389,6 +391,18 @@ PYBIND11_MODULE(_C, m) {
         return out;
       },
       "The names of the tk module as the compiler knows them.");
+
+  m.def(
+      "enum_members",
+      [] {
+        // (enum, member, value, summary): tk.PropagateNan.ALL is ("PropagateNan", "ALL", ...).
+        py::list out;
+        for (const EnumMemberInfo &e : allEnumMembers())
+          out.append(py::make_tuple(std::string(builtinInfo(e.owner).name), std::string(e.name),
+                                    e.value, std::string(e.summary)));
+        return out;
+      },
+      "The members of the tk module's enums (tk.PropagateNan) as the compiler knows them.");
 
   m.def(
       "dtypes",

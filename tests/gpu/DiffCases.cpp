@@ -450,6 +450,7 @@ void addPromotions(std::vector<CaseDef> &cases) {
 } // namespace
 
 void addStructuredCases(std::vector<CaseDef> &cases); // DiffCasesStructured.cpp
+void addLanguageCases(std::vector<CaseDef> &cases);   // DiffCasesLanguage.cpp
 
 const std::vector<CaseDef> &allCases() {
   static const std::vector<CaseDef> cases = [] {
@@ -458,6 +459,7 @@ const std::vector<CaseDef> &allCases() {
     addCasts(c);
     addPromotions(c);
     addStructuredCases(c);
+    addLanguageCases(c);
     return c;
   }();
   return cases;

@@ -17,6 +17,7 @@ from . import core
 from .core import (
     ALL_DTYPES as _ALL_DTYPES,
     DTYPES as _DTYPES,
+    ENUMS as _ENUMS,
     Builtin as _Builtin,
     builtin_table as _builtin_table,
     cdiv,
@@ -66,6 +67,9 @@ def str_to_ty(name, c=None):
         )
     return _ALL_DTYPES[_SIGNATURE_NAMES[name]]
 
+
+# The enums (PropagateNan), members as the compiler numbers them.
+globals().update(_ENUMS)
 
 # Every other name the compiler knows: a placeholder that raises when called
 # outside a kernel. `math`, `extra` and `language` are modules here (the front

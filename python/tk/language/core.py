@@ -8,6 +8,8 @@ Their list comes from the compiler's own table (lang/Builtins.def), so the
 Python names and the compiler never disagree.
 """
 
+import enum
+
 from .. import _C
 
 # Triton's dtype names (tl.dtype(name), dtype.name, str(dtype)), by kind, as
@@ -352,3 +354,21 @@ ALL_DTYPES = {_python_spelling(n): dtype(n) for n in SINT_TYPES + UINT_TYPES + F
 ALL_DTYPES["void"] = dtype("void")
 
 pi32_t = pointer_type(ALL_DTYPES["int32"])
+
+
+def _enums():
+    """The language's enums (tk.PropagateNan), from the compiler's table: each
+    an IntEnum whose members are the constants a kernel sees, so
+    tk.PropagateNan.ALL passes to a kernel as a constexpr too."""
+    members = {}
+    for owner, name, value, _summary in _C.enum_members():
+        members.setdefault(owner, {})[name] = value
+    out = {}
+    for owner, values in members.items():
+        e = enum.IntEnum(owner, values, module="tk.language")
+        e._tk_builtin_name = owner
+        out[owner] = e
+    return out
+
+
+ENUMS = _enums()

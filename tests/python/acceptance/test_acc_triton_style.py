@@ -120,16 +120,21 @@ def _seeded_dropout(x_ptr, output_ptr, n_elements, p, seed, BLOCK_SIZE: tl.const
     tl.store(output_ptr + offsets, tl.where(x_keep, x / (1 - p), 0.0), mask=mask)
 
 
-def test_seeded_dropout_says_rand_is_missing():
-    # tk has no random numbers yet (docs/python.md "Not there yet"): the
-    # seeded dropout kernel must fail to compile with a message naming tk.rand
-    # and the kernel's own line, not crash or run wrongly.
-    x = np.ones(64, dtype=np.float32)
-    with pytest.raises(tk.CompilationError) as e:
-        _seeded_dropout[(1,)](x, np.empty_like(x), 64, 0.5, 123, BLOCK_SIZE=64)
-    msg = str(e.value)
-    assert "rand" in msg and "not supported" in msg, msg
-    assert "random = tl.rand(seed, offsets)" in msg, msg
+def test_seeded_dropout(backend):
+    # The tutorial's seeded dropout: the mask comes from tl.rand(seed,
+    # offsets), the same for the same seed and different for another; the
+    # values are Triton's (tests/python/test_lang_random.py checks the bits).
+    n = 10007
+    x, x64 = backend.rand(n, "fp32")
+    outs = []
+    for seed in (123, 123, 7):
+        out = backend.empty(n, "fp32")
+        _seeded_dropout[(tl.cdiv(n, 1024),)](x, out, n, 0.5, seed, BLOCK_SIZE=1024)
+        outs.append(backend.get(out))
+    keep = outs[0] != 0
+    check(outs[0], np.where(keep, x64 / 0.5, 0.0), rtol=1e-6, what="seeded dropout")
+    assert (outs[0] == outs[1]).all() and (outs[0] != outs[2]).any()
+    assert 0.45 < keep.mean() < 0.55
 
 
 # ---------------------------------------------------------------------------

@@ -251,6 +251,29 @@ TEST(BuiltinsTest, LanguageReferenceListsEverySignature) {
   for (const TensorMemberInfo &m : allTensorMembers())
     EXPECT_NE(doc.find(inBackquotes(formatSignature(m))), std::string::npos)
         << "docs/language.md lacks " << formatSignature(m);
+  for (const EnumMemberInfo &e : allEnumMembers())
+    EXPECT_NE(doc.find(inBackquotes(qualifiedName(e))), std::string::npos)
+        << "docs/language.md lacks " << qualifiedName(e);
+}
+
+// tk.PropagateNan.ALL reads as a constant; a member it lacks is an error
+// with a suggestion, and the enum itself cannot be called.
+TEST(SemaTest, EnumMembers) {
+  EXPECT_TRUE(clean(kernel("p", "    x = tk.load(p)\n"
+                                "    tk.store(p, tk.maximum(x, 0.0, "
+                                "propagate_nan=tk.PropagateNan.ALL))\n")));
+  EXPECT_TRUE(
+      clean("import tk\nfrom tk import PropagateNan\n\n@tk.jit\ndef k(p):\n"
+            "    tk.store(p, tk.minimum(tk.load(p), 1.0, propagate_nan=PropagateNan.NONE))\n"));
+  EXPECT_TRUE(failsWith(kernel("p", "    a = tk.PropagateNan.AL\n"),
+                        "tk.PropagateNan has no member 'AL'; did you mean 'ALL'?"));
+  EXPECT_TRUE(failsWith(kernel("p", "    a = tk.PropagateNan(1)\n"),
+                        "tk.PropagateNan is an enum, not a function; use its members "
+                        "(tk.PropagateNan.NONE or tk.PropagateNan.ALL)"));
+  ASSERT_NE(lookupEnumMember(BuiltinId::PropagateNan, "ALL"), nullptr);
+  EXPECT_EQ(lookupEnumMember(BuiltinId::PropagateNan, "ALL")->value, 0xFFFF);
+  EXPECT_EQ(lookupEnumMember(BuiltinId::PropagateNan, "NONE")->value, 0);
+  EXPECT_EQ(lookupEnumMember(BuiltinId::PropagateNan, "SOME"), nullptr);
 }
 
 //===----------------------------------------------------------------------===//
