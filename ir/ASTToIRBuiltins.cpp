@@ -48,6 +48,10 @@ std::optional<std::vector<int64_t>> shapeOf(Lowerer &L, const Val &v, SourceLoc 
     }
     shape.push_back(e.i);
   }
+  if (std::optional<std::string> error = tensorShapeError(shape)) {
+    L.fail(loc, *error);
+    return std::nullopt;
+  }
   return shape;
 }
 

@@ -92,6 +92,8 @@ std::optional<Val> BuiltinCall::lowerDot() {
       } else {
         Value *zero = L.materialize(Val::ofInt(0), loc, outElem);
         acc = L.broadcastTo(L.castTo(zero, outElem, loc), {m, n}, loc);
+        if (!acc)
+          return nullptr; // [m, n] past the bound on a tensor's elements
       }
       return b.dot(loc, x, y, acc, precision);
     };
@@ -110,6 +112,9 @@ std::optional<Val> BuiltinCall::lowerDot() {
     // zeroed (exact: the other terms are 0), and the products go back into
     // their slice by a select.
     int64_t batch = a->type()->shape()[0];
+    std::vector<int64_t> outShape = {batch, a->type()->shape()[1], c->type()->shape()[2]};
+    if (std::optional<std::string> error = tensorShapeError(outShape))
+      return L.fail(loc, fmt::format("tk.dot of {} and {}: {}", typeStr(a), typeStr(c), *error));
     auto isSlice = [&](const std::vector<int64_t> &shape, int64_t i) {
       std::vector<int64_t> laneShape(shape.size(), 1);
       laneShape[0] = batch;

@@ -187,6 +187,8 @@ std::optional<Val> BuiltinCall::lowerShape() {
     std::vector<int64_t> shape = x->type()->shape();
     std::vector<int64_t> joined = shape;
     joined.push_back(2);
+    if (std::optional<std::string> error = tensorShapeError(joined))
+      return L.fail(loc, fmt::format("{} of {}: {}", name, typeStr(x), *error));
     auto minor = [&](Value *v) {
       return L.broadcastTo(v->type()->isTensor() ? b.expandDims(loc, v, int(shape.size()))
                                                  : b.splat(loc, v, {1}),

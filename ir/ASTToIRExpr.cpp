@@ -240,6 +240,11 @@ std::optional<std::vector<int64_t>> Lowerer::broadcastShapes(const std::vector<i
     }
     out[i] = da == 1 ? db : da;
   }
+  // [2^31, 1] with [1, 2^31] is two valid shapes and one too large.
+  if (std::optional<std::string> error = tensorShapeError(out)) {
+    diag_.error(loc, fmt::format("broadcasting {} with {}: {}", shapeStr(a), shapeStr(b), *error));
+    return std::nullopt;
+  }
   return out;
 }
 
@@ -247,6 +252,12 @@ Value *Lowerer::broadcastTo(Value *v, const std::vector<int64_t> &shape, SourceL
   Type *t = v->type();
   if (t->shape() == shape)
     return v;
+  // Every tensor the lowering widens passes here (tk.zeros, tk.join, a dot's
+  // accumulator), so no type past the bound reaches the builder.
+  if (std::optional<std::string> error = tensorShapeError(shape)) {
+    diag_.error(loc, *error);
+    return nullptr;
+  }
   if (!t->isTensor())
     return b_.splat(loc, v, shape);
   if (t->rank() > shape.size()) {

@@ -423,13 +423,11 @@ private:
         failed_ = true;
         return nullptr;
       }
-      for (int64_t d : shape)
-        if (d <= 0) {
-          diag_.error(dimsLoc,
-                      fmt::format("tensor dimensions must be positive, got {}", shapeStr(shape)));
-          failed_ = true;
-          return nullptr;
-        }
+      if (std::optional<std::string> error = tensorShapeError(shape)) {
+        diag_.error(dimsLoc, *error);
+        failed_ = true;
+        return nullptr;
+      }
       consume();
       SourceLoc elemLoc = tok_.loc;
       Type *elem = parseType();

@@ -72,4 +72,20 @@ std::string shapeStr(const std::vector<int64_t> &shape) {
   return fmt::format("[{}]", fmt::join(shape, ", "));
 }
 
+std::optional<std::string> tensorShapeError(std::span<const int64_t> shape) {
+  std::vector<int64_t> dims(shape.begin(), shape.end());
+  int64_t n = 1;
+  bool overflow = false;
+  for (int64_t d : shape) {
+    if (d <= 0)
+      return fmt::format("tensor dimensions must be positive, got {}", shapeStr(dims));
+    overflow = overflow || __builtin_mul_overflow(n, d, &n);
+  }
+  if (!overflow && n <= kMaxTensorElements)
+    return std::nullopt;
+  std::string count = overflow ? "more than 2^63" : fmt::format("{}", n);
+  return fmt::format("tensor shape {} has {} elements; a tensor holds at most 2^31 ({})",
+                     shapeStr(dims), count, kMaxTensorElements);
+}
+
 } // namespace tk

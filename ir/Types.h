@@ -19,6 +19,8 @@
 #include "lang/DType.h"
 
 #include <cstdint>
+#include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -135,5 +137,24 @@ template <typename T> T *dyn_cast(Type *t) {
 
 /// "[128, 64]": the shape as diagnostics print it.
 std::string shapeStr(const std::vector<int64_t> &shape);
+
+/// The most elements a tensor type holds: 2^31, as many as the largest
+/// tk.arange (whose values are i32). The bound keeps every count, byte size
+/// and index computed from a shape far from int64 overflow, so no stage
+/// after the one that makes a type has to check its arithmetic. (The compile
+/// budgets of docs/compiler.md refuse much smaller tensors on the GPU.)
+constexpr int64_t kMaxTensorElements = int64_t(1) << 31;
+
+/// Why `shape` cannot be a tensor's, or nullopt when it can: a dimension
+/// that is not positive, or more than kMaxTensorElements elements in all
+/// (the product computed without overflow). Every place that makes a tensor
+/// type from outside input asks it first: the front end (shapes, broadcasts),
+/// the IR parser and the verifier.
+///
+///   tensorShapeError({128, 64})         == nullopt
+///   tensorShapeError({1 << 62, 4})      == "tensor shape [4611686018427387904, 4] has more
+///                                          than 2^63 elements; a tensor holds at most 2^31
+///                                          (2147483648)"
+std::optional<std::string> tensorShapeError(std::span<const int64_t> shape);
 
 } // namespace tk

@@ -21,3 +21,9 @@ def shape_mismatch_kernel(x_ptr, BLOCK: tk.constexpr):
 def out_of_bounds_kernel(x_ptr, y_ptr, BLOCK: tk.constexpr):
     offs = tk.arange(0, BLOCK)
     tk.store(y_ptr + offs, tk.load(x_ptr + offs))  # no mask: reads past a short x
+
+
+@tk.jit
+def huge_tile_kernel(x_ptr, ROWS: tk.constexpr):
+    z = tk.zeros((ROWS, 4), tk.float32)  # MISTAKE: elements
+    tk.store(x_ptr + tk.arange(0, 4), tk.sum(z, 0))

@@ -201,6 +201,16 @@ def test_shape_error_names_the_shapes():
     assert "[8]" in str(e.value) and "[16]" in str(e.value)
 
 
+def test_element_count_past_the_bound_is_a_compilation_error():
+    # 2^62 x 4 elements: the product overflows int64; the front end refuses
+    # the shape where it is written, before the interpreter allocates.
+    with pytest.raises(tk.CompilationError) as e:
+        bad_kernels.huge_tile_kernel[(1,)](np.ones(4, np.float32), ROWS=2**62)
+    line, _ = line_of(bad_kernels.huge_tile_kernel, "MISTAKE: elements")
+    assert f"bad_kernels.py:{line}:" in str(e.value)
+    assert "has more than 2^63 elements; a tensor holds at most 2^31" in str(e.value)
+
+
 def test_out_of_bounds_is_an_exception_with_the_location():
     x = RNG.uniform(1, 2, 10).astype(np.float32)
     y = np.zeros(16, np.float32)

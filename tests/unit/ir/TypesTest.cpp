@@ -58,6 +58,35 @@ TEST(Types, PrintAndParse) {
   }
 }
 
+TEST(Types, ElementCountBound) {
+  EXPECT_FALSE(tensorShapeError(std::vector<int64_t>{128, 64}));
+  EXPECT_FALSE(tensorShapeError(std::vector<int64_t>{kMaxTensorElements}));
+  EXPECT_FALSE(tensorShapeError(std::vector<int64_t>{1 << 16, 1 << 15}));
+  std::optional<std::string> over = tensorShapeError(std::vector<int64_t>{1 << 16, 1 << 16});
+  ASSERT_TRUE(over);
+  EXPECT_EQ(*over, "tensor shape [65536, 65536] has 4294967296 elements; a tensor holds at most "
+                   "2^31 (2147483648)");
+  // Products past int64: 2^62 * 4, and three dimensions whose running
+  // product wraps to a small positive number.
+  for (std::vector<int64_t> shape : {std::vector<int64_t>{int64_t(1) << 62, 4},
+                                     std::vector<int64_t>{int64_t(1) << 40, int64_t(1) << 40, 1},
+                                     std::vector<int64_t>{int64_t(1) << 32, int64_t(1) << 32, 2}}) {
+    std::optional<std::string> e = tensorShapeError(shape);
+    ASSERT_TRUE(e) << shapeStr(shape);
+    EXPECT_NE(e->find("more than 2^63 elements"), std::string::npos) << *e;
+  }
+  EXPECT_EQ(*tensorShapeError(std::vector<int64_t>{4, 0}),
+            "tensor dimensions must be positive, got [4, 0]");
+  // The IR parser asks the same question of every tensor type it reads.
+  SourceManager sm;
+  IRContext ctx(sm);
+  DiagnosticEngine diag(sm);
+  EXPECT_EQ(parseType(ctx, "tensor<4611686018427387904x4xfp32>", {}, diag), nullptr);
+  EXPECT_TRUE(diag.hasErrors());
+  EXPECT_EQ(parseType(ctx, "tensor<65536x32768xfp32>", {}, diag),
+            ctx.tensor({65536, 32768}, DType::F32));
+}
+
 TEST(Attributes, SortedDictionaryAndExactFloats) {
   AttrDict d;
   d.set("zeta", 1);
