@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <fmt/format.h>
+#include <optional>
 #include <set>
 #include <string_view>
 #include <unordered_set>
@@ -53,10 +54,58 @@ private:
     return diag_.error(op.loc(), fmt::format("'{}' {}", op.name(), msg));
   }
 
+  // --- the types of values: what a type may be in tk, whoever made it
+  // (the front end, a pass, the IR parser). Each bad type is reported once
+  // per function, at its first value.
+  void verifyValueType(SourceLoc loc, Type *t, const std::string &what) {
+    if (!checkedTypes_.insert(t).second)
+      return;
+    auto bad = [&](std::string why) {
+      ok_ = false;
+      diag_.error(loc, fmt::format("{} ({}): {}", what, t->str(), why));
+    };
+    auto *tensor = dyn_cast<TensorType>(t);
+    if (tensor)
+      if (std::optional<std::string> error = tensorShapeError(tensor->dims()))
+        return bad(*error);
+    if (auto *p = dyn_cast<PointerType>(t->elementType())) {
+      if (p->addressSpace() != PointerType::kGlobal && p->addressSpace() != PointerType::kShared)
+        return bad(fmt::format("address space {} is not tk's: pointers are global (1) or "
+                               "shared (3)",
+                               p->addressSpace()));
+      if (p->pointee()->isPointer())
+        return bad("a pointer to a pointer; tk's pointers point to scalars");
+    }
+    const LayoutAttr *layout = tensor ? tensor->layout() : nullptr;
+    if (!layout || isa<SharedLayout>(layout))
+      return;
+    // Every distributed layout of a function spreads over its num_warps warps
+    // (the code generator sizes the program by it); without the attribute
+    // the layouts must at least agree with each other.
+    int64_t warps = layoutNumWarps(layout);
+    if (std::optional<int64_t> numWarps = fn_->attrs().getInt("num_warps")) {
+      if (warps != *numWarps)
+        bad(fmt::format("the layout spreads over {} warps but '@{}' has num_warps = {}", warps,
+                        fn_->name(), *numWarps));
+    } else if (!layoutWarps_) {
+      layoutWarps_ = {warps, t};
+    } else if (layoutWarps_->first != warps) {
+      bad(fmt::format("the layout spreads over {} warps but {} in '@{}' over {}", warps,
+                      layoutWarps_->second->str(), fn_->name(), layoutWarps_->first));
+    }
+  }
+
   // --- structure and dominance
   void verifyFunction(Function &fn) {
     fn_ = &fn;
     visible_.clear();
+    checkedTypes_.clear();
+    layoutWarps_.reset();
+    for (unsigned i = 0; i < fn.numArguments(); ++i)
+      verifyValueType(fn.loc(), fn.argument(i)->type(),
+                      fmt::format("argument #{} of '@{}'", i, fn.name()));
+    for (Type *t : fn.resultTypes())
+      verifyValueType(fn.loc(), t, fmt::format("a result of '@{}'", fn.name()));
     Block &body = fn.body();
     if (fn.bodyRegion().numBlocks() != 1) {
       ok_ = false;
@@ -74,17 +123,24 @@ private:
 
   void verifyBlock(Block &block) {
     std::vector<Value *> added;
+    Operation *owner = block.parentOp();
+    unsigned index = 0;
     for (Value *a : block.arguments()) {
       visible_.insert(a);
       added.push_back(a);
+      if (owner)
+        verifyValueType(owner->loc(), a->type(),
+                        fmt::format("'{}' region argument #{}", owner->name(), index++));
     }
     for (Operation &op : block) {
       if (op.hasTrait(OpTrait::Terminator) && &op != block.back())
         error(op, "is a terminator but is not the last op of its block");
       verifyOp(op);
+      index = 0;
       for (Value *r : op.results()) {
         visible_.insert(r);
         added.push_back(r);
+        verifyValueType(op.loc(), r->type(), fmt::format("'{}' result #{}", op.name(), index++));
       }
     }
     for (Value *v : added)
@@ -341,10 +397,11 @@ private:
     case Opcode::LocalStore:
       return verifyLocal(op);
     case Opcode::Barrier:
-    case Opcode::AsyncCopy: // the cp.async ring: made by --pipeline only
+      return;
+    case Opcode::AsyncCopy: // the cp.async ring: made by --pipeline
     case Opcode::AsyncWait:
     case Opcode::RingView:
-      return;
+      return verifyRing(op);
     case Opcode::Call:
       return verifyCall(op);
     case Opcode::Return:
@@ -599,6 +656,44 @@ private:
 
   // A shared buffer is a tensor whose layout, when it has one, is shared;
   // the values moving in and out have its shape and element type.
+  // The cp.async ring (docs/codegen/pipelining.md): a shared buffer of
+  // [stages, tile...]; async_copy fills the stage `index % stages` from
+  // pointers in the tile's shape, ring_view reads one as a tensor.
+  void verifyRing(Operation &op) {
+    if (op.is(Opcode::AsyncWait)) {
+      if (*op.attrs().getInt("pending") < 0)
+        error(op, fmt::format("pending must be >= 0, got {}", *op.attrs().getInt("pending")));
+      return;
+    }
+    auto *ring = dyn_cast<TensorType>(op.operand(0)->type());
+    if (!ring || !isa<SharedLayout>(ring->layout()) || ring->dims().size() < 2)
+      return (void)error(op, fmt::format("needs a ring: a local_alloc buffer of [stages, tile...] "
+                                         "in a shared layout, got {}",
+                                         op.operand(0)->type()->str()));
+    Type *index = op.operand(1)->type();
+    if (!index->isScalar() || !index->isIntLike())
+      return (void)error(
+          op, fmt::format("stage index must be an integer scalar, got {}", index->str()));
+    std::vector<int64_t> tile(ring->dims().begin() + 1, ring->dims().end());
+    Type *tileType = ctx_.tensor(tile, ring->element());
+    if (op.is(Opcode::RingView)) {
+      auto *view = dyn_cast<TensorType>(op.result()->type());
+      if (view && isa<SharedLayout>(view->layout()))
+        return (void)error(op, fmt::format("result {} must not have a shared layout", view->str()));
+      expectType(op, withoutLayout(op.result()->type()), tileType, "result (one stage)");
+      return;
+    }
+    Type *ptr = op.operand(2)->type();
+    if (!ptr->isTensor() || pointeeLike(ptr) == nullptr ||
+        withoutLayout(pointeeLike(ptr)) != tileType)
+      return (void)error(op, fmt::format("pointers {} must be a tile of pointers to the ring's "
+                                         "stage, {}",
+                                         ptr->str(), tileType->str()));
+    if (op.numOperands() > 3 && op.operand(3)->type() != ctx_.withElement(ptr, ctx_.i1()))
+      error(op, fmt::format("mask must be {} (i1 in the pointers' shape), got {}",
+                            ctx_.withElement(ptr, ctx_.i1())->str(), op.operand(3)->type()->str()));
+  }
+
   void verifyLocal(Operation &op) {
     Value *buf = op.is(Opcode::LocalAlloc) ? op.result() : op.operand(0);
     auto *t = dyn_cast<TensorType>(buf->type());
@@ -805,6 +900,10 @@ private:
   // Values defined so far on the path from the function entry to the op being
   // checked; only membership is asked, so the hash order never shows.
   std::unordered_set<Value *> visible_;
+  // Types of the function already checked by verifyValueType, and the warps
+  // of its first layout (for a function without num_warps).
+  std::unordered_set<Type *> checkedTypes_;
+  std::optional<std::pair<int64_t, Type *>> layoutWarps_;
 };
 
 } // namespace
