@@ -3,6 +3,7 @@
 #include "compiler/Compiler.h"
 #include "driver/NvJitLink.h"
 #include "driver/Ptxas.h"
+#include "support/FileIO.h"
 #include "support/Knobs.h"
 
 #include <fmt/format.h>
@@ -11,10 +12,8 @@
 #include <cassert>
 #include <chrono>
 #include <cstdlib>
-#include <fstream>
 #include <memory>
 #include <mutex>
-#include <sstream>
 
 namespace tk {
 
@@ -576,16 +575,13 @@ GpuKernel *GpuKernel::compile(const std::string &source, const std::string &file
 
 GpuKernel *GpuKernel::compileFile(const std::string &path, const GpuCompileOptions &opts,
                                   std::string &error, GpuFailure *failure) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    error = fmt::format("cannot read '{}'", path);
+  std::string text;
+  if (!readInputFile(path, text, error)) {
     if (failure)
       failure->kind = GpuFailure::Kind::Compile;
     return nullptr;
   }
-  std::stringstream text;
-  text << in.rdbuf();
-  return compile(text.str(), path, opts, error, failure);
+  return compile(text, path, opts, error, failure);
 }
 
 bool GpuKernel::launch(std::array<unsigned, 3> grid, std::span<const GpuArg> args, CUstream stream,

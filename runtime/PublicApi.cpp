@@ -6,13 +6,12 @@
 #include "runtime/Autotuner.h"
 #include "runtime/GpuKernel.h"
 #include "runtime/PublicApiImpl.h"
+#include "support/FileIO.h"
 
 #include <fmt/format.h>
 
 #include <cctype>
-#include <fstream>
 #include <new>
-#include <sstream>
 
 namespace tk {
 
@@ -310,15 +309,7 @@ Kernel Kernel::fromFile(const std::string &path, const KernelOptions &options) {
 }
 
 bool detail::readFile(const std::string &path, std::string &text, std::string &error) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    error = fmt::format("cannot read '{}'", path);
-    return false;
-  }
-  std::stringstream s;
-  s << in.rdbuf();
-  text = s.str();
-  return true;
+  return readInputFile(path, text, error);
 }
 
 Kernel Kernel::fromImage(const Image &image) {

@@ -17,13 +17,11 @@
 #include "ir/Verifier.h"
 #include "lang/DiagnosticVerifier.h"
 #include "lowering/PassManager.h"
+#include "support/FileIO.h"
 
 #include <fmt/format.h>
 
 #include <cstdio>
-#include <fstream>
-#include <iostream>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -74,8 +72,11 @@ int parseArgs(int argc, char **argv, Options &opts) {
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg == "--help" || arg == "-h") {
-      std::fputs(helpText().c_str(), stdout);
-      return kExitOk;
+      std::string error;
+      if (writeOutput("", helpText(), error))
+        return kExitOk;
+      std::fprintf(stderr, "tkc-opt: error: %s\n", error.c_str());
+      return kExitInputError;
     }
     if (arg == "-o") {
       if (i + 1 >= argc)
@@ -107,20 +108,6 @@ int parseArgs(int argc, char **argv, Options &opts) {
   if (opts.input.empty())
     return usageError("no input file");
   return -1;
-}
-
-bool readInput(const std::string &path, std::string &text) {
-  std::ostringstream ss;
-  if (path == "-") {
-    ss << std::cin.rdbuf();
-  } else {
-    std::ifstream in(path, std::ios::binary);
-    if (!in)
-      return false;
-    ss << in.rdbuf();
-  }
-  text = ss.str();
-  return true;
 }
 
 // One piece of the input with the line (from 1) it starts on.
@@ -182,9 +169,9 @@ int run(int argc, char **argv) {
   Options opts;
   if (int status = parseArgs(argc, argv, opts); status >= 0)
     return status;
-  std::string text;
-  if (!readInput(opts.input, text)) {
-    std::fprintf(stderr, "tkc-opt: error: cannot read '%s'\n", opts.input.c_str());
+  std::string text, ioError;
+  if (!readInputFile(opts.input, text, ioError)) {
+    std::fprintf(stderr, "tkc-opt: error: %s\n", ioError.c_str());
     return kExitInputError;
   }
   std::string fileName = opts.input == "-" ? "<stdin>" : opts.input;
@@ -222,15 +209,9 @@ int run(int argc, char **argv) {
     std::fputs(diag.renderAll().c_str(), stderr);
   if (!ok)
     return kExitInputError;
-  if (opts.output.empty()) {
-    std::fwrite(out.data(), 1, out.size(), stdout);
-  } else {
-    std::ofstream o(opts.output, std::ios::binary);
-    o << out;
-    if (!o) {
-      std::fprintf(stderr, "tkc-opt: error: cannot write '%s'\n", opts.output.c_str());
-      return kExitInputError;
-    }
+  if (!writeOutput(opts.output, out, ioError)) {
+    std::fprintf(stderr, "tkc-opt: error: %s\n", ioError.c_str());
+    return kExitInputError;
   }
   return kExitOk;
 }

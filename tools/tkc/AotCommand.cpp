@@ -7,6 +7,7 @@
 #include "driver/Ptxas.h"
 #include "runtime/Autotuner.h"
 #include "runtime/GpuKernel.h"
+#include "support/FileIO.h"
 #include "support/Quote.h"
 #include "tools/tkc/OptionArgs.h"
 
@@ -14,9 +15,7 @@
 
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
-#include <sstream>
 
 namespace tk::tkc {
 
@@ -281,12 +280,6 @@ std::string constLiteral(const ConstValue &v) {
   }
 }
 
-bool writeFile(const std::string &path, const std::string &text) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << text;
-  return bool(out);
-}
-
 } // namespace
 
 bool wantsAot(int argc, char **argv) {
@@ -300,14 +293,11 @@ int aotCommand(int argc, char **argv) {
   AotOptions o;
   if (int r = parseArgs(argc, argv, o); r != kOk)
     return r < 0 ? kOk : r;
-  std::ifstream in(o.input, std::ios::binary);
-  if (!in) {
-    std::cerr << fmt::format("tkc --aot: error: cannot read '{}'\n", o.input);
+  std::string source, readError;
+  if (!readInputFile(o.input, source, readError)) {
+    std::cerr << fmt::format("tkc --aot: error: {}\n", readError);
     return kFailed;
   }
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  std::string source = buffer.str();
 
   // Compile every config; the parameters must agree (they come from the
   // signature, so they do unless a config turns a parameter constexpr).
@@ -543,9 +533,10 @@ void {name}::launch(const tk::GridFn &grid, const tk::Stream &stream{paramList})
   std::filesystem::path parent = std::filesystem::path(o.output).parent_path();
   if (!parent.empty())
     std::filesystem::create_directories(parent, ec);
-  if (!writeFile(o.output + ".h", h) || !writeFile(o.output + ".cpp", cpp)) {
-    std::cerr << fmt::format("tkc --aot: error: cannot write '{}.h' / '{}.cpp'\n", o.output,
-                             o.output);
+  std::string writeError;
+  if (!writeOutput(o.output + ".h", h, writeError) ||
+      !writeOutput(o.output + ".cpp", cpp, writeError)) {
+    std::cerr << fmt::format("tkc --aot: error: {}\n", writeError);
     return kFailed;
   }
   return kOk;

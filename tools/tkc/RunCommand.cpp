@@ -17,6 +17,7 @@
 #include "ir/ASTToIR.h"
 #include "ir/IRParser.h"
 #include "ir/Verifier.h"
+#include "support/FileIO.h"
 
 #include <fmt/format.h>
 
@@ -223,27 +224,6 @@ int parseRunArgs(int argc, char **argv, RunOptions &o, bool &help) {
   return 0;
 }
 
-std::optional<std::string> readFile(const std::string &path, std::string &error) {
-  std::FILE *f = path == "-" ? stdin : std::fopen(path.c_str(), "rb");
-  if (!f) {
-    error = std::strerror(errno);
-    return std::nullopt;
-  }
-  std::string text;
-  char chunk[65536];
-  size_t n;
-  while ((n = std::fread(chunk, 1, sizeof chunk, f)) > 0)
-    text.append(chunk, n);
-  bool failed = std::ferror(f);
-  if (f != stdin)
-    std::fclose(f);
-  if (failed) {
-    error = "read error";
-    return std::nullopt;
-  }
-  return text;
-}
-
 // The kernel to run and the source-level name of each of its IR arguments.
 struct Kernel {
   Module *module = nullptr;
@@ -365,15 +345,21 @@ int runCommand(int argc, char **argv) {
   bool help = false;
   if (int status = parseRunArgs(argc, argv, o, help))
     return status;
-  if (help) {
-    std::fwrite(kRunHelp.data(), 1, kRunHelp.size(), stdout);
-    return 0;
-  }
+  // Output that cannot be written (a full disk) is a failure, exit 1.
+  auto print = [](std::string_view text) {
+    std::string error;
+    if (writeOutput("", text, error))
+      return true;
+    std::string msg = fmt::format("tkc: error: {}\n", error);
+    std::fwrite(msg.data(), 1, msg.size(), stderr);
+    return false;
+  };
+  if (help)
+    return print(kRunHelp) ? 0 : 1;
   bool color = o.color == 1 || (o.color == -1 && isatty(STDERR_FILENO) && !std::getenv("NO_COLOR"));
-  std::string error;
-  std::optional<std::string> text = readFile(o.file, error);
-  if (!text) {
-    std::string msg = fmt::format("tkc: error: cannot read '{}': {}\n", o.file, error);
+  std::string text, error;
+  if (!readInputFile(o.file, text, error)) {
+    std::string msg = fmt::format("tkc: error: {}\n", error);
     std::fwrite(msg.data(), 1, msg.size(), stderr);
     return 1;
   }
@@ -381,7 +367,7 @@ int runCommand(int argc, char **argv) {
   Compilation comp(CompileOptions(), CompileHooks::fromKnobs(printErr));
   SourceManager &sm = comp.sources();
   DiagnosticEngine &diag = comp.diag();
-  BufferId id = sm.addBuffer(o.file, std::move(*text));
+  BufferId id = sm.addBuffer(o.file, std::move(text));
   Kernel k;
   bool isIR = o.file.size() > 5 && o.file.substr(o.file.size() - 5) == ".tkir";
   if (isIR && (!o.signature.empty() || !o.defines.empty()))
@@ -465,7 +451,8 @@ int runCommand(int argc, char **argv) {
   opts.printOutput = &printed;
   InterpretStats stats;
   bool ran = interpret(*k.module, *k.fn, args, opts, diag, &stats);
-  std::fwrite(printed.data(), 1, printed.size(), stdout);
+  if (!print(printed))
+    return 1;
   if (!ran)
     return fail();
   std::string out =
@@ -474,8 +461,7 @@ int runCommand(int argc, char **argv) {
   for (const auto &b : buffers)
     if (b->storedByKernel())
       out += summarize(*b, o.show);
-  std::fwrite(out.data(), 1, out.size(), stdout);
-  return 0;
+  return print(out) ? 0 : 1;
 }
 
 } // namespace tk::tkc

@@ -16,6 +16,7 @@
 #include "lang/DiagnosticVerifier.h"
 #include "lowering/LLVMTarget.h"
 #include "parser/Lexer.h"
+#include "support/FileIO.h"
 #include "tk/Version.h"
 #include "tools/tkc/AotCommand.h"
 #include "tools/tkc/KernelSummary.h"
@@ -24,11 +25,9 @@
 
 #include <fmt/format.h>
 
-#include <cerrno>
 #include <charconv>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <map>
 #include <optional>
 #include <string>
@@ -194,7 +193,17 @@ bool isIdentifier(std::string_view s) {
   return true;
 }
 
-enum class ParseResult { Run, ExitOk, ExitUsage };
+enum class ParseResult { Run, ExitOk, ExitUsage, ExitWriteError };
+
+// --help and --version text to stdout; false (reported) when it cannot be
+// written.
+bool printed(std::string_view text) {
+  std::string error;
+  if (writeOutput("", text, error))
+    return true;
+  toolError(useColor(ColorMode::Auto), error);
+  return false;
+}
 
 // Reads argv into `opts`. Long options take their value as `--opt=V` or
 // `--opt V`; -o and -D also as `-oFILE`, `-DNAME=V`. `--` ends the options.
@@ -228,8 +237,7 @@ ParseResult parseArgs(int argc, char **argv, Options &opts) {
       for (const EmitKind &k : kEmitKinds)
         help += fmt::format("  {:<22} {}\n", k.name, k.help);
       help += kHelpTail;
-      std::fwrite(help.data(), 1, help.size(), stdout);
-      return ParseResult::ExitOk;
+      return printed(help) ? ParseResult::ExitOk : ParseResult::ExitWriteError;
     }
     if (name == "--version") {
       std::string llvm = llvmVersion();
@@ -237,8 +245,7 @@ ParseResult parseArgs(int argc, char **argv, Options &opts) {
       text += llvm.empty() ? "LLVM: not linked (built with TK_WITH_LLVM=OFF)\n"
                            : fmt::format("LLVM {}, NVPTX target: {}\n", llvm,
                                          hasNVPTXTarget() ? "available" : "not available");
-      std::fwrite(text.data(), 1, text.size(), stdout);
-      return ParseResult::ExitOk;
+      return printed(text) ? ParseResult::ExitOk : ParseResult::ExitWriteError;
     }
     if (name == "--verify-diagnostics") {
       opts.verifyDiagnostics = true;
@@ -514,32 +521,6 @@ bool emitCubin(Input &c, std::string &out) {
 // Driver
 //===----------------------------------------------------------------------===//
 
-// Reads a whole file ("-" is stdin); on failure returns nullopt and sets
-// `error` to the system's reason.
-std::optional<std::string> readFile(const std::string &path, std::string &error) {
-  bool isStdin = path == "-";
-  std::FILE *f = isStdin ? stdin : std::fopen(path.c_str(), "rb");
-  if (!f) {
-    error = std::strerror(errno);
-    return std::nullopt;
-  }
-  std::string text;
-  char chunk[65536];
-  size_t n;
-  while ((n = std::fread(chunk, 1, sizeof chunk, f)) > 0)
-    text.append(chunk, n);
-  // fopen succeeds on a directory; the read is what fails (EISDIR).
-  bool failed = std::ferror(f);
-  int readErrno = errno;
-  if (!isStdin)
-    std::fclose(f);
-  if (failed) {
-    error = std::strerror(readErrno);
-    return std::nullopt;
-  }
-  return text;
-}
-
 int run(const Options &opts) {
   if (opts.emit->run == emitCubin && opts.output.empty())
     return usageError("--emit=cubin writes a binary file: give it with -o FILE");
@@ -550,10 +531,9 @@ int run(const Options &opts) {
 
   for (const std::string &path : opts.inputs) {
     std::string displayName = path == "-" ? "<stdin>" : path;
-    std::string readError;
-    std::optional<std::string> text = readFile(path, readError);
-    if (!text) {
-      toolError(color, fmt::format("cannot read '{}': {}", displayName, readError));
+    std::string text, readError;
+    if (!readInputFile(path, text, readError)) {
+      toolError(color, readError);
       status = kExitInputError;
       continue;
     }
@@ -569,7 +549,7 @@ int run(const Options &opts) {
     Compilation comp(compile, CompileHooks::fromKnobs(printErr));
     SourceManager &sm = comp.sources();
     DiagnosticEngine &diag = comp.diag();
-    BufferId id = sm.addBuffer(displayName, std::move(*text));
+    BufferId id = sm.addBuffer(displayName, std::move(text));
     Input c{opts, comp, id};
     std::string out;
     bool ok = opts.emit->run(c, out) && !diag.hasErrors();
@@ -603,23 +583,12 @@ int run(const Options &opts) {
 
   if (opts.verifyDiagnostics)
     return status;
-  if (opts.output.empty()) {
-    std::fwrite(output.data(), 1, output.size(), stdout);
-    std::fflush(stdout);
-    return status;
-  }
   // Like a C compiler, no output file for a failed compilation.
-  if (status != kExitOk)
+  if (!opts.output.empty() && status != kExitOk)
     return status;
-  std::FILE *f = std::fopen(opts.output.c_str(), "wb");
-  bool written = f && std::fwrite(output.data(), 1, output.size(), f) == output.size();
-  int writeErrno = errno;
-  if (f && std::fclose(f) != 0 && written) {
-    written = false;
-    writeErrno = errno;
-  }
-  if (!written) {
-    toolError(color, fmt::format("cannot write '{}': {}", opts.output, std::strerror(writeErrno)));
+  std::string writeError;
+  if (!writeOutput(opts.output, output, writeError)) {
+    toolError(color, writeError);
     return kExitInputError;
   }
   return status;
@@ -641,6 +610,8 @@ int main(int argc, char **argv) {
     return tk::tkc::kExitOk;
   case tk::tkc::ParseResult::ExitUsage:
     return tk::tkc::kExitUsage;
+  case tk::tkc::ParseResult::ExitWriteError:
+    return tk::tkc::kExitInputError;
   case tk::tkc::ParseResult::Run:
     break;
   }

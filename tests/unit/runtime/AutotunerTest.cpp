@@ -606,7 +606,11 @@ TEST(PublicApi, ErrorsBeforeAnyGpuWork) {
   opts.kernel = "add_kernel";
   tk::Kernel k;
   tk::Status s = tk::Kernel::tryFromFile("/no/such/file.tk", opts, k);
-  EXPECT_EQ(s.message, "cannot read '/no/such/file.tk'");
+  EXPECT_EQ(s.message, "cannot read '/no/such/file.tk': No such file or directory");
+  // A directory and an endless device are refused by name (support/FileIO.h).
+  EXPECT_EQ(tk::Kernel::tryFromFile("/", opts, k).message, "'/' is a directory, not a source file");
+  EXPECT_EQ(tk::Kernel::tryFromFile("/dev/zero", opts, k).message,
+            "'/dev/zero' is larger than 16 MiB (the limit on an input file)");
   EXPECT_FALSE(k.valid());
   EXPECT_FALSE(k.tryLaunch(tk::Grid(1), {}).ok()); // an empty kernel, not a crash
   // A key that names no runtime parameter is reported from the front end's
