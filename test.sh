@@ -3,7 +3,8 @@
 # missing, build, and run every tier in order (docs/testing.md):
 #
 #   1. unit       GoogleTest binaries of the Release build (ctest)
-#   2. lit        lit + FileCheck over tests/filecheck with the Release tkc
+#   2. lit        lit + FileCheck over tests/filecheck and the hostile inputs
+#                 of tests/robustness with the Release tkc
 #   3. pytest     tests/python ("no tests collected" counts as a pass)
 #   4. tutorials  the main job run.sh runs (scripts/tutorials.py): every
 #                 tutorial kernel to PTX + ptxas, the tutorials on the
@@ -12,7 +13,7 @@
 #                 tutorials outside the tree (tests/wheel/pip-install.sh;
 #                 TK_SKIP_WHEEL=1 skips it, visibly)
 #   6. asan       a second tree, build-asan (clang, ASan + UBSan, no LLVM):
-#                 its unit tests and lit tests
+#                 its unit tests and lit tests (both suites)
 #   7. fuzz       the libFuzzer front-end target over the seed corpus, bounded
 #   8. format     clang-format over the C++ sources (fails unless
 #                 TK_FORMAT_STRICT=0)
@@ -74,7 +75,7 @@ export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 export ASAN_SYMBOLIZER_PATH="${ASAN_SYMBOLIZER_PATH:-$TK_LLVM_BIN/llvm-symbolizer}"
 
 unit_tests() { ctest --test-dir "$1" -LE filecheck --output-on-failure ${TK_JOBS:+-j"$TK_JOBS"}; }
-lit_tests() { tk_lit -sv "$1/tests/filecheck"; }
+lit_tests() { tk_lit -sv "$1/tests/filecheck" "$1/tests/robustness"; }
 
 python_tests() {
   if [ ! -d tests/python ]; then

@@ -24,9 +24,10 @@ TK_APT_PACKAGES=(
   python3-venv
 )
 # PyPI packages: the Python bindings (pybind11), the Python tests (pytest,
-# numpy) and the FileCheck test runner (lit). python3-dev above gives pybind11
-# the headers of Debian's Python.
-TK_PIP_PACKAGES=(pybind11 pytest numpy lit)
+# numpy), the FileCheck test runner (lit) and what lit needs to enforce the
+# hostile-input suite's time limit per test (psutil). python3-dev above gives
+# pybind11 the headers of Debian's Python.
+TK_PIP_PACKAGES=(pybind11 pytest numpy lit psutil)
 
 tk_log() { echo "[tk] $*"; }
 
