@@ -17,6 +17,7 @@ and left as it is for Triton.
 import argparse
 import collections
 import datetime
+import importlib.util
 import json
 import os
 import re
@@ -77,7 +78,27 @@ def prepare(upstream, impl, root):
             text, changed[rel] = rewrite.rewrite(text)
         with open(dst, "w", encoding="utf-8") as f:
             f.write(text)
+    place_libdevice(root)
     return changed
+
+
+def place_libdevice(root):
+    """Tutorial 07 finds libdevice where a Triton source checkout keeps it
+    (python/tutorials/../../third_party/nvidia/backend/lib); the copy gets a
+    link there to the installed Triton's (or the CUDA toolkit's) libdevice,
+    the same file on both sides, so neither fails on the layout."""
+    candidates = []
+    spec = importlib.util.find_spec("triton")
+    if spec and spec.origin:
+        candidates.append(os.path.join(os.path.dirname(spec.origin), "backends", "nvidia", "lib",
+                                       "libdevice.10.bc"))
+    cuda = os.environ.get("CUDA_HOME", "/usr/local/cuda")
+    candidates.append(os.path.join(cuda, "nvvm", "libdevice", "libdevice.10.bc"))
+    found = next((c for c in candidates if os.path.isfile(c)), None)
+    if found:
+        lib = os.path.join(root, "third_party", "nvidia", "backend", "lib")
+        os.makedirs(lib, exist_ok=True)
+        os.symlink(found, os.path.join(lib, "libdevice.10.bc"))
 
 
 def environment(impl, mode, root, tk_path):

@@ -17,15 +17,21 @@ import sys
 import traceback
 
 
+def skipped_run(self, *args, **kwargs):
+    """Mark.run of a perf_report object: says which benchmarks were not run."""
+    # Triton's perf_report takes one Benchmark or a list of them.
+    benches = getattr(self, "benchmarks", [])
+    if not isinstance(benches, (list, tuple)):
+        benches = [benches]
+    names = [getattr(b, "plot_name", "?") for b in benches]
+    print(f"[triton_compat] benchmark {', '.join(names) or '?'} not run (correctness only)")
+
+
 def main():
     impl, path = sys.argv[1], sys.argv[2]
     testing = importlib.import_module(f"{impl}.testing")
 
-    def run(self, *args, **kwargs):
-        names = [getattr(b, "plot_name", "?") for b in getattr(self, "benchmarks", [])]
-        print(f"[triton_compat] benchmark {', '.join(names) or '?'} not run (correctness only)")
-
-    testing.Mark.run = run
+    testing.Mark.run = skipped_run
     sys.argv = [path]
     try:
         runpy.run_path(path, run_name="__main__")

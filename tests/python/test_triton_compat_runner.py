@@ -52,3 +52,31 @@ def test_reasons_group_by_cause():
     assert a == b and "N" in a
     c = run.reason_group("AssertionError: /tmp/x/test_core.py:12: mismatch at 0x7f00ab")
     assert c == "AssertionError: FILE: mismatch at ADDR"
+
+
+def test_benchmarks_not_run_name_one_or_many(capsys):
+    import types
+
+    import tutorial_harness
+
+    one = types.SimpleNamespace(benchmarks=types.SimpleNamespace(plot_name="softmax"))
+    many = types.SimpleNamespace(benchmarks=[types.SimpleNamespace(plot_name="a"),
+                                             types.SimpleNamespace(plot_name="b")])
+    tutorial_harness.skipped_run(one)
+    tutorial_harness.skipped_run(many)
+    out = capsys.readouterr().out.splitlines()
+    assert out == ["[triton_compat] benchmark softmax not run (correctness only)",
+                   "[triton_compat] benchmark a, b not run (correctness only)"]
+
+
+def test_libdevice_where_a_source_checkout_keeps_it(tmp_path, monkeypatch):
+    import run
+
+    cuda = tmp_path / "cuda"
+    (cuda / "nvvm" / "libdevice").mkdir(parents=True)
+    (cuda / "nvvm" / "libdevice" / "libdevice.10.bc").write_bytes(b"BC")
+    monkeypatch.setenv("CUDA_HOME", str(cuda))
+    monkeypatch.setattr(run.importlib.util, "find_spec", lambda name: None)
+    run.place_libdevice(str(tmp_path / "copy"))
+    placed = tmp_path / "copy" / "third_party" / "nvidia" / "backend" / "lib" / "libdevice.10.bc"
+    assert placed.read_bytes() == b"BC"
