@@ -16,6 +16,7 @@ void buildPipeline(PassManager &pm) {
 void buildGPUPipeline(PassManager &pm) {
   pm.add(createCoalescePass());
   pm.add(createAccelerateDotPass());
+  pm.add(createPropagateDotLayoutsPass());
   pm.add(createSoftwarePipelinePass());
   pm.add(createRemoveLayoutConversionsPass());
   pm.add(createCSEPass());

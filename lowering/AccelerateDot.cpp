@@ -7,7 +7,10 @@
 //   int8 x int8 + int32                      (m16n8k32)
 // and M, N, K are multiples of the instruction and of a warp arrangement:
 // the program's warps are split [wm, wn] over M and N (halving the longer
-// per-warp side first), each warp taking a multiple of 16 rows and 8 columns.
+// per-warp side first), each warp taking a multiple of 16 rows and 8 columns;
+// a dot of a chain (its result reaches another dot's A or accumulator, as
+// attention's S = Q K^T reaches P V) takes [W, 1] when M allows 16 rows per
+// warp, so the rows of both dots are the same threads' registers.
 // Its result and accumulator then take the layout mma<version = 2, warps =
 // [wm, wn], instr = [16, 8]>; the operands keep their (coalesced) layouts and
 // the lowering stages them through swizzled shared memory for ldmatrix
@@ -58,8 +61,8 @@ const LayoutAttr *layoutOf(Value *v) {
 
 class DotAccelerator {
 public:
-  DotAccelerator(IRContext &ctx, int64_t numWarps, std::string arch)
-      : ctx_(ctx), numWarps_(numWarps), arch_(std::move(arch)) {}
+  DotAccelerator(IRContext &ctx, int64_t numWarps, std::string arch, std::set<Operation *> chained)
+      : ctx_(ctx), numWarps_(numWarps), arch_(std::move(arch)), chained_(std::move(chained)) {}
 
   void run(Operation &dot) {
     std::string reason = whyNot(dot);
@@ -282,6 +285,13 @@ private:
       return fmt::format("shape {}x{}x{} (MxNxK) is not a multiple of the instruction's "
                          "16x8x{}",
                          M, N, K, kStep);
+    // A dot of a chain: every warp takes whole rows, so the accumulator is
+    // the next dot's A operand in registers and its row reductions stay in
+    // the warp (--propagate-dot-layouts).
+    if (chained_.count(&dot) && M % (16 * numWarps_) == 0) {
+      wm_ = numWarps_, wn_ = 1;
+      return {};
+    }
     wm_ = 1, wn_ = 1;
     while (wm_ * wn_ < numWarps_) {
       bool mFits = M % (32 * wm_) == 0, nFits = N % (16 * wn_) == 0;
@@ -322,6 +332,7 @@ private:
   IRContext &ctx_;
   int64_t numWarps_;
   std::string arch_;
+  std::set<Operation *> chained_;
   int64_t wm_ = 1, wn_ = 1, version_ = 2;
   std::vector<int64_t> instr_ = {16, 8};
   // (value, layout) -> the value re-created in that layout (epilogue).
@@ -330,6 +341,51 @@ private:
   Operation *anchor_ = nullptr;
   std::set<Operation *> afterConv_;
 };
+
+// The dots of chains: those whose result reaches another dot's A operand or
+// accumulator (through elementwise ops, broadcasts, expand_dims, reductions,
+// conversions and the loops that carry them), and those other dots.
+// Attention's S = Q K^T reaches P V's A (P = softmax(S)) and its
+// accumulator (rescaled by exp2(m_old - m_new) of S's row maximum).
+std::set<Operation *> chainedDots(const std::vector<Operation *> &dots) {
+  std::set<Operation *> chained;
+  for (Operation *dot : dots) {
+    std::set<Value *> seen;
+    std::vector<Value *> work = {dot->result()};
+    while (!work.empty()) {
+      Value *v = work.back();
+      work.pop_back();
+      if (!seen.insert(v).second)
+        continue;
+      for (Operation *u : v->users()) {
+        if (u->is(Opcode::Dot)) {
+          if (u != dot && (u->operand(0) == v || u->operand(2) == v)) {
+            chained.insert(dot);
+            chained.insert(u);
+          }
+          continue;
+        }
+        if (u->is(Opcode::Yield)) {
+          Operation *loop = u->parentBlock()->parentOp();
+          if (loop && loop->is(Opcode::For))
+            for (unsigned i = 0; i < u->numOperands(); ++i)
+              if (u->operand(i) == v) {
+                work.push_back(loop->body().argument(i + 1));
+                work.push_back(loop->result(i));
+              }
+          continue;
+        }
+        bool follows = u->hasTrait(OpTrait::Elementwise) || u->is(Opcode::Broadcast) ||
+                       u->is(Opcode::ExpandDims) || u->is(Opcode::Reduce) ||
+                       u->is(Opcode::ConvertLayout);
+        if (follows)
+          for (Value *r : u->results())
+            work.push_back(r);
+      }
+    }
+  }
+  return chained;
+}
 
 class AccelerateDotPass : public Pass {
 public:
@@ -344,7 +400,7 @@ public:
           dots.push_back(op);
       });
       DotAccelerator acc(module.context(), fn->attrs().getInt("num_warps").value_or(4),
-                         fn->attrs().getString("arch").value_or(""));
+                         fn->attrs().getString("arch").value_or(""), chainedDots(dots));
       for (Operation *dot : dots)
         acc.run(*dot);
       changed |= !dots.empty();

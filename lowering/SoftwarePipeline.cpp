@@ -209,8 +209,127 @@ public:
     loop_.erase();
   }
 
+  // Loads before the loop (in its block) whose 16-bit tile only dots read,
+  // directly or through the dot_operand conversion of
+  // --propagate-dot-layouts (a loop-invariant A in registers), each dot in
+  // the body of this loop or of a later loop of the same block (causal
+  // attention walks two): attention's Q, the backward's K and V. Each may
+  // take a one-slot ring filled once before the loop (stageInvariants).
+  std::vector<Operation *> invariantOperands() const {
+    std::vector<Operation *> out;
+    for (Operation *op = loop_.prevNode(); op; op = op->prevNode()) {
+      if (!op->is(Opcode::Load) || !op->result()->type()->isTensor() ||
+          op->attrs().getBool("volatile").value_or(false))
+        continue;
+      Type *t = op->result()->type();
+      if (t->rank() != 2 || (t->dtype() != DType::F16 && t->dtype() != DType::BF16) ||
+          (op->numOperands() > 2 && !isZero(op->operand(2))) || !op->result()->hasUses())
+        continue;
+      bool ok = true, here = false;
+      for (Operation *u : op->result()->users()) {
+        if (u->is(Opcode::ConvertLayout) && isa<DotOperandLayout>(valueLayoutOf(u->result()))) {
+          ok &= !u->result()->users().empty();
+          for (Operation *d : u->result()->users())
+            ok &= readByLoopDot(u->result(), d, op->parentBlock(), here);
+          continue;
+        }
+        ok &= readByLoopDot(op->result(), u, op->parentBlock(), here);
+      }
+      if (ok && here && ringEligible({op}, /*throughConversions=*/true))
+        out.push_back(op);
+    }
+    std::reverse(out.begin(), out.end());
+    return out;
+  }
+
+  // Gives each of `loads` (invariantOperands) a one-slot ring filled by one
+  // async_copy, the dots reading its ring_view (a ring of 1 slot, laid out
+  // for its readers as any ring; one view at the top of each body), its
+  // conversions to dot_operand dropped. The copy is older than any copy the
+  // loop's own ring issues, so the body's first wait covers it. With the
+  // loop's ring (`ringWait`: the async_wait that frees the ring's bytes
+  // before its prologue) the copy goes right after that wait, ahead of the
+  // prologue's copies, and the ring's wait after the loop ends the one-slot
+  // ring's life too (analysis/Liveness.h); without, the copy goes where the
+  // load was, after a wait of its own, a wait goes before the loop and one
+  // after it.
+  void stageInvariants(const std::vector<Operation *> &loads, Operation *ringWait) {
+    if (loads.empty())
+      return;
+    Builder b(ctx_);
+    SourceLoc loc = loop_.loc();
+    bool wgmma = feedsWgmma(loads, /*throughConversions=*/true);
+    auto wait = [&](Operation *before, bool fence) {
+      AttrDict attrs;
+      attrs.set("pending", Attribute(int64_t(0)));
+      if (fence)
+        attrs.set("fence_async", true);
+      b.setInsertionPoint(before);
+      b.create(Opcode::AsyncWait, loc, {}, {}, attrs);
+    };
+    for (Operation *load : loads) {
+      Type *t = load->result()->type();
+      if (ringWait)
+        b.setInsertionPoint(ringWait);
+      else
+        b.setInsertionPointAfter(load);
+      const SharedLayout *l = SharedLayout::get(ctx_, 8, 1, 1, {2, 1, 0});
+      Operation *alloc =
+          b.create(Opcode::LocalAlloc, load->loc(), {},
+                   {ctx_.tensor({1, t->shape()[0], t->shape()[1]}, t->elementType(), l)});
+      if (wgmma)
+        alloc->setAttr("align", int64_t(1024));
+      if (ringWait) {
+        b.setInsertionPointAfter(ringWait);
+      } else {
+        AttrDict none;
+        none.set("pending", Attribute(int64_t(0)));
+        b.create(Opcode::AsyncWait, load->loc(), {}, {}, none); // the bytes' earlier users done
+      }
+      Value *zero = b.constantInt(load->loc(), 0, ctx_.i32());
+      std::vector<Value *> ops = {alloc->result(), zero, load->operand(0)};
+      if (load->numOperands() > 1)
+        ops.push_back(load->operand(1));
+      b.create(Opcode::AsyncCopy, load->loc(), ops, {});
+      std::map<Block *, Value *> views;
+      for (auto [d, v] : dotReaders(load->result(), /*throughConversions=*/true)) {
+        Value *&view = views[d->parentBlock()];
+        if (!view) {
+          b.setInsertionPoint(d->parentBlock()->front());
+          view = b.create(Opcode::RingView, load->loc(), {alloc->result(), zero}, {t})->result();
+        }
+        for (unsigned i = 0; i < 2; ++i)
+          if (d->operand(i) == v)
+            d->setOperand(i, view);
+      }
+      std::vector<Operation *> conversions = load->result()->users();
+      for (Operation *u : conversions)
+        if (u->is(Opcode::ConvertLayout) && !u->result()->hasUses())
+          u->erase();
+      load->erase();
+    }
+    if (!ringWait) {
+      wait(&loop_, wgmma);
+      b.setInsertionPointAfter(&loop_);
+      AttrDict attrs;
+      attrs.set("pending", Attribute(int64_t(0)));
+      b.create(Opcode::AsyncWait, loc, {}, {}, attrs);
+    }
+    unsigned i = 0;
+    for (Operation &op : *body_)
+      order_[&op] = i++;
+  }
+
+  // Bytes of the one-slot rings stageInvariants would make for `loads`.
+  static int64_t invariantBytes(const std::vector<Operation *> &loads) {
+    int64_t bytes = 0;
+    for (Operation *load : loads)
+      bytes += load->result()->type()->numElements() * dtypeBytes(load->result()->type()->dtype());
+    return bytes;
+  }
+
   // Whether the ring form applies to `loads` (see the header).
-  bool ringEligible(const std::vector<Operation *> &loads) const {
+  bool ringEligible(const std::vector<Operation *> &loads, bool throughConversions = false) const {
     for (Operation *load : loads) {
       Type *t = load->result()->type();
       // fp32 tiles of tf32 dots (mma.sync m16n8k8; the dot rounds what it
@@ -224,16 +343,16 @@ public:
       // permuted) or ldmatrix's, so every dot reading one ring is of one
       // kind and, on wgmma, takes it as the same operand.
       std::set<std::pair<int64_t, bool>> kinds; // (mma version, as A)
-      for (Operation *u : load->result()->users()) {
+      for (auto [u, v] : dotReaders(load->result(), throughConversions)) {
         const MmaLayout *mma = u->numResults() ? mmaLayoutOf(u->result()->type()) : nullptr;
-        if (!u->is(Opcode::Dot) || u->operand(2) == load->result() || !mma)
+        if (!u->is(Opcode::Dot) || u->operand(2) == v || !mma)
           return false;
         int64_t version = mma->version();
         if (tf32 && version != 2)
           return false;
         if (version == 3 && u->operand(0) == u->operand(1))
           return false; // a @ a: one tile in two layouts
-        kinds.insert({version, version == 3 && u->operand(0) == load->result()});
+        kinds.insert({version, version == 3 && u->operand(0) == v});
       }
       if (kinds.size() > 1)
         return false;
@@ -266,7 +385,7 @@ public:
   static constexpr int64_t kWgmmaMaxSharedBytes = maxSharedBytesFor("sm_90a");
   static constexpr int64_t kSpareSharedBytes = 8 * 1024;
 
-  void runRing(const std::vector<Operation *> &loads, int64_t stages) {
+  void runRing(const std::vector<Operation *> &loads, int64_t stages, int64_t reservedBytes = 0) {
     Builder b(ctx_);
     SourceLoc loc = loop_.loc();
     Value *lb = loop_.operand(0), *step = loop_.operand(2);
@@ -305,7 +424,7 @@ public:
       for (Operation *load : loads)
         slotBytes +=
             load->result()->type()->numElements() * dtypeBytes(load->result()->type()->dtype());
-      if ((stages + 1) * slotBytes + kSpareSharedBytes <= kWgmmaMaxSharedBytes)
+      if ((stages + 1) * slotBytes + reservedBytes + kSpareSharedBytes <= kWgmmaMaxSharedBytes)
         slots = stages + 1;
       else
         distance = stages - 2;
@@ -323,6 +442,7 @@ public:
       rings.push_back(alloc->result());
     }
     wait(0);
+    prologueWait_ = loop_.prevNode();
     std::vector<std::unique_ptr<Level>> pro;
     for (int64_t s = 0; s < distance; ++s) {
       pro.push_back(std::make_unique<Level>());
@@ -460,12 +580,44 @@ private:
   }
 
   // Whether a dot on wgmma (mma version 3) reads one of `loads`.
-  static bool feedsWgmma(const std::vector<Operation *> &loads) {
+  static bool feedsWgmma(const std::vector<Operation *> &loads, bool throughConversions = false) {
     for (Operation *load : loads)
-      for (Operation *u : load->result()->users())
-        if (isWgmmaLayout(u->result()->type()))
+      for (auto [u, v] : dotReaders(load->result(), throughConversions))
+        if (u->numResults() && isWgmmaLayout(u->result()->type()))
           return true;
     return false;
+  }
+
+  // The users of `v` with the value they read: `v`'s own users, and with
+  // `throughConversions` the users of its convert_layouts instead of those.
+  static std::vector<std::pair<Operation *, Value *>> dotReaders(Value *v,
+                                                                 bool throughConversions) {
+    std::vector<std::pair<Operation *, Value *>> out;
+    for (Operation *u : v->users()) {
+      if (throughConversions && u->is(Opcode::ConvertLayout)) {
+        for (Operation *d : u->result()->users())
+          out.push_back({d, u->result()});
+        continue;
+      }
+      out.push_back({u, v});
+    }
+    return out;
+  }
+
+  // Whether `u` is a tensor-core dot reading `v` as A or B directly in the
+  // body of a `for` of `block`; `here` is set when that is this loop.
+  bool readByLoopDot(Value *v, Operation *u, Block *block, bool &here) const {
+    Operation *loop = u->parentBlock()->parentOp();
+    if (!u->is(Opcode::Dot) || u->operand(2) == v || !mmaLayoutOf(u->result()->type()) || !loop ||
+        !loop->is(Opcode::For) || loop->parentBlock() != block)
+      return false;
+    here |= loop == &loop_;
+    return true;
+  }
+
+  static const LayoutAttr *valueLayoutOf(Value *v) {
+    auto *t = dyn_cast<TensorType>(v->type());
+    return t ? t->layout() : nullptr;
   }
 
   // The dot that takes `loads` (two of them) directly as its A and B, when it
@@ -654,7 +806,23 @@ private:
   std::map<Operation *, unsigned> order_;
   std::map<Value *, Value *> current_;
   Switches switches_;
+  // runRing's async_wait {pending = 0} before its prologue.
+  Operation *prologueWait_ = nullptr;
+
+public:
+  Operation *prologueWait() const { return prologueWait_; }
 };
+
+// Bytes of the buffers (rings) already made in `fn`, live or not: what a new
+// ring is counted beside.
+int64_t allocatedBytes(Function &fn) {
+  int64_t bytes = 0;
+  fn.walk([&](Operation *op) {
+    if (op->is(Opcode::LocalAlloc))
+      bytes += bufferBytes(*op);
+  });
+  return bytes;
+}
 
 class SoftwarePipelinePass : public Pass {
 public:
@@ -681,13 +849,34 @@ public:
           continue;
         LoopPipeliner p(module.context(), *loop, switches);
         std::vector<Operation *> loads = p.candidates();
-        if (loads.empty())
-          continue;
-        if (p.ringEligible(loads) && p.tf32RingFits(loads, stages, sharedLimit))
-          p.runRing(loads, stages);
-        else
-          p.run(loads);
-        changed = true;
+        bool ring =
+            !loads.empty() && p.ringEligible(loads) && p.tf32RingFits(loads, stages, sharedLimit);
+        // Loop-invariant operand tiles go to shared memory once, when they
+        // fit beside the loop's ring and the rings made so far; else they
+        // stay where they are (in registers, or staged by their dot).
+        std::vector<Operation *> invariant = p.invariantOperands();
+        int64_t ringBytes = ring ? stages * LoopPipeliner::invariantBytes(loads) : 0;
+        int64_t staged = LoopPipeliner::invariantBytes(invariant);
+        if (invariant.empty() ||
+            allocatedBytes(*fn) + ringBytes + staged + LoopPipeliner::kSpareSharedBytes >
+                sharedLimit) {
+          invariant.clear();
+          staged = 0;
+        }
+        // The loop's own ring first: the invariant copies go after the wait
+        // that frees its bytes. The register form replaces the loop, so the
+        // invariants are staged before it.
+        if (ring) {
+          p.runRing(loads, stages, staged);
+          if (!invariant.empty())
+            p.stageInvariants(invariant, p.prologueWait());
+        } else {
+          if (!invariant.empty())
+            p.stageInvariants(invariant, nullptr);
+          if (!loads.empty())
+            p.run(loads);
+        }
+        changed |= ring || !loads.empty() || !invariant.empty();
       }
     }
     return changed;

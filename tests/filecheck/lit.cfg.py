@@ -5,6 +5,8 @@
 #   %tkc       build/bin/tkc
 #   %tkc-opt   build/bin/tkc-opt (once it exists)
 #   %ptxas     ptxas, with the lit feature `ptxas` when it is installed
+#   %python    the Python running lit (for the helper scripts in Inputs/)
+#   %inputs    this folder's Inputs/
 # FileCheck and `not` come from LLVM 19 (/usr/lib/llvm-19/bin). Features:
 #   ptxas  ptxas found on PATH or in /usr/local/cuda/bin (`REQUIRES: ptxas`)
 #   llvm   the tree links LLVM (the sanitizer tree does not): code-gen tests
@@ -12,6 +14,7 @@
 #   asan   the tree is built with ASan + UBSan
 import os
 import shutil
+import sys
 
 import lit.formats
 
@@ -47,6 +50,9 @@ if os.path.exists(tkc_opt):
 config.substitutions.append(
     ("%tkc", lit_config.params.get("tkc_wrapper") or os.path.join(config.tk_tools_dir, "tkc"))
 )
+
+config.substitutions.append(("%python", sys.executable))
+config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "Inputs")))
 
 ptxas = shutil.which("ptxas")
 if not ptxas and os.path.exists("/usr/local/cuda/bin/ptxas"):
