@@ -451,6 +451,7 @@ void addPromotions(std::vector<CaseDef> &cases) {
 
 void addStructuredCases(std::vector<CaseDef> &cases); // DiffCasesStructured.cpp
 void addLanguageCases(std::vector<CaseDef> &cases);   // DiffCasesLanguage.cpp
+void addChainCases(std::vector<CaseDef> &cases);      // DiffCasesChains.cpp
 
 const std::vector<CaseDef> &allCases() {
   static const std::vector<CaseDef> cases = [] {
@@ -460,6 +461,7 @@ const std::vector<CaseDef> &allCases() {
     addPromotions(c);
     addStructuredCases(c);
     addLanguageCases(c);
+    addChainCases(c);
     return c;
   }();
   return cases;
