@@ -8,6 +8,7 @@
 #include "ir/ASTToIR.h"
 #include "parser/Frontend.h"
 
+#include <cmath>
 #include <fmt/format.h>
 #include <fstream>
 #include <sstream>
@@ -239,5 +240,215 @@ TEST_F(TutorialTest, MatmulWithAndWithoutActivation) {
       }
   }
 }
+
+// Tutorial 6's three kernels on (Z, H) = (1, 2) heads of N_CTX = 70 tokens
+// (not a multiple of any block: the last blocks are masked, EVEN_N false),
+// fp16 and bf16, causal and not, against attention computed here in double
+// from the same (rounded) inputs: the forward's O and its log-sum-exp M, then
+// Delta = rowsum(O * dO) and dQ, dK, dV of the backward.
+struct AttentionCase {
+  DType dtype;
+  bool causal;
+  int64_t headDim;
+};
+
+class AttentionTutorial : public TutorialTest,
+                          public ::testing::WithParamInterface<AttentionCase> {};
+
+TEST_P(AttentionTutorial, ForwardAndBackwardMatchDouble) {
+  const AttentionCase c = GetParam();
+  const int64_t H = 2, N = 70, D = c.headDim, BM = 32, BN = 16;
+  const double smScale = 0.5 / std::sqrt(double(D));
+  const std::string ty = c.dtype == DType::F16 ? "fp16" : "bf16";
+  const std::string text = readTutorial("06-fused-attention.tk");
+  const int64_t elems = H * N * D;
+  HostBuffer Q = random("q", c.dtype, elems, -1, 1), K = random("k", c.dtype, elems, -1, 1),
+             V = random("v", c.dtype, elems, -1, 1), DO = random("do", c.dtype, elems, -1, 1);
+  HostBuffer O = HostBuffer::allocate("o", c.dtype, elems);
+  HostBuffer M = HostBuffer::allocate("m", DType::F32, H * N);
+  auto at = [&](const HostBuffer &b, int64_t h, int64_t i, int64_t d) {
+    return b.get((h * N + i) * D + d);
+  };
+  auto strides = [&] {
+    return std::vector<InterpArg>{InterpArg::integer(H * N * D), InterpArg::integer(N * D),
+                                  InterpArg::integer(D), InterpArg::integer(H),
+                                  InterpArg::integer(N)};
+  };
+  auto constants = [&](KernelSpec &spec) {
+    spec.constants["HEAD_DIM"] = ConstValue::ofInt(D);
+    spec.constants["EVEN_N"] = ConstValue::ofBool(false);
+  };
+
+  // The reference: P = softmax(S), S = Q K^T * scale (causal: keys j <= i).
+  std::vector<double> P(H * N * N), dP(H * N * N), lse(H * N);
+  for (int64_t h = 0; h < H; ++h)
+    for (int64_t i = 0; i < N; ++i) {
+      double mx = -1e300;
+      std::vector<double> s(N);
+      for (int64_t j = 0; j < N; ++j) {
+        double dot = 0;
+        for (int64_t d = 0; d < D; ++d)
+          dot += at(Q, h, i, d) * at(K, h, j, d);
+        s[j] = (c.causal && j > i) ? -1e300 : dot * smScale;
+        mx = std::max(mx, s[j]);
+      }
+      double sum = 0;
+      for (int64_t j = 0; j < N; ++j)
+        sum += (s[j] > -1e299) ? std::exp(s[j] - mx) : 0;
+      for (int64_t j = 0; j < N; ++j)
+        P[(h * N + i) * N + j] = (s[j] > -1e299) ? std::exp(s[j] - mx) / sum : 0;
+      lse[h * N + i] = (mx + std::log(sum)) / std::log(2.0);
+    }
+
+  {
+    KernelSpec spec;
+    spec.kernel = "attn_fwd";
+    spec.signature =
+        fmt::format("*{0}, *{0}, *{0}, *{0}, *fp32, fp32, i32, i32, i32, i32, i32", ty);
+    constants(spec);
+    spec.constants["BLOCK_M"] = ConstValue::ofInt(BM);
+    spec.constants["BLOCK_N"] = ConstValue::ofInt(BN);
+    spec.constants["CAUSAL"] = ConstValue::ofBool(c.causal);
+    Function *fn = compile("06-fused-attention.tk", text, spec);
+    ASSERT_TRUE(fn);
+    std::vector<InterpArg> args = {InterpArg::pointer(Q), InterpArg::pointer(K),
+                                   InterpArg::pointer(V), InterpArg::pointer(O),
+                                   InterpArg::pointer(M), InterpArg::real(smScale)};
+    for (const InterpArg &a : strides())
+      args.push_back(a);
+    InterpretOptions opts;
+    opts.grid = {(N + BM - 1) / BM, H, 1};
+    ASSERT_TRUE(launch(fn, args, opts)) << errors();
+  }
+  // 2 ulps of the 16-bit result, plus the rounding of P to 16 bits before
+  // P V: a few of its epsilons of the largest reference value.
+  const double eps = c.dtype == DType::F16 ? 0x1p-11 : 0x1p-8;
+  auto tolerance = [&](double want, double largest) {
+    return 2 * ulpOf(c.dtype, want) + 4 * eps * largest;
+  };
+  auto largest = [](const std::vector<double> &xs) {
+    double m = 0;
+    for (double x : xs)
+      m = std::max(m, std::abs(x));
+    return m;
+  };
+  std::vector<double> refO(static_cast<size_t>(elems));
+  for (int64_t h = 0; h < H; ++h)
+    for (int64_t i = 0; i < N; ++i)
+      for (int64_t d = 0; d < D; ++d)
+        for (int64_t j = 0; j < N; ++j)
+          refO[size_t((h * N + i) * D + d)] += P[(h * N + i) * N + j] * at(V, h, j, d);
+  const double maxO = largest(refO);
+  for (int64_t h = 0; h < H; ++h)
+    for (int64_t i = 0; i < N; ++i) {
+      EXPECT_NEAR(M.get(h * N + i), lse[h * N + i], 1e-4) << h << "," << i;
+      for (int64_t d = 0; d < D; ++d) {
+        double want = refO[size_t((h * N + i) * D + d)];
+        EXPECT_NEAR(at(O, h, i, d), want, tolerance(want, maxO)) << h << "," << i << "," << d;
+      }
+    }
+
+  // Backward, from the kernel's own O and M (as the autograd function runs).
+  HostBuffer Delta = HostBuffer::allocate("delta", DType::F32, H * N);
+  HostBuffer DQ = HostBuffer::allocate("dq", c.dtype, elems),
+             DK = HostBuffer::allocate("dk", c.dtype, elems),
+             DV = HostBuffer::allocate("dv", c.dtype, elems);
+  {
+    KernelSpec spec;
+    spec.kernel = "attn_bwd_preprocess";
+    spec.signature = fmt::format("*{0}, *{0}, *fp32, i32, i32, i32, i32, i32", ty);
+    spec.constants["BLOCK_M"] = ConstValue::ofInt(BM);
+    spec.constants["HEAD_DIM"] = ConstValue::ofInt(D);
+    Function *fn = compile("06-fused-attention.tk", text, spec);
+    ASSERT_TRUE(fn);
+    std::vector<InterpArg> args = {InterpArg::pointer(O), InterpArg::pointer(DO),
+                                   InterpArg::pointer(Delta)};
+    for (const InterpArg &a : strides())
+      args.push_back(a);
+    InterpretOptions opts;
+    opts.grid = {(N + BM - 1) / BM, H, 1};
+    ASSERT_TRUE(launch(fn, args, opts)) << errors();
+  }
+  for (int64_t h = 0; h < H; ++h)
+    for (int64_t i = 0; i < N; ++i) {
+      double want = 0;
+      for (int64_t d = 0; d < D; ++d)
+        want += at(O, h, i, d) * at(DO, h, i, d);
+      EXPECT_NEAR(Delta.get(h * N + i), want, 1e-4 * (1 + std::abs(want))) << h << "," << i;
+    }
+  {
+    KernelSpec spec;
+    spec.kernel = "attn_bwd";
+    spec.signature = fmt::format("*{0}, *{0}, *{0}, fp32, *{0}, *{0}, *{0}, *{0}, *fp32, *fp32, "
+                                 "i32, i32, i32, i32, i32",
+                                 ty);
+    constants(spec);
+    spec.constants["BLOCK_M1"] = ConstValue::ofInt(16);
+    spec.constants["BLOCK_N1"] = ConstValue::ofInt(32);
+    spec.constants["BLOCK_M2"] = ConstValue::ofInt(32);
+    spec.constants["BLOCK_N2"] = ConstValue::ofInt(16);
+    spec.constants["CAUSAL"] = ConstValue::ofBool(c.causal);
+    Function *fn = compile("06-fused-attention.tk", text, spec);
+    ASSERT_TRUE(fn);
+    std::vector<InterpArg> args = {InterpArg::pointer(Q),  InterpArg::pointer(K),
+                                   InterpArg::pointer(V),  InterpArg::real(smScale),
+                                   InterpArg::pointer(DO), InterpArg::pointer(DQ),
+                                   InterpArg::pointer(DK), InterpArg::pointer(DV),
+                                   InterpArg::pointer(M),  InterpArg::pointer(Delta)};
+    for (const InterpArg &a : strides())
+      args.push_back(a);
+    InterpretOptions opts;
+    opts.grid = {(N + 31) / 32, H, 1};
+    ASSERT_TRUE(launch(fn, args, opts)) << errors();
+  }
+  // dP = dO V^T, dS = P * (dP - rowsum(O dO)), dQ = scale dS K, dK = scale dS^T Q,
+  // dV = P^T dO, with the reference's own O.
+  for (int64_t h = 0; h < H; ++h)
+    for (int64_t i = 0; i < N; ++i) {
+      double delta = 0;
+      for (int64_t d = 0; d < D; ++d) {
+        double o = 0;
+        for (int64_t j = 0; j < N; ++j)
+          o += P[(h * N + i) * N + j] * at(V, h, j, d);
+        delta += o * at(DO, h, i, d);
+      }
+      for (int64_t j = 0; j < N; ++j) {
+        double dp = 0;
+        for (int64_t d = 0; d < D; ++d)
+          dp += at(DO, h, i, d) * at(V, h, j, d);
+        dP[(h * N + i) * N + j] = P[(h * N + i) * N + j] * (dp - delta); // dS
+      }
+    }
+  const size_t count = static_cast<size_t>(elems);
+  std::vector<double> refDQ(count), refDK(count), refDV(count);
+  for (int64_t h = 0; h < H; ++h)
+    for (int64_t i = 0; i < N; ++i)
+      for (int64_t d = 0; d < D; ++d) {
+        size_t e = size_t((h * N + i) * D + d);
+        for (int64_t j = 0; j < N; ++j) {
+          refDQ[e] += dP[(h * N + i) * N + j] * at(K, h, j, d) * smScale;
+          refDK[e] += dP[(h * N + j) * N + i] * at(Q, h, j, d) * smScale;
+          refDV[e] += P[(h * N + j) * N + i] * at(DO, h, j, d);
+        }
+      }
+  const double maxDQ = largest(refDQ), maxDK = largest(refDK), maxDV = largest(refDV);
+  for (int64_t h = 0; h < H; ++h)
+    for (int64_t i = 0; i < N; ++i)
+      for (int64_t d = 0; d < D; ++d) {
+        size_t e = size_t((h * N + i) * D + d);
+        EXPECT_NEAR(at(DQ, h, i, d), refDQ[e], tolerance(refDQ[e], maxDQ))
+            << "dq " << h << "," << i << "," << d;
+        EXPECT_NEAR(at(DK, h, i, d), refDK[e], tolerance(refDK[e], maxDK))
+            << "dk " << h << "," << i << "," << d;
+        EXPECT_NEAR(at(DV, h, i, d), refDV[e], tolerance(refDV[e], maxDV))
+            << "dv " << h << "," << i << "," << d;
+      }
+}
+
+INSTANTIATE_TEST_SUITE_P(Configs, AttentionTutorial,
+                         ::testing::Values(AttentionCase{DType::F16, false, 64},
+                                           AttentionCase{DType::F16, true, 64},
+                                           AttentionCase{DType::BF16, false, 128},
+                                           AttentionCase{DType::BF16, true, 128}));
 
 } // namespace
