@@ -18,6 +18,8 @@
 #            torch, with compile_bench --load and launch_bench folded in
 #   smoke    bench/gpu_smoke.py on the bench part's PTX
 #   novel    bench/novel_bench.py and bench/novel_matmul_bench.py (needs python)
+#   attention bench/attention_bench.py: the plain attention forward, tk against Triton
+#            and torch SDPA (needs python; estimated 3-6 minutes, a call of its own)
 #   matmul   bench/matmul_bench.py: the dot correctness sweep and the matmul configs
 #            against Triton and cuBLAS (WGMMA_VARIANTS=1, MATMUL_EXPERIMENTS=1 add
 #            variants and hand-edited experiments, as their comments below say)
@@ -76,7 +78,7 @@ while [ $# -gt 0 ]; do
   *) echo "gpu_bundle.sh: unknown argument '$1'" >&2; usage ;;
   esac
 done
-all_parts="tests python bench smoke novel matmul compile autotune ln-sweep interp"
+all_parts="tests python bench smoke novel attention matmul compile autotune ln-sweep interp"
 [ "$only" = all ] && only=${all_parts// /,}
 if [ "$ptx_only" = 1 ] && [ "$only" = tests,python,bench,novel,matmul ]; then only=bench; fi
 parts=()
@@ -86,6 +88,7 @@ for p in ${only//,/ }; do
 done
 has() { [[ " ${parts[*]} " == *" $1 "* ]]; }
 if has novel && ! has python; then parts+=(python); fi
+if has attention && ! has python; then parts+=(python); fi
 if has smoke && ! has bench; then parts+=(bench); fi
 [ -d "$build" ] || { echo "gpu_bundle.sh: no build tree at '$build' (bash run.sh makes build/)" >&2; exit 1; }
 build=$(cd "$build" && pwd)
@@ -633,6 +636,7 @@ for p in "${parts[@]}"; do
   ln-sweep) ln_sweep_ptx "$stage/ln-sweep" ;;
   interp) strip_copy "${built[interp_bench]}" "$stage/interp/interp_bench" ;;
   smoke) ;; # the bench part's ptx/
+  attention) ;; # the python part's package
   esac
 done
 if [ -z "$commit" ]; then
@@ -770,6 +774,13 @@ run_part() {
     [ "${PIPESTATUS[0]}" = 0 ] || status=1
     PYTHONPATH="$x/py" python3 -u bench/novel_matmul_bench.py --out-dir "$o" --commit "$commit" \
       2>&1 | tail -n 10
+    [ "${PIPESTATUS[0]}" = 0 ] || status=1
+    ;;
+  attention)
+    [ $gpu = 1 ] || { skip "attention"; return; }
+    echo "== attention: the plain attention forward, tk vs Triton vs torch SDPA"
+    PYTHONPATH="$x/py" python3 -u bench/attention_bench.py --out-dir "$o" --commit "$commit" \
+      2>&1 | tail -n 30
     [ "${PIPESTATUS[0]}" = 0 ] || status=1
     ;;
   matmul)
