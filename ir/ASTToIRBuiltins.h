@@ -104,6 +104,7 @@ private:
   bool memoryOperands(Value *&ptr, Value *&mask, Value *&value, const char *valueParam);
   void cacheAttrs(Operation *op);
   Val atomic(const std::string &kind);
+  bool memoryOrder(Operation *op);
   Val hint(const char *attr);
 };
 

@@ -3,7 +3,10 @@
 // broadcast to one shape, the value cast to the pointee type.
 #include "ir/ASTToIRBuiltins.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace tk::astir {
 
@@ -80,10 +83,30 @@ Val BuiltinCall::atomic(const std::string &kind) {
   if (!val)
     return fail(fmt::format("{} needs a value", name));
   Value *r = b.atomicRMW(loc, kind, ptr, val, mask);
-  for (const char *p : {"sem", "scope"})
-    if (Val v = args.get(p); v.kind == Val::Kind::Str)
-      r->definingOp()->setAttr(p, v.s);
-  return Val::dyn(r);
+  return memoryOrder(r->definingOp()) ? Val::dyn(r) : Val::error();
+}
+
+// An atomic's `sem` and `scope` (Triton's values; None keeps the defaults,
+// acq_rel and gpu) as attributes of `op`; anything else is a located error.
+bool BuiltinCall::memoryOrder(Operation *op) {
+  struct Param {
+    const char *name;
+    std::vector<std::string_view> values;
+  };
+  for (const Param &p : {Param{"sem", {"relaxed", "acquire", "release", "acq_rel"}},
+                         Param{"scope", {"cta", "gpu", "sys"}}}) {
+    Val v = args.get(p.name);
+    if (v.kind == Val::Kind::None)
+      continue;
+    if (v.kind != Val::Kind::Str ||
+        std::find(p.values.begin(), p.values.end(), v.s) == p.values.end()) {
+      L.fail(args.loc(p.name), fmt::format("{}: {} must be one of \"{}\" or None, got {}", name,
+                                           p.name, fmt::join(p.values, "\", \""), describe(v)));
+      return false;
+    }
+    op->setAttr(p.name, v.s);
+  }
+  return true;
 }
 
 std::optional<Val> BuiltinCall::lowerMemory() {
@@ -147,7 +170,8 @@ std::optional<Val> BuiltinCall::lowerMemory() {
     val = L.broadcastTo(L.castTo(val, pointee, loc), ptr->type()->shape(), loc);
     if (!cmp || !val)
       return Val::error();
-    return Val::dyn(b.atomicCAS(loc, ptr, cmp, val));
+    Value *r = b.atomicCAS(loc, ptr, cmp, val);
+    return memoryOrder(r->definingOp()) ? Val::dyn(r) : Val::error();
   }
   default:
     return std::nullopt; // another family's

@@ -20,7 +20,11 @@
 // operand (a NaN in memory is replaced), integers wrap.
 //
 // `sem` (relaxed, acquire, release, acq_rel; default acq_rel) and `scope`
-// (cta, gpu, sys; default gpu) map to atom's qualifiers, as in Triton.
+// (cta, gpu, sys; default gpu) map to atom's qualifiers. ptxas takes the
+// qualifiers in any order; they are spelled in the order Triton's PTX has
+// them, so a search of the PTX for Triton's text finds tk's too:
+// `atom.global.gpu.acq_rel.add.f32` for read-modify-writes (CAS loops
+// included), `atom.global.acq_rel.gpu.cas.b32` for atomic_cas.
 #include "analysis/DataMovement.h"
 #include "lowering/codegen/FunctionLowering.h"
 
@@ -96,7 +100,8 @@ bool FunctionLowering::lowerAtomic(Operation &op) {
   llvm::Type *ty = elementType(val->type());
   unsigned bits = elem->isPointer() ? 64 : dtypeBits(elem->dtype());
   AtomSpec spec = nativeSpec(kind, elem);
-  std::string quals = fmt::format("atom.{}.{}.global", sem, scope);
+  std::string quals = isCas ? fmt::format("atom.global.{}.{}", sem, scope)
+                            : fmt::format("atom.global.{}.{}", scope, sem);
 
   const Regs &ptrs = get(ptr), &vals = get(val);
   const Regs *masks = maskV ? &get(maskV) : nullptr, *cmps = cmpV ? &get(cmpV) : nullptr;
