@@ -1,6 +1,7 @@
 #include "runtime/GpuKernel.h"
 
 #include "compiler/Compiler.h"
+#include "compiler/LaunchArgs.h"
 #include "driver/NvJitLink.h"
 #include "driver/Ptxas.h"
 #include "support/FileIO.h"
@@ -44,48 +45,15 @@ namespace {
 constexpr size_t kMaxParams = 256;
 constexpr unsigned kWarpSize = 32;
 
-// How a scalar or pointer runtime parameter is passed at launch.
+// How a runtime parameter is passed at launch: its slot (compiler/
+// LaunchArgs.h), whose kinds are GpuArg's.
 GpuParam describeParam(const KernelParam &param) {
   GpuParam p;
   p.name = param.name;
   p.typeName = param.typeName;
-  if (param.isPointer) {
-    p.kind = GpuArg::Kind::Pointer;
-    return p;
-  }
-  switch (param.dtype) {
-  case DType::I1:
-    p.kind = GpuArg::Kind::I1;
-    break;
-  case DType::I8:
-  case DType::U8:
-    p.kind = GpuArg::Kind::I8;
-    break;
-  case DType::I16:
-  case DType::U16:
-    p.kind = GpuArg::Kind::I16;
-    break;
-  case DType::I32:
-  case DType::U32:
-    p.kind = GpuArg::Kind::I32;
-    break;
-  case DType::I64:
-  case DType::U64:
-    p.kind = GpuArg::Kind::I64;
-    break;
-  case DType::F16:
-    p.kind = GpuArg::Kind::F16;
-    break;
-  case DType::BF16:
-    p.kind = GpuArg::Kind::BF16;
-    break;
-  case DType::F32:
-    p.kind = GpuArg::Kind::F32;
-    break;
-  case DType::F64:
-    p.kind = GpuArg::Kind::F64;
-    break;
-  }
+  std::optional<SlotKind> slot = slotKindOf(param);
+  p.supported = slot.has_value();
+  p.kind = GpuArg::Kind(slot.value_or(SlotKind::Pointer));
   return p;
 }
 
@@ -175,31 +143,7 @@ bool parseCompiledPTX(std::string_view payload, CompiledPTX &c) {
   return r.done() && c.numWarps > 0 && !c.ptx.empty();
 }
 
-const char *gpuArgKindName(GpuArg::Kind kind) {
-  switch (kind) {
-  case GpuArg::Kind::Pointer:
-    return "pointer";
-  case GpuArg::Kind::I1:
-    return "i1";
-  case GpuArg::Kind::I8:
-    return "i8";
-  case GpuArg::Kind::I16:
-    return "i16";
-  case GpuArg::Kind::I32:
-    return "i32";
-  case GpuArg::Kind::I64:
-    return "i64";
-  case GpuArg::Kind::F16:
-    return "fp16";
-  case GpuArg::Kind::BF16:
-    return "bf16";
-  case GpuArg::Kind::F32:
-    return "fp32";
-  case GpuArg::Kind::F64:
-    return "fp64";
-  }
-  return "?";
-}
+const char *gpuArgKindName(GpuArg::Kind kind) { return slotKindName(SlotKind(kind)); }
 
 bool compileToPTX(const std::string &source, const std::string &fileName,
                   const GpuCompileOptions &opts, std::string &ptx, std::vector<GpuParam> &params,
@@ -620,19 +564,18 @@ bool GpuKernel::reportMismatch(std::span<const GpuArg> args, std::string &error)
       return false;
     }
   if (args.size() != params_.size()) {
-    std::string names;
+    std::vector<std::string> names;
     for (const GpuParam &p : params_)
-      names += (names.empty() ? "" : ", ") + p.name;
-    error = fmt::format("kernel '{}' takes {} arguments ({}) but {} were passed", name_,
-                        params_.size(), names, args.size());
+      names.push_back(p.name);
+    error = argCountError(name_, names, args.size());
     return false;
   }
+  // launch() takes each argument in its parameter's own kind (the public
+  // API converts first); the wording is LaunchArgs' one.
   for (size_t i = 0; i < params_.size(); ++i)
     if (args[i].kind != params_[i].kind) {
-      error = fmt::format("kernel '{}': argument {} ('{}') is {} in the signature ({}) but the "
-                          "argument passed is {}",
-                          name_, i, params_[i].name, gpuArgKindName(params_[i].kind),
-                          params_[i].typeName, gpuArgKindName(args[i].kind));
+      error = argError(name_, i, params_[i].name, SlotKind(params_[i].kind),
+                       toArgValue(args[i].kind, args[i].value));
       return false;
     }
   assert(false && "reportMismatch called without a mismatch");

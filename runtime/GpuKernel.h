@@ -15,8 +15,8 @@
 //   GpuArg args[] = {GpuArg::ptr(x), GpuArg::ptr(y), GpuArg::ptr(out),
 //                    GpuArg::ofI32(n)};
 //   if (!add->launch({cdiv(n, 1024), 1, 1}, args, /*stream=*/nullptr, error))
-//     ... "argument 3 ('n_elements') is i32 in the signature (i32) but
-//         the argument passed is i64"
+//     ... "kernel 'add_kernel': argument 3 ('n_elements') is i32 in the
+//         signature but the argument passed is i64"
 //
 // Arguments are the kernel's runtime parameters (those that are not
 // constexpr) in parameter order: device pointers for pointer parameters, a
@@ -56,6 +56,7 @@
 #pragma once
 
 #include "compiler/Compiler.h"
+#include "compiler/LaunchArgs.h"
 #include "driver/CudaDriver.h"
 #include "ir/Specialize.h"
 #include "runtime/CompileCache.h"
@@ -64,6 +65,7 @@
 
 #include <array>
 #include <cstdint>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <span>
@@ -143,6 +145,31 @@ private:
 
 /// "pointer", "i1", "i8", "i16", "i32", "i64", "fp16", "bf16", "fp32", "fp64".
 const char *gpuArgKindName(GpuArg::Kind kind);
+
+// GpuArg's (and the public tk::Arg's) kinds are the slot kinds of
+// compiler/LaunchArgs.h, in the same order, and their value is ArgValue's
+// union: one conversion and one error wording serve every launch path.
+#define TK_SAME_KIND(K) static_assert(uint8_t(Arg::Kind::K) == uint8_t(SlotKind::K));
+TK_SAME_KIND(Pointer)
+TK_SAME_KIND(I1)
+TK_SAME_KIND(I8)
+TK_SAME_KIND(I16)
+TK_SAME_KIND(I32)
+TK_SAME_KIND(I64)
+TK_SAME_KIND(F16)
+TK_SAME_KIND(BF16)
+TK_SAME_KIND(F32)
+TK_SAME_KIND(F64)
+#undef TK_SAME_KIND
+static_assert(sizeof(Arg::Value) == sizeof(ArgValue::Value));
+
+/// An argument of `kind` with `value` as LaunchArgs' typed value.
+inline ArgValue toArgValue(Arg::Kind kind, const Arg::Value &value) noexcept {
+  ArgValue v;
+  std::memcpy(&v.value, &value, sizeof v.value);
+  v.kind = SlotKind(kind);
+  return v;
+}
 
 struct GpuCompileOptions {
   std::string kernel;                          // the @tk.jit function to compile

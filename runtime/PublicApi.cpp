@@ -357,11 +357,7 @@ Kernel Kernel::fromImage(const Image &image) {
 namespace {
 
 std::string countMismatch(const detail::KernelData &d, size_t passed) {
-  std::string names;
-  for (size_t i = 0; i < d.paramNames.size(); ++i)
-    names += (i ? ", " : "") + d.paramNames[i];
-  return fmt::format("kernel '{}' takes {} arguments ({}) but {} were passed", d.name,
-                     d.kinds.size(), names, passed);
+  return argCountError(d.name, d.paramNames, passed);
 }
 
 } // namespace

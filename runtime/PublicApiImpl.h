@@ -3,6 +3,7 @@
 // from the public types to the driver's. Not installed.
 #pragma once
 
+#include "compiler/LaunchArgs.h"
 #include "driver/CudaDriver.h"
 #include "runtime/GpuKernel.h"
 #include "runtime/LaunchTable.h"
@@ -100,19 +101,29 @@ struct SpecializedVariants {
   const Variant *variantFor(std::span<const Arg> args, std::string &error);
 };
 
-/// Converts a launch argument to its parameter's kind (include/tk/Kernel.h:
-/// integers that fit, floats rounded); false when the kinds do not mix or
-/// the integer does not fit.
-bool convertArg(const Arg &a, Arg::Kind want, GpuArg &out) noexcept;
-/// Why convertArg failed, for argument `index` named `name`.
-std::string conversionError(const std::string &kernel, size_t index, const std::string &name,
-                            Arg::Kind want, const Arg &a);
+/// A public argument as the launch path's typed value.
+inline ArgValue argValue(const Arg &a) noexcept { return toArgValue(a.kind, a.value); }
+
+/// Converts a launch argument to its parameter's kind (compiler/
+/// LaunchArgs.h: integers that fit, floats rounded); false when the kinds
+/// do not mix or the integer does not fit.
+inline bool convertArg(const Arg &a, Arg::Kind want, GpuArg &out) noexcept {
+  out = GpuArg::ofI64(0);
+  out.kind = want;
+  return convertArg(argValue(a), SlotKind(want), &out.value);
+}
+/// Why convertArg failed, for argument `index` named `name` (LaunchArgs'
+/// one wording).
+inline std::string conversionError(const std::string &kernel, size_t index, const std::string &name,
+                                   Arg::Kind want, const Arg &a) {
+  return argError(kernel, index, name, SlotKind(want), argValue(a));
+}
 /// An integer argument's value (i1 .. i64 kinds).
-int64_t intArgValue(const Arg &a) noexcept;
+inline int64_t intArgValue(const Arg &a) noexcept { return integerValue(argValue(a)); }
 /// A float argument's value (fp16 .. fp64 kinds).
-double floatArgValue(const Arg &a) noexcept;
-inline bool isIntKind(Arg::Kind k) { return k >= Arg::Kind::I1 && k <= Arg::Kind::I64; }
-inline bool isFloatKind(Arg::Kind k) { return k >= Arg::Kind::F16; }
+inline double floatArgValue(const Arg &a) noexcept { return floatValue(argValue(a)); }
+inline bool isIntKind(Arg::Kind k) { return isIntegerSlot(SlotKind(k)); }
+inline bool isFloatKind(Arg::Kind k) { return isFloatSlot(SlotKind(k)); }
 
 /// A loaded kernel: one compiled through GpuKernel (launched by it), or one
 /// loaded from an ahead-of-time image (launched here). The tk::Kernel

@@ -1,6 +1,7 @@
-// The public API's argument binding (include/tk/Kernel.h): converting a
-// launch argument to its parameter's type, and specialising a compile on
-// the facts the arguments give, by the rule Python's @tk.jit uses
+// The public API's launch-time specialisation (include/tk/Kernel.h; its
+// arguments convert through compiler/LaunchArgs.h, PublicApiImpl.h): a
+// compile specialised on the facts the arguments give, by the rule Python's
+// @tk.jit uses
 // (compiler/ArgSpecialization.h, docs/semantics.md): an i32/u32/i64/u64
 // argument equal to 1 becomes the constant 1 (":1"), else one divisible by
 // 16 carries ":16", else one divisible by 8 ":8"; a pointer aligned to 16
@@ -11,7 +12,6 @@
 // "*fp16:16, ..., i32:16, i32:1, ..." written by hand would make them.
 #include "compiler/ArgSpecialization.h"
 #include "compiler/KernelFrontEnd.h"
-#include "lang/Float16.h"
 #include "runtime/PublicApiImpl.h"
 
 #include <fmt/format.h>
@@ -30,157 +30,6 @@ bool frontEndBindings(const std::string &source, const std::string &fileName,
     return false;
   out = std::move(fe.bindings);
   return true;
-}
-
-//
-// Argument conversion
-//
-
-int64_t intArgValue(const Arg &a) noexcept {
-  switch (a.kind) {
-  case Arg::Kind::I1:
-    return a.value.i1;
-  case Arg::Kind::I8:
-    return a.value.i8;
-  case Arg::Kind::I16:
-    return a.value.i16;
-  case Arg::Kind::I32:
-    return a.value.i32;
-  case Arg::Kind::I64:
-    return a.value.i64;
-  default:
-    return 0;
-  }
-}
-
-double floatArgValue(const Arg &a) noexcept {
-  switch (a.kind) {
-  case Arg::Kind::F16:
-    return halfToFloat(a.value.bits16);
-  case Arg::Kind::BF16:
-    return bf16ToFloat(a.value.bits16);
-  case Arg::Kind::F32:
-    return a.value.f32;
-  case Arg::Kind::F64:
-    return a.value.f64;
-  default:
-    return 0;
-  }
-}
-
-namespace {
-
-// An integer parameter of `bits` takes a value of its signed or its unsigned
-// type (u8..u64 pass as the signed kind of their width).
-bool fitsBits(int64_t v, unsigned bits) {
-  if (bits >= 64)
-    return true;
-  if (bits == 1)
-    return v == 0 || v == 1;
-  return v >= -(int64_t(1) << (bits - 1)) && v <= (int64_t(1) << bits) - 1;
-}
-
-unsigned intKindBits(Arg::Kind k) {
-  switch (k) {
-  case Arg::Kind::I1:
-    return 1;
-  case Arg::Kind::I8:
-    return 8;
-  case Arg::Kind::I16:
-    return 16;
-  case Arg::Kind::I32:
-    return 32;
-  default:
-    return 64;
-  }
-}
-
-} // namespace
-
-bool convertArg(const Arg &a, Arg::Kind want, GpuArg &out) noexcept {
-  if (want == Arg::Kind::Pointer) {
-    if (a.kind != Arg::Kind::Pointer)
-      return false;
-    out = GpuArg::ptr(a.value.pointer);
-    return true;
-  }
-  if (isIntKind(want)) {
-    if (!isIntKind(a.kind))
-      return false;
-    int64_t v = intArgValue(a);
-    if (!fitsBits(v, intKindBits(want)))
-      return false;
-    switch (want) {
-    case Arg::Kind::I1:
-      out = GpuArg::ofI1(v != 0);
-      break;
-    case Arg::Kind::I8:
-      out = GpuArg::ofI8(int8_t(uint8_t(v)));
-      break;
-    case Arg::Kind::I16:
-      out = GpuArg::ofI16(int16_t(uint16_t(v)));
-      break;
-    case Arg::Kind::I32:
-      out = GpuArg::ofI32(int32_t(uint32_t(v)));
-      break;
-    default:
-      out = GpuArg::ofI64(v);
-      break;
-    }
-    return true;
-  }
-  if (!isFloatKind(a.kind))
-    return false;
-  // The common cases keep their bits without a round trip through double.
-  if (a.kind == want) {
-    switch (want) {
-    case Arg::Kind::F16:
-      out = GpuArg::ofF16Bits(a.value.bits16);
-      return true;
-    case Arg::Kind::BF16:
-      out = GpuArg::ofBF16Bits(a.value.bits16);
-      return true;
-    case Arg::Kind::F32:
-      out = GpuArg::ofF32(a.value.f32);
-      return true;
-    default:
-      out = GpuArg::ofF64(a.value.f64);
-      return true;
-    }
-  }
-  double v = floatArgValue(a);
-  switch (want) {
-  case Arg::Kind::F16:
-    out = GpuArg::ofF16Bits(doubleToHalf(v));
-    break;
-  case Arg::Kind::BF16:
-    out = GpuArg::ofBF16Bits(doubleToBF16(v));
-    break;
-  case Arg::Kind::F32:
-    out = GpuArg::ofF32(float(v));
-    break;
-  default:
-    out = GpuArg::ofF64(v);
-    break;
-  }
-  return true;
-}
-
-std::string conversionError(const std::string &kernel, size_t index, const std::string &name,
-                            Arg::Kind want, const Arg &a) {
-  if (isIntKind(want) && isIntKind(a.kind)) {
-    unsigned bits = intKindBits(want);
-    std::string range =
-        bits == 1 ? "0 or 1"
-                  : fmt::format("{} to {}", -(int64_t(1) << (bits - 1)), (int64_t(1) << bits) - 1);
-    return fmt::format("kernel '{}': argument {} ('{}') is {} in the signature; the {} passed, {}, "
-                       "does not fit ({})",
-                       kernel, index, name, argKindName(want), argKindName(a.kind), intArgValue(a),
-                       range);
-  }
-  return fmt::format("kernel '{}': argument {} ('{}') is {} in the signature but the argument "
-                     "passed is {}",
-                     kernel, index, name, argKindName(want), argKindName(a.kind));
 }
 
 //

@@ -1,7 +1,7 @@
 #include "GpuLauncher.h"
 
 #include "TorchAbi.h"
-#include "lang/Float16.h"
+#include "compiler/LaunchArgs.h"
 #include "support/Knobs.h"
 
 #include <fmt/format.h>
@@ -21,6 +21,7 @@ namespace {
 // The most parameters the fast path binds on the stack; a kernel with more
 // takes the Python path at every launch.
 constexpr size_t kMaxParams = 128;
+static_assert(kMaxParams <= kMaxPackedParams, "the packed buffer holds every runtime argument");
 
 // The launch options Triton takes as keywords (docs/python.md); `stream`
 // is not part of the key.
@@ -29,29 +30,6 @@ constexpr const char *kLaunchOptions[] = {
     "stream"};
 constexpr size_t kNumLaunchOptions = sizeof(kLaunchOptions) / sizeof(kLaunchOptions[0]);
 constexpr size_t kStreamOption = kNumLaunchOptions - 1;
-
-// A runtime argument's value between the key computation and the launch.
-struct RuntimeValue {
-  enum class Kind : uint8_t { Pointer, Int, Float, Bool } kind;
-  union {
-    uint64_t pointer;
-    int64_t i;
-    double f;
-  };
-};
-
-// What the driver reads for one parameter; the value sits at offset 0.
-union Slot {
-  uint64_t pointer;
-  int64_t i64;
-  int32_t i32;
-  int16_t i16;
-  int8_t i8;
-  uint16_t bits16; // fp16, bf16
-  double f64;
-  float f32;
-  uint8_t i1;
-};
 
 // The key under construction: bytes in a buffer on the stack, so a launch
 // allocates nothing; a key longer than the buffer (many parameters, long
@@ -828,7 +806,12 @@ py::object GpuLauncher::launch(py::handle grid, PyObject *const *args, size_t nu
   // The key, and the runtime values on the way.
   KeyBuffer key;
   std::vector<py::object> keepAlive;
-  RuntimeValue runtime[kMaxParams];
+  // Each runtime argument as a typed value (compiler/LaunchArgs.h) of the
+  // kind its parameter's slot has: the kind the specialisation rule gives
+  // the value (a Python int i32 or i64, a bool i1), which is what the
+  // signature compiled for it says; a float is the fp64 Python holds, which
+  // storeArg rounds into an fp32 slot as it stores it.
+  ArgValue runtime[kMaxParams];
   size_t numRuntime = 0;
   for (size_t o = 0; anyOption && keyable && o < kStreamOption; ++o)
     if (options[o]) {
@@ -842,15 +825,14 @@ py::object GpuLauncher::launch(py::handle grid, PyObject *const *args, size_t nu
       continue;
     }
     const bool spec = specialize_[i];
-    RuntimeValue &rv = runtime[numRuntime];
+    ArgValue &rv = runtime[numRuntime];
     if (v == Py_None) {
       key += 'N';
       continue;
     }
     if (PyBool_Check(v)) {
       key += 'B';
-      rv.kind = RuntimeValue::Kind::Bool;
-      rv.i = v == Py_True;
+      rv = ArgValue::ofI1(v == Py_True);
       ++numRuntime;
       continue;
     }
@@ -859,21 +841,21 @@ py::object GpuLauncher::launch(py::handle grid, PyObject *const *args, size_t nu
       // gives them (compiler/ArgSpecialization.h): a Python int's type is
       // i32, i64 or u64, each of which takes facts.
       DType type;
-      if (!pythonInt(v, rv.i, type)) {
+      int64_t x;
+      if (!pythonInt(v, x, type)) {
         keyable = false;
         break;
       }
       key += 'I';
       key += char(type);
-      key += char(spec ? integerFact(rv.i) : ArgFact::None);
-      rv.kind = RuntimeValue::Kind::Int;
+      key += char(spec ? integerFact(x) : ArgFact::None);
+      rv = type == DType::I32 ? ArgValue::ofI32(int32_t(x)) : ArgValue::ofI64(x);
       ++numRuntime;
       continue;
     }
     if (PyFloat_CheckExact(v)) {
       key += 'F';
-      rv.kind = RuntimeValue::Kind::Float;
-      rv.f = PyFloat_AS_DOUBLE(v);
+      rv = ArgValue::ofF64(PyFloat_AS_DOUBLE(v));
       ++numRuntime;
       continue;
     }
@@ -950,8 +932,7 @@ py::object GpuLauncher::launch(py::handle grid, PyObject *const *args, size_t nu
       // runtime/jit.py specialises them (checked here, after the exact types,
       // so that tensors do not pay for the subtype walk).
       key += 'F';
-      rv.kind = RuntimeValue::Kind::Float;
-      rv.f = PyFloat_AS_DOUBLE(v);
+      rv = ArgValue::ofF64(PyFloat_AS_DOUBLE(v));
       ++numRuntime;
       continue;
     } else {
@@ -959,8 +940,7 @@ py::object GpuLauncher::launch(py::handle grid, PyObject *const *args, size_t nu
       break;
     }
     key += char(spec ? pointerFact(ptr) : ArgFact::None);
-    rv.kind = RuntimeValue::Kind::Pointer;
-    rv.pointer = ptr;
+    rv = ArgValue::ofPointer(ptr);
     ++numRuntime;
   }
 
@@ -996,73 +976,19 @@ py::object GpuLauncher::launch(py::handle grid, PyObject *const *args, size_t nu
   };
 
   // The fast path: a known key whose globals are unchanged. The values go
-  // straight into what cuLaunchKernel reads: one packed buffer, or one slot
-  // per parameter and the array of pointers to them (JitKernel::
-  // packedLaunches), all on the stack.
+  // straight into what cuLaunchKernel reads (compiler/LaunchArgs.h's
+  // packArgs): one buffer at the kernel's parameter offsets, and the array
+  // of pointers into it, both on the stack; JitKernel::packedLaunches says
+  // which of the two the launch passes.
   if (entry) {
     const JitKernel &kernel = *entry->kernel;
-    const std::vector<SlotKind> &kinds = kernel.slotKinds();
+    const ParamLayout &layout = kernel.layout();
     const bool packed = JitKernel::packedLaunches();
-    alignas(8) char buffer[kMaxParams * sizeof(Slot)];
-    Slot slots[kMaxParams];
+    alignas(8) char buffer[kMaxPackedBytes];
     void *slotPtrs[kMaxParams];
-    const uint32_t *offsets = kernel.paramOffsets().data();
-    auto store = [&](size_t i, const auto &value) {
-      void *dst = packed ? static_cast<void *>(buffer + offsets[i]) : &slots[i];
-      std::memcpy(dst, &value, sizeof(value));
-      slotPtrs[i] = &slots[i];
-    };
-    bool ok = kinds.size() == numRuntime;
-    for (size_t i = 0; i < numRuntime && ok; ++i) {
-      const RuntimeValue &rv = runtime[i];
-      const bool isInt = rv.kind == RuntimeValue::Kind::Int;
-      const bool isFloat = rv.kind == RuntimeValue::Kind::Float;
-      switch (kinds[i]) {
-      case SlotKind::Pointer:
-        ok = rv.kind == RuntimeValue::Kind::Pointer;
-        store(i, rv.pointer);
-        break;
-      case SlotKind::I32:
-        ok = isInt;
-        store(i, int32_t(rv.i));
-        break;
-      case SlotKind::I64:
-        ok = isInt;
-        store(i, rv.i);
-        break;
-      case SlotKind::F32:
-        ok = isFloat;
-        store(i, float(rv.f));
-        break;
-      case SlotKind::I1:
-        ok = rv.kind == RuntimeValue::Kind::Bool || isInt;
-        store(i, uint8_t(rv.i != 0));
-        break;
-      case SlotKind::I8:
-        ok = isInt;
-        store(i, int8_t(rv.i));
-        break;
-      case SlotKind::I16:
-        ok = isInt;
-        store(i, int16_t(rv.i));
-        break;
-      case SlotKind::F16:
-        ok = isFloat;
-        store(i, doubleToHalf(rv.f));
-        break;
-      case SlotKind::BF16:
-        ok = isFloat;
-        store(i, doubleToBF16(rv.f));
-        break;
-      case SlotKind::F64:
-        ok = isFloat;
-        store(i, rv.f);
-        break;
-      case SlotKind::Unsupported:
-        ok = false;
-        break;
-      }
-    }
+    // Each value has its slot's kind (see `runtime`), so each is one store.
+    bool ok = layout.kinds.size() == numRuntime &&
+              packArgs({runtime, numRuntime}, layout, buffer, slotPtrs) == numRuntime;
     // A mismatch cannot happen for a key the Python side compiled; if it
     // does, the general path below says what is wrong.
     if (ok) {
@@ -1156,65 +1082,41 @@ CUstream GpuLauncher::streamOf(PyObject *option) {
 }
 
 // The general launch: runtime values as Python objects (ints, floats, bools;
-// pointers as ints), as the Python side computed them.
+// pointers as ints), as the Python side computed them, each read as its
+// slot's class (a pointer, an int64, a double) and stored by packArgs as the
+// fast path stores them, with LaunchArgs' error naming an argument that does
+// not go into its slot.
 py::object GpuLauncher::launchWith(const Entry &entry, py::handle grid, const py::list &runtime,
                                    py::object meta, py::object stream) {
   const JitKernel &k = *entry.kernel;
-  const std::vector<SlotKind> &kinds = k.slotKinds();
-  if (kinds.size() != runtime.size())
-    throw std::runtime_error(
-        fmt::format("internal error: '{}' takes {} runtime arguments, {} given", k.name(),
-                    kinds.size(), runtime.size()));
-  std::vector<Slot> slots(kinds.size());
-  std::vector<void *> slotPtrs(kinds.size());
-  for (size_t i = 0; i < kinds.size(); ++i) {
+  const ParamLayout &layout = k.layout();
+  const size_t n = layout.kinds.size();
+  if (n != runtime.size())
+    throw std::runtime_error(fmt::format(
+        "internal error: '{}' takes {} runtime arguments, {} given", k.name(), n, runtime.size()));
+  std::vector<ArgValue> values;
+  for (size_t i = 0; i < n; ++i) {
     py::handle v = runtime[i];
-    Slot &s = slots[i];
-    switch (kinds[i]) {
-    case SlotKind::Pointer:
-      s.pointer = v.cast<uint64_t>();
-      break;
-    case SlotKind::I32:
-      s.i32 = int32_t(v.cast<int64_t>());
-      break;
-    case SlotKind::I64:
-      s.i64 = v.cast<int64_t>(); // u64 values arrive as the int64 with the same bits
-      break;
-    case SlotKind::F32:
-      s.f32 = v.cast<float>();
-      break;
-    case SlotKind::I1:
-      s.i1 = uint8_t(v.cast<bool>());
-      break;
-    case SlotKind::I8:
-      s.i8 = int8_t(v.cast<int64_t>());
-      break;
-    case SlotKind::I16:
-      s.i16 = int16_t(v.cast<int64_t>());
-      break;
-    case SlotKind::F16:
-      s.bits16 = doubleToHalf(v.cast<double>());
-      break;
-    case SlotKind::BF16:
-      s.bits16 = doubleToBF16(v.cast<double>());
-      break;
-    case SlotKind::F64:
-      s.f64 = v.cast<double>();
-      break;
-    case SlotKind::Unsupported:
-      throw py::type_error(fmt::format(
-          "argument '{}' of {}: a runtime parameter of type {} cannot be passed to a GPU launch "
-          "(tk passes pointers, integers, fp16, bf16, fp32 and fp64); make it a tk.constexpr",
-          k.argumentNames()[i], k.name(), k.argumentTypes()[i]));
-    }
-    slotPtrs[i] = &s;
+    SlotKind kind = layout.kinds[i];
+    values.push_back(kind == SlotKind::Pointer ? ArgValue::ofPointer(v.cast<uint64_t>())
+                     : isFloatSlot(kind)       ? ArgValue::ofF64(v.cast<double>())
+                                               : ArgValue::ofI64(v.cast<int64_t>()));
   }
+  // packArgs may store a whole 8-byte word at the last slot's offset.
+  std::vector<char> buffer(layout.bytes + 8);
+  std::vector<void *> slotPtrs(n);
+  size_t bad = packArgs(values, layout, buffer.data(), slotPtrs.data());
+  if (bad < n)
+    throw py::type_error(
+        argError(k.name(), bad, k.argumentNames()[bad], layout.kinds[bad], values[bad]));
   std::array<unsigned, 3> dims = gridDims(
       grid, [&] { return meta; }, k.name());
   if (uint64_t(dims[0]) * dims[1] * dims[2] == 0)
     return entry.compiled;
   std::string error;
-  if (!k.launch(dims, slotPtrs.data(), streamOf(stream.ptr()), error))
+  CUstream s = streamOf(stream.ptr());
+  if (!(JitKernel::packedLaunches() ? k.launchPacked(dims, buffer.data(), s, error)
+                                    : k.launch(dims, slotPtrs.data(), s, error)))
     raiseDriverError(error);
   return entry.compiled;
 }

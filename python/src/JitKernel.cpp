@@ -11,40 +11,9 @@
 namespace tk {
 namespace {
 
-SlotKind slotKindOf(const KernelParam &param) {
-  if (param.isPointer)
-    return SlotKind::Pointer;
-  switch (param.dtype) {
-  case DType::I32:
-  case DType::U32:
-    return SlotKind::I32;
-  case DType::I64:
-  case DType::U64:
-    return SlotKind::I64;
-  case DType::F32:
-    return SlotKind::F32;
-  case DType::I1:
-    return SlotKind::I1;
-  case DType::I8:
-  case DType::U8:
-    return SlotKind::I8;
-  case DType::I16:
-  case DType::U16:
-    return SlotKind::I16;
-  case DType::F16:
-    return SlotKind::F16;
-  case DType::BF16:
-    return SlotKind::BF16;
-  case DType::F64:
-    return SlotKind::F64;
-  default:
-    return SlotKind::Unsupported;
-  }
-}
-
 CacheKey gpuKey(const JitRequest &req, const CompileOptions &options) {
   CacheKeyBuilder b;
-  b.add("python-jit-v4").add(compilerVersion()).add(options.keyText());
+  b.add("python-jit-v5").add(compilerVersion()).add(options.keyText());
   b.add(int64_t(req.sources.size()));
   for (const JitSource &src : req.sources)
     b.add(src.fileName).add(src.text).add(int64_t(src.firstLine));
@@ -68,29 +37,6 @@ CacheKey gpuKey(const JitRequest &req, const CompileOptions &options) {
 // differences that are within the host's noise but lean one way.
 constexpr bool kPackedByDefault = true;
 
-// A runtime argument's size in the kernel's parameter space.
-uint32_t slotBytes(SlotKind kind) {
-  switch (kind) {
-  case SlotKind::Pointer:
-  case SlotKind::I64:
-  case SlotKind::F64:
-    return 8;
-  case SlotKind::I32:
-  case SlotKind::F32:
-    return 4;
-  case SlotKind::I16:
-  case SlotKind::F16:
-  case SlotKind::BF16:
-    return 2;
-  case SlotKind::I8:
-  case SlotKind::I1:
-    return 1;
-  case SlotKind::Unsupported:
-    return 0;
-  }
-  return 0;
-}
-
 // What a launch needs from a GPU compile, as a cache payload.
 std::string serialize(const JitKernel &k) {
   ByteWriter w;
@@ -104,7 +50,7 @@ std::string serialize(const JitKernel &k) {
   for (size_t i = 0; i < k.argumentNames().size(); ++i) {
     w.str(k.argumentNames()[i]);
     w.str(k.argumentTypes()[i]);
-    w.u32(uint32_t(k.slotKinds()[i]));
+    w.u32(uint32_t(k.layout().kinds[i]));
   }
   return std::move(w.bytes());
 }
@@ -205,10 +151,19 @@ std::unique_ptr<JitKernel> JitKernel::compile(const JitRequest &req, std::string
     k->numWarps_ = compiled.numWarps;
     if (compiled.dynamicShared)
       k->dynamicShared_ = unsigned(compiled.sharedBytes);
+    std::vector<SlotKind> kinds;
     for (const KernelParam &p : compiled.params) {
+      std::optional<SlotKind> slot = slotKindOf(p);
+      if (!slot) {
+        errors = fmt::format("error: argument '{}' of {}: a runtime parameter of type {} cannot "
+                             "be passed to a GPU launch; make it a tk.constexpr\n",
+                             p.name, req.kernel, p.typeName);
+        return nullptr;
+      }
       k->argumentTypes_.push_back(p.typeName);
-      k->slotKinds_.push_back(slotKindOf(p));
+      kinds.push_back(*slot);
     }
+    k->layout_ = paramLayout(kinds);
     CompileCache::process().store(k->cacheKey_, CacheKind::Kernel, serialize(*k));
   }
   return k;
@@ -223,14 +178,16 @@ bool JitKernel::readPayload(const std::string &payload) {
   numWarps_ = int(r.u32());
   dynamicShared_ = r.u32();
   uint32_t n = r.u32();
+  std::vector<SlotKind> kinds;
   for (uint32_t i = 0; r.ok() && i < n; ++i) {
     argumentNames_.push_back(r.str());
     argumentTypes_.push_back(r.str());
     uint32_t kind = r.u32();
-    if (kind > uint32_t(SlotKind::Unsupported))
+    if (kind > uint32_t(SlotKind::F64))
       return false;
-    slotKinds_.push_back(SlotKind(kind));
+    kinds.push_back(SlotKind(kind));
   }
+  layout_ = paramLayout(kinds);
   return r.done();
 }
 
@@ -295,16 +252,6 @@ bool JitKernel::load(std::string &errors) {
     driver->api().cuModuleUnload(module);
     return false;
   }
-  // The packed parameter layout: each value at its natural alignment.
-  paramOffsets_.clear();
-  uint32_t offset = 0;
-  for (SlotKind kind : slotKinds_) {
-    uint32_t size = slotBytes(kind);
-    offset = size ? (offset + size - 1) / size * size : offset;
-    paramOffsets_.push_back(offset);
-    offset += size;
-  }
-  paramBytes_ = offset;
   driver_ = driver;
   cuModule_ = module;
   function_ = function;
@@ -319,7 +266,7 @@ bool JitKernel::launch(const std::array<unsigned, 3> &grid, void **slots, CUstre
 bool JitKernel::launchPacked(const std::array<unsigned, 3> &grid, void *params, CUstream stream,
                              std::string &errors) const {
   // cuda.h's CU_LAUNCH_PARAM_BUFFER_POINTER (1), _SIZE (2) and _END (0).
-  size_t bytes = paramBytes_;
+  size_t bytes = layout_.bytes;
   void *extra[] = {reinterpret_cast<void *>(uintptr_t(1)), params,
                    reinterpret_cast<void *>(uintptr_t(2)), &bytes, nullptr};
   return launchWith(grid, nullptr, extra, stream, errors);

@@ -21,8 +21,9 @@
 //   k->run(args, /*grid=*/{4, 1, 1}, /*numThreads=*/1, /*maxSteps=*/0, printed, errors);
 //
 // With `req.gpu = true` (and numWarps, arch) the module goes on through the
-// GPU pipeline to PTX: k->ptx(), k->slotKinds() (how each runtime argument is
-// passed to cuLaunchKernel); GpuLauncher.h loads and launches it. GPU
+// GPU pipeline to PTX: k->ptx(), k->layout() (each runtime argument's slot
+// and offset in the parameter space, compiler/LaunchArgs.h); GpuLauncher.h
+// loads and launches it. GPU
 // compiles go through the compile cache of runtime/CompileCache.h (memory and
 // $TK_CACHE_DIR): the PTX and what a launch needs under a key of every input
 // (compiler version, each source with its file and line, the signature,
@@ -37,6 +38,7 @@
 #pragma once
 
 #include "compiler/Compiler.h"
+#include "compiler/LaunchArgs.h"
 #include "driver/CudaDriver.h"
 #include "interpreter/HostBuffer.h"
 #include "interpreter/Interpreter.h"
@@ -79,12 +81,6 @@ struct JitRequest {
   std::string arch = "sm_90"; // sm_90a lets tk.dot use wgmma
 };
 
-/// How a runtime argument travels to cuLaunchKernel: its size in the
-/// parameter buffer (Pointer, I64 and F64: 8 bytes, I32 and F32: 4, I16, F16
-/// and BF16: 2, I8 and I1: 1). Unsupported stays last (the cache payload
-/// stores the number).
-enum class SlotKind : uint8_t { Pointer, I32, I64, F32, I1, I8, I16, F16, BF16, F64, Unsupported };
-
 /// One kernel argument of a run, as the Python side describes it. A pointer
 /// names the memory it may reach: `bytes` bytes at `base`, the argument
 /// pointing `offset` bytes into them.
@@ -119,10 +115,11 @@ public:
   const std::string &passLog() const { return passLog_; }
   /// The parameters that are IR arguments, in order: what run() expects.
   const std::vector<std::string> &argumentNames() const { return argumentNames_; }
-  /// GPU compiles: the PTX, each runtime argument's launch slot (in
-  /// argumentNames() order) and its IR type ("ptr<fp32>", "i32").
+  /// GPU compiles: the PTX, the parameter space (each runtime argument's
+  /// slot and offset, in argumentNames() order) and each argument's IR type
+  /// ("ptr<fp32>", "i32").
   const std::string &ptx() const { return ptx_; }
-  const std::vector<SlotKind> &slotKinds() const { return slotKinds_; }
+  const ParamLayout &layout() const { return layout_; }
   const std::vector<std::string> &argumentTypes() const { return argumentTypes_; }
   int numWarps() const { return numWarps_; }
   /// Dynamic shared memory per program (bytes) every launch passes.
@@ -150,19 +147,14 @@ public:
   /// After load(): registers, spills, shared memory, threads per program.
   const KernelResources &resources() const { return resources_; }
   /// Launches with `slots[i]` pointing at runtime argument i's value (the
-  /// driver reads slotKinds()[i]'s size from it). False with `errors`.
+  /// driver reads its slot's size from it). False with `errors`.
   bool launch(const std::array<unsigned, 3> &grid, void **slots, CUstream stream,
               std::string &errors) const;
-  /// The same launch with the values packed in one buffer (the kernel's
-  /// parameter layout: paramOffsets()[i], paramBytes() in all), passed
-  /// through cuLaunchKernel's `extra` (CU_LAUNCH_PARAM_BUFFER_POINTER).
+  /// The same launch with the values packed in one buffer (layout()'s
+  /// offsets, layout().bytes in all), passed through cuLaunchKernel's
+  /// `extra` (CU_LAUNCH_PARAM_BUFFER_POINTER).
   bool launchPacked(const std::array<unsigned, 3> &grid, void *params, CUstream stream,
                     std::string &errors) const;
-  /// After load(): each runtime argument's offset in the packed buffer (its
-  /// natural alignment, as the PTX .param space lays them out) and the
-  /// buffer's size.
-  const std::vector<uint32_t> &paramOffsets() const { return paramOffsets_; }
-  uint32_t paramBytes() const { return paramBytes_; }
   /// Whether launches should pack (launchPacked) or pass the pointer array
   /// (launch): packed unless setPackedLaunches() said otherwise (benchmarks
   /// compare both in one process); see docs/python.md for the H200
@@ -192,7 +184,7 @@ private:
   std::string ir_, irOpt_, passLog_;
   std::vector<std::string> argumentNames_;
   std::string ptx_, llvm_, arch_;
-  std::vector<SlotKind> slotKinds_;
+  ParamLayout layout_;
   std::vector<std::string> argumentTypes_;
   int numWarps_ = 4;
   unsigned dynamicShared_ = 0;
@@ -204,8 +196,6 @@ private:
   GpuFailure failure_;
   CacheKey cacheKey_;
   bool ptxFromCache_ = false, cubinFromCache_ = false;
-  std::vector<uint32_t> paramOffsets_;
-  uint32_t paramBytes_ = 0;
   std::string ptxCompiler_;
   // The compile: sources, diagnostics and the module the interpreter runs
   // (and llvmIR() lowers), alive as long as the kernel.

@@ -574,8 +574,8 @@ TEST(CompileCacheTest, GpuScalarsOfEveryTypeArriveIntact) {
                     GpuArg::ofI32(1), GpuArg::ofF32(1.0f), GpuArg::ofBF16Bits(0),
                     GpuArg::ofF64(1)};
   EXPECT_FALSE(k->launch({1, 1, 1}, wrong, nullptr, error));
-  EXPECT_NE(error.find("argument 7 ('g') is fp16 in the signature (fp16) but the argument "
-                       "passed is fp32"),
+  EXPECT_NE(error.find("argument 7 ('g') is fp16 in the signature but the argument passed is "
+                       "fp32"),
             std::string::npos)
       << error;
 }
