@@ -2,6 +2,7 @@
 // each public step first runs the steps before it that have not run.
 #include "compiler/Compiler.h"
 
+#include "compiler/LaunchArgs.h"
 #include "compiler/Pipeline.h"
 #include "ir/ASTToIR.h"
 #include "ir/IRPrinter.h"
@@ -211,7 +212,38 @@ bool Compilation::lowerToIR(std::span<const KernelSpec> kernels) {
   return ok;
 }
 
+// A kernel's runtime parameters all travel in PTX's .param space, laid out
+// as every launch path packs them (LaunchArgs.h); ptxas refuses a kernel over
+// the limit, so the compile says so first, at the kernel, with the numbers.
+bool Compilation::checkParamSpace() {
+  bool ok = true;
+  for (const KernelSpec &spec : kernels_) {
+    std::vector<KernelParam> params = kernelParams(spec.kernel);
+    std::vector<SlotKind> kinds;
+    for (const KernelParam &p : params)
+      kinds.push_back(slotKindOf(p).value_or(SlotKind::Pointer));
+    ParamLayout layout = paramLayout(kinds);
+    if (layout.bytes <= kMaxParamBytes)
+      continue;
+    size_t first = 0; // the first parameter that ends past the limit
+    while (layout.offsets[first] + slotBytes(kinds[first]) <= kMaxParamBytes)
+      ++first;
+    const ast::FunctionDef *def = ast_->findFunction(spec.kernel);
+    diag_->error(def ? def->nameLoc : SourceLoc{},
+                 fmt::format("kernel '{}': its {} runtime parameters take {} bytes of parameter "
+                             "space, over PTX's limit of {} bytes (from parameter {}, '{}', at "
+                             "offset {}); pass fewer (a pointer takes 8 bytes) or make some "
+                             "constexpr",
+                             spec.kernel, params.size(), layout.bytes, kMaxParamBytes, first,
+                             params[first].name, layout.offsets[first]));
+    ok = false;
+  }
+  return ok;
+}
+
 bool Compilation::runPasses(Stage stage) {
+  if (stage == Stage::Gpu && !checkParamSpace())
+    return false;
   PassManager pm(*diag_);
   pm.setDumpIR(hooks_.dumpIR);
   pm.setSink(hooks_.sink);

@@ -7,7 +7,9 @@
 //                specialised for a signature and constexprs
 //   block        the block passes: inline, canonicalize, cse, dce  (Pipeline.cpp)
 //   gpu          the GPU passes: layouts, dots, software pipelining, shared
-//                memory, barriers                             (Pipeline.cpp)
+//                memory, barriers                             (Pipeline.cpp);
+//                first, each kernel's parameters fit PTX's parameter space
+//                (4,352 bytes, laid out as LaunchArgs.h packs them)
 //   llvm         block IR -> LLVM IR (NVPTX), tk's LLVM passes (lowering/PTXEmitter.h)
 //   ptx          NVPTX code generation
 //   (cubin and loading belong to the runtime: driver JIT, nvJitLink or ptxas.)
@@ -163,6 +165,7 @@ private:
   bool upTo(Stage stage);
   std::string noKernel(const std::string &kernel) const;
   bool runPasses(Stage stage);
+  bool checkParamSpace();
   void dump(std::string_view stage, const std::string &text);
   void finishTimes();
 

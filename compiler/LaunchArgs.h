@@ -92,6 +92,12 @@ struct ParamLayout {
 /// The layout of `kinds`, in order, each at its natural alignment.
 ParamLayout paramLayout(std::span<const SlotKind> kinds);
 
+/// The most bytes of kernel parameters PTX allows at the ISA version tk
+/// emits (8.0; 8.1 and sm_70 on raise it to 32,764): 544 pointers. The
+/// compile rejects a kernel whose layout is larger (Compiler.h's gpu stage),
+/// so no launch path meets one.
+constexpr uint32_t kMaxParamBytes = 4352;
+
 /// The most runtime parameters a packed buffer on the stack is sized for,
 /// and its bytes: a slot is at most 8 bytes and aligned to its size, so n
 /// slots take at most 8n bytes; the 8 more let packArgs store whole 8-byte

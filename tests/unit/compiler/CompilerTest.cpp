@@ -7,6 +7,7 @@
 #include "lowering/LLVMTarget.h"
 #include "support/Knobs.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -200,4 +201,60 @@ TEST(Compiler, ABadKnobFailsWithItsName) {
   std::string error;
   EXPECT_FALSE(o.readKnobs(error));
   EXPECT_NE(error.find("TK_WGMMA_INFLIGHT=\"sometimes\""), std::string::npos) << error;
+}
+
+namespace {
+
+// A kernel `many` with the given parameter types ("*fp32", "i32", ...),
+// which stores through its first: its source, its signature, and the GPU
+// stage's verdict with the diagnostics it left.
+struct ParamSpaceRun {
+  bool ok;
+  std::string diagnostics;
+};
+ParamSpaceRun compileParams(const std::vector<std::string> &types) {
+  std::string params, signature;
+  for (size_t i = 0; i < types.size(); ++i) {
+    params += fmt::format("{}p{}", i ? ", " : "", i);
+    signature += fmt::format("{}{}", i ? ", " : "", types[i]);
+  }
+  SourceText text{"many.tk", fmt::format("import tk\n\n\n@tk.jit\ndef many({}):\n"
+                                         "    tk.store(p0 + tk.arange(0, 16), 1.0)\n",
+                                         params)};
+  Compilation c(CompileOptions{});
+  KernelSpec spec{"many", signature, {}, {}};
+  bool ok = c.parse(std::span(&text, 1)) && c.lowerToIR(std::span(&spec, 1)) && c.runGpuPasses();
+  return {ok, c.diag().renderAll()};
+}
+
+} // namespace
+
+// PTX's parameter space holds 4,352 bytes: 544 pointers fit, 545 are a
+// located error with the numbers (ptxas would refuse them after codegen).
+TEST(Compiler, TheParameterSpaceLimitIsALocatedError) {
+  std::vector<std::string> types(544, "*fp32");
+  ParamSpaceRun fits = compileParams(types);
+  EXPECT_TRUE(fits.ok) << fits.diagnostics;
+
+  types.push_back("*fp32");
+  ParamSpaceRun over = compileParams(types);
+  EXPECT_FALSE(over.ok);
+  EXPECT_NE(over.diagnostics.find("many.tk:5:5: error: kernel 'many': its 545 runtime parameters "
+                                  "take 4360 bytes of parameter space, over PTX's limit of 4352 "
+                                  "bytes (from parameter 544, 'p544', at offset 4352)"),
+            std::string::npos)
+      << over.diagnostics;
+
+  // The padding counts: 543 pointers and an i32 end at byte 4348; an i64
+  // after them starts at 4352, not 4348, and ends past the limit.
+  std::vector<std::string> padded(543, "*fp32");
+  padded.push_back("i32");
+  EXPECT_TRUE(compileParams(padded).ok);
+  padded.push_back("i64");
+  ParamSpaceRun aligned = compileParams(padded);
+  EXPECT_FALSE(aligned.ok);
+  EXPECT_NE(aligned.diagnostics.find("take 4360 bytes of parameter space, over PTX's limit of "
+                                     "4352 bytes (from parameter 544, 'p544', at offset 4352)"),
+            std::string::npos)
+      << aligned.diagnostics;
 }
