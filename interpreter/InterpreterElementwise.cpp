@@ -604,6 +604,8 @@ bool execElementwise(ProgramRunner &r, Operation &op) {
                         [&](auto num) { return cmpF<decltype(num)>(r, op); });
   case Opcode::Select:
     return select(r, op);
+  case Opcode::ExternElementwise:
+    return execExternElementwise(r, op);
   case Opcode::SExt:
   case Opcode::ZExt:
   case Opcode::Trunc:

@@ -4,6 +4,7 @@
 //   Interpreter.cpp              interpret(): arguments, grid, threads; the
 //                                program runner (frames, op dispatch, budget)
 //   InterpreterElementwise.cpp   constants, arithmetic, comparisons, casts, math
+//   InterpreterLibdevice.cpp     extern_elementwise: the libdevice functions
 //   InterpreterShape.cpp         make_range, splat, broadcast, expand_dims,
 //                                reshape, trans, program_id, num_programs
 //   InterpreterMemory.cpp        addptr, load, store, atomics, memory checks
@@ -256,6 +257,11 @@ private:
 
 // The op families; each returns false after ProgramRunner::fail.
 bool execElementwise(ProgramRunner &r, Operation &op);
+/// extern_elementwise, the libdevice functions: InterpreterLibdevice.cpp.
+bool execExternElementwise(ProgramRunner &r, Operation &op);
+/// The symbols of lang/Libdevice.def the interpreter lacks or has with other
+/// dtypes, and those it has that the table does not list (empty: in sync).
+std::vector<std::string> libdeviceTableMismatches();
 bool execShape(ProgramRunner &r, Operation &op);
 bool execMemory(ProgramRunner &r, Operation &op);
 bool execReduce(ProgramRunner &r, Operation &op);

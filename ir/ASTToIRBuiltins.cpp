@@ -22,7 +22,7 @@ Val lowerBuiltin(Lowerer &L, const BuiltinInfo &info, Args &args, SourceLoc loc)
        {&BuiltinCall::lowerCreation, &BuiltinCall::lowerMemory, &BuiltinCall::lowerMath,
         &BuiltinCall::lowerReduction, &BuiltinCall::lowerDot, &BuiltinCall::lowerShape,
         &BuiltinCall::lowerSort, &BuiltinCall::lowerRandom, &BuiltinCall::lowerDebug,
-        &BuiltinCall::lowerCompileTime})
+        &BuiltinCall::lowerCompileTime, &BuiltinCall::lowerLibdevice})
     if (std::optional<Val> v = (call.*lower)())
       return std::move(*v);
   return call.notSupported();

@@ -24,6 +24,8 @@
 //                                                      ASTToIRBuiltinsSort.cpp
 //   lowerRandom       randint4x, randint, rand, rand4x, randn, randn4x
 //                     (Philox 4x32 / 4x64)             ASTToIRBuiltinsRandom.cpp
+//   lowerLibdevice    libdevice.NAME (lang/Libdevice.def)
+//                                                      ASTToIRBuiltinsLibdevice.cpp
 //
 // For `tk.load(x_ptr + offs, mask=offs < n)` args has pointer = the tensor
 // of pointers and mask = the comparison; lowerMemory broadcasts the two to
@@ -77,6 +79,7 @@ public:
   std::optional<Val> lowerShape();
   std::optional<Val> lowerSort();
   std::optional<Val> lowerRandom();
+  std::optional<Val> lowerLibdevice();
 
   // Shared by the families.
   Val fail(std::string msg) { return L.fail(loc, std::move(msg)); }

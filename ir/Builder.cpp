@@ -70,6 +70,13 @@ Value *Builder::fma(SourceLoc loc, Value *a, Value *b, Value *c) {
   return create(Opcode::Fma, loc, {a, b, c}, {a->type()})->result();
 }
 
+Value *Builder::externElementwise(SourceLoc loc, std::string symbol,
+                                  const std::vector<Value *> &args, Type *resultElement) {
+  Type *t = ctx_->withElement(args[0]->type(), resultElement);
+  return create(Opcode::ExternElementwise, loc, args, {t}, attrs1("symbol", std::move(symbol)))
+      ->result();
+}
+
 Value *Builder::cmpi(SourceLoc loc, std::string predicate, Value *a, Value *b) {
   Type *t = ctx_->withElement(a->type(), ctx_->i1());
   return create(Opcode::CmpI, loc, {a, b}, {t}, attrs1("predicate", std::move(predicate)))

@@ -108,6 +108,10 @@ public:
   Value *cmpi(SourceLoc loc, std::string predicate, Value *a, Value *b);
   Value *cmpf(SourceLoc loc, std::string predicate, Value *a, Value *b);
   Value *select(SourceLoc loc, Value *cond, Value *a, Value *b);
+  /// The libdevice function `symbol` of `args` (one shape), with result
+  /// element type `resultElement`.
+  Value *externElementwise(SourceLoc loc, std::string symbol, const std::vector<Value *> &args,
+                           Type *resultElement);
   /// A cast op (SExt, ZExt, Trunc, FPExt, FPTrunc, SIToFP, UIToFP, FPToSI,
   /// FPToUI, Bitcast, PtrToInt, IntToPtr) to `to`, a scalar or pointer element
   /// type or a full type; an element type keeps the operand's shape.

@@ -2,6 +2,7 @@
 
 #include "ir/IRContext.h"
 #include "ir/Layout.h"
+#include "lang/Libdevice.h"
 
 #include <algorithm>
 #include <fmt/format.h>
@@ -259,6 +260,42 @@ private:
     return p ? ctx_.withElement(ptr, p->pointee()) : nullptr;
   }
 
+  // The operand and result dtypes are the ones the libdevice symbol takes.
+  void verifyExternElementwise(Operation &op) {
+    std::string symbol(*op.attrs().getString("symbol"));
+    const LibdeviceOverload *f = findLibdeviceOverload(symbol);
+    if (!f) {
+      error(op,
+            fmt::format("'{}' is not a libdevice function tk knows (lang/Libdevice.def)", symbol));
+      return;
+    }
+    auto dtypeStr = [](DType d) { return std::string(dtypeName(d)); };
+    auto list = [&](const std::vector<DType> &ds) {
+      std::string out;
+      for (DType d : ds)
+        out += (out.empty() ? "" : ", ") + dtypeStr(d);
+      return out;
+    };
+    std::vector<DType> got;
+    for (Value *v : op.operands()) {
+      Type *e = v->type()->elementType();
+      if (!e->isScalar()) {
+        error(op, fmt::format("{} takes ({}), got an operand of type {}", symbol, list(f->args),
+                              v->type()->str()));
+        return;
+      }
+      got.push_back(e->dtype());
+    }
+    if (got != f->args) {
+      error(op, fmt::format("{} takes ({}), got ({})", symbol, list(f->args), list(got)));
+      return;
+    }
+    Type *r = op.result()->type()->elementType();
+    if (!r->isScalar() || r->dtype() != f->result)
+      error(op, fmt::format("{} returns {}, but the result type is {}", symbol, dtypeStr(f->result),
+                            op.result()->type()->str()));
+  }
+
   void verifyTypes(Operation &op) {
     const auto &ops = op.operands();
     if (op.hasTrait(OpTrait::SameOperandsAndResultType) || op.hasTrait(OpTrait::SameOperandsType)) {
@@ -337,6 +374,8 @@ private:
     case Opcode::Max:
     case Opcode::Min:
       return verifyMinMax(op);
+    case Opcode::ExternElementwise:
+      return verifyExternElementwise(op);
     case Opcode::Select:
       if (!isI1Like(ops[0]->type()))
         error(op, fmt::format("condition must be i1, got {}", ops[0]->type()->str()));

@@ -1,5 +1,6 @@
 #include "lang/Builtins.h"
 
+#include <algorithm>
 #include <cassert>
 #include <map>
 
@@ -80,6 +81,23 @@ constexpr RawDType kRawDTypes[] = {
 #include "lang/DTypes.def"
 };
 
+// libdevice.NAME: Triton names the arguments arg0, arg1, ...
+constexpr std::string_view kLibdeviceSignatures[] = {"", "arg0", "arg0, arg1", "arg0, arg1, arg2",
+                                                     "arg0, arg1, arg2, arg3"};
+
+struct RawLibdevice {
+  BuiltinId id;
+  std::string_view name; // "libdevice.asin"
+  unsigned arity;
+  std::string_view summary;
+};
+
+constexpr RawLibdevice kRawLibdevice[] = {
+#define TK_LIBDEVICE(ENUM, NAME, ARITY, SUMMARY)                                                   \
+  {BuiltinId::Libdevice##ENUM, "libdevice." NAME, ARITY, SUMMARY},
+#include "lang/Libdevice.def"
+};
+
 struct RawMember {
   TensorMemberId id;
   std::string_view name;
@@ -123,6 +141,12 @@ const Tables &tables() {
                             Signature{}, r.dtype});
       t.builtins.push_back({r.shortId, r.irName, BuiltinKind::DType, BuiltinScope::Tk, "",
                             "a dtype", Signature{}, r.dtype});
+    }
+    for (const RawLibdevice &r : kRawLibdevice) {
+      assert(static_cast<size_t>(r.id) == t.builtins.size());
+      std::string_view sig = kLibdeviceSignatures[r.arity];
+      t.builtins.push_back({r.id, r.name, BuiltinKind::Function, BuiltinScope::Tk, sig, r.summary,
+                            Signature::parse(sig), std::nullopt});
     }
     for (const BuiltinInfo &b : t.builtins) {
       auto &byName = b.scope == BuiltinScope::Tk ? t.tkByName : t.pythonByName;
@@ -232,6 +256,7 @@ bool BuiltinInfo::isCallable() const {
   case BuiltinKind::DType:
   case BuiltinKind::Unsupported:
   case BuiltinKind::Enum:
+  case BuiltinKind::Namespace:
     return false;
   case BuiltinKind::TypeMarker:
     return id == BuiltinId::Constexpr;
@@ -263,7 +288,74 @@ std::optional<BuiltinId> lookupPythonBuiltin(std::string_view name) {
   return std::nullopt;
 }
 
+namespace {
+
+// Triton's triton.language.math names that tk has at top level.
+bool isTritonMathName(std::string_view name) {
+  static constexpr std::string_view names[] = {"abs",   "ceil", "cos",   "div_rn",  "erf",   "exp",
+                                               "exp2",  "fdiv", "floor", "fma",     "log",   "log2",
+                                               "rsqrt", "sin",  "sqrt",  "sqrt_rn", "umulhi"};
+  return std::find(std::begin(names), std::end(names), name) != std::end(names);
+}
+
+} // namespace
+
+std::optional<BuiltinId> lookupNamespaceMember(BuiltinId ns, std::string_view attr) {
+  std::string name(attr);
+  switch (ns) {
+  case BuiltinId::Language:
+    return lookupTkBuiltin(attr);
+  case BuiltinId::Math:
+    if (isTritonMathName(attr))
+      return lookupTkBuiltin(attr);
+    return lookupTkBuiltin("math." + name);
+  case BuiltinId::Extra:
+  case BuiltinId::ExtraCuda:
+    // A nested namespace (extra.cuda, extra.cuda.libdevice), else a function
+    // of the namespace (cuda.NAME).
+    if (auto id = lookupTkBuiltin(std::string(builtinInfo(ns).name) + "." + name))
+      return id;
+    return ns == BuiltinId::ExtraCuda ? lookupTkBuiltin("cuda." + name) : std::nullopt;
+  case BuiltinId::ExtraLibdevice:
+  case BuiltinId::ExtraCudaLibdevice:
+    return lookupTkBuiltin("libdevice." + name);
+  default:
+    return std::nullopt;
+  }
+}
+
+std::optional<BuiltinId> lookupModulePath(std::string_view path, bool &isRoot) {
+  isRoot = false;
+  if (path != "tk" && path.substr(0, 3) != "tk.")
+    return std::nullopt;
+  path.remove_prefix(2);
+  // tk.language.X is tk.X: Triton's module tree, with tk as triton.language.
+  if (path == ".language" || path.substr(0, 10) == ".language.")
+    path.remove_prefix(9);
+  if (path.empty()) {
+    isRoot = true;
+    return std::nullopt;
+  }
+  std::optional<BuiltinId> ns;
+  size_t start = 1;
+  while (start <= path.size()) {
+    size_t dot = path.find('.', start);
+    std::string_view part = path.substr(start, dot == std::string_view::npos ? dot : dot - start);
+    ns = ns ? lookupNamespaceMember(*ns, part) : lookupTkBuiltin(part);
+    if (!ns || builtinInfo(*ns).kind != BuiltinKind::Namespace || *ns == BuiltinId::Language)
+      return std::nullopt;
+    if (dot == std::string_view::npos)
+      break;
+    start = dot + 1;
+  }
+  return ns;
+}
+
 std::string qualifiedName(const BuiltinInfo &info) {
+  // A function of a namespace (libdevice.asin) keeps its namespace's short
+  // name; namespaces are under tk (tk.extra.libdevice).
+  if (info.kind != BuiltinKind::Namespace && info.name.find('.') != std::string_view::npos)
+    return std::string(info.name);
   std::string out = info.scope == BuiltinScope::Tk ? "tk." : "";
   out += info.name;
   return out;

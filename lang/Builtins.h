@@ -48,6 +48,7 @@ enum class BuiltinKind : uint8_t {
   Decorator,   // tk.jit, tk.autotune, tk.heuristics
   HostHelper,  // tk.Config, tk.next_power_of_2: host-side, usable on constants
   Enum,        // tk.PropagateNan: not callable; its members (tk.PropagateNan.ALL) are constants
+  Namespace,   // tk.math, tk.extra, tk.extra.cuda.libdevice: holds other builtins; not callable
   Unsupported, // a Triton or Python name tk does not support (yet)
 };
 
@@ -63,6 +64,9 @@ enum class BuiltinId : uint16_t {
 // Two spellings per dtype: the Python name (float16) and the short one (fp16).
 #define TK_DTYPE(ENUM, IRNAME, PYNAME, BITS, KIND) DType##ENUM, DTypeShort##ENUM,
 #include "lang/DTypes.def"
+// One per libdevice function (libdevice.asin: LibdeviceAsin), lang/Libdevice.def.
+#define TK_LIBDEVICE(ENUM, NAME, ARITY, SUMMARY) Libdevice##ENUM,
+#include "lang/Libdevice.def"
 };
 
 /// One parameter of a signature.
@@ -119,7 +123,23 @@ std::optional<BuiltinId> lookupTkBuiltin(std::string_view name);
 /// A bare Python builtin name (possibly Unsupported), or nullopt.
 std::optional<BuiltinId> lookupPythonBuiltin(std::string_view name);
 
-/// "tk.load" or "range": how messages and docs spell the name.
+/// The member `attr` of the namespace builtin `ns` (tk.extra.cuda ->
+/// "libdevice" is the namespace tk.extra.cuda.libdevice; its "asin" is the
+/// function libdevice.asin), or nullopt. Namespaces hold:
+///   tk.language        what tk holds (Triton's triton.language is tk itself)
+///   tk.math            the tk functions Triton's math module has (tk.math.exp2 is tk.exp2)
+///   tk.extra           cuda and libdevice
+///   tk.extra.cuda      libdevice
+///   tk.extra.libdevice, tk.extra.cuda.libdevice   the libdevice functions
+std::optional<BuiltinId> lookupNamespaceMember(BuiltinId ns, std::string_view attr);
+/// The namespace a module path names, for imports: "tk" and "tk.language"
+/// are the tk module itself (nullopt with `isRoot` set), "tk.language.extra"
+/// or "tk.extra" the namespace tk.extra, ...; nullopt for other paths.
+std::optional<BuiltinId> lookupModulePath(std::string_view path, bool &isRoot);
+
+/// "tk.load", "range", "tk.extra.libdevice" or "libdevice.asin": how messages
+/// and docs spell the name (a function inside a namespace is spelled with its
+/// namespace's short name, as Triton programs call it).
 std::string qualifiedName(const BuiltinInfo &info);
 /// "tk.load(pointer, mask=None, ...)" as docs/language.md lists it.
 std::string formatSignature(const BuiltinInfo &info);

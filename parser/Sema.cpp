@@ -98,15 +98,25 @@ void Checker::checkModuleStmt(Stmt *s) {
 
 void Checker::checkImport(Import *imp) {
   for (const ImportAlias &a : imp->names) {
-    std::string bound = a.asname.empty() ? a.name : a.asname;
-    if (a.name == "tk") {
-      declareGlobal(bound, {GlobalKind::ModuleAlias, a.loc});
+    bool isRoot = false;
+    std::optional<BuiltinId> ns = lookupModulePath(a.name, isRoot);
+    if (isRoot || ns) {
+      // `import tk.language.extra.libdevice` binds `tk`, as Python does; with
+      // `as NAME` it binds NAME to the module it names.
+      if (a.asname.empty() || isRoot) {
+        declareGlobal(a.asname.empty() ? "tk" : a.asname, {GlobalKind::ModuleAlias, a.loc});
+      } else {
+        GlobalSymbol sym{GlobalKind::ImportedBuiltin, a.loc};
+        sym.builtin = *ns;
+        declareGlobal(a.asname, sym);
+      }
     } else if (a.name == "triton" || a.name.rfind("triton.", 0) == 0) {
       diag_.error(a.loc, fmt::format("tk kernels import tk, not triton: write 'import tk as {}'",
                                      a.asname.empty() ? "tl" : a.asname));
     } else if (a.name.rfind("tk.", 0) == 0) {
-      diag_.error(a.loc, fmt::format("module 'tk' has no submodule '{}': the language is tk "
-                                     "itself; write 'import tk as tl'",
+      diag_.error(a.loc, fmt::format("module 'tk' has no submodule '{}': kernels can import tk, "
+                                     "tk.language, tk.language.math and tk.language.extra "
+                                     "(.libdevice, .cuda, .cuda.libdevice)",
                                      a.name.substr(3)));
     } else {
       diag_.error(a.loc, fmt::format("unknown module '{}': tk kernels can import only tk", a.name));
@@ -122,25 +132,28 @@ void Checker::checkImportFrom(ImportFrom *imp) {
                           "'from tk import ...'");
     return;
   }
-  if (imp->module != "tk") {
-    diag_.error(imp->loc,
-                fmt::format("unknown module '{}': tk kernels can import only tk", imp->module));
+  bool isRoot = false;
+  std::optional<BuiltinId> ns = lookupModulePath(imp->module, isRoot);
+  if (!isRoot && !ns) {
+    diag_.error(imp->loc, fmt::format("unknown module '{}': tk kernels can import only tk and its "
+                                      "submodules (tk.language, tk.language.math, "
+                                      "tk.language.extra.libdevice, ...)",
+                                      imp->module));
     return;
   }
+  std::string module = ns ? qualifiedName(builtinInfo(*ns)) : "tk";
   for (const ImportAlias &a : imp->names) {
     if (a.name == "*") {
-      diag_.error(a.loc, "not supported in tk kernels: 'from tk import *'; import the names "
-                         "you use, or write 'import tk'");
+      diag_.error(a.loc, fmt::format("not supported in tk kernels: 'from {} import *'; import the "
+                                     "names you use, or write 'import {}'",
+                                     imp->module, imp->module));
       continue;
     }
-    std::optional<BuiltinId> id = lookupTkBuiltin(a.name);
+    std::optional<BuiltinId> id = ns ? lookupNamespaceMember(*ns, a.name) : lookupTkBuiltin(a.name);
     if (!id) {
-      std::vector<std::string> names;
-      for (const BuiltinInfo &b : allBuiltins())
-        if (b.scope == BuiltinScope::Tk && b.kind != BuiltinKind::Unsupported)
-          names.push_back(std::string(b.name));
-      diag_.error(a.loc, fmt::format("module 'tk' has no attribute '{}'{}", a.name,
-                                     didYouMean(a.name, names)));
+      diag_.error(
+          a.loc, fmt::format("module '{}' has no attribute '{}'{}", module, a.name,
+                             didYouMean(a.name, namespaceNames(ns ? &builtinInfo(*ns) : nullptr))));
       continue;
     }
     const BuiltinInfo &info = builtinInfo(*id);
@@ -149,9 +162,14 @@ void Checker::checkImportFrom(ImportFrom *imp) {
                                      info.summary.empty() ? "" : ": ", info.summary));
       continue;
     }
+    std::string bound = a.asname.empty() ? a.name : a.asname;
+    if (info.id == BuiltinId::Language) {
+      declareGlobal(bound, {GlobalKind::ModuleAlias, a.loc}); // tk.language is tk
+      continue;
+    }
     GlobalSymbol sym{GlobalKind::ImportedBuiltin, a.loc};
     sym.builtin = *id;
-    declareGlobal(a.asname.empty() ? a.name : a.asname, sym);
+    declareGlobal(bound, sym);
   }
 }
 

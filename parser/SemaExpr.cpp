@@ -179,16 +179,26 @@ bool Checker::isOpaque(const Expr *e) const {
   return g != globals_.end() && g->second.kind == GlobalKind::External;
 }
 
-// Triton's math submodule: `tl.math.exp2(x)` is `tl.exp2(x)`, for the names
-// triton.language.math holds that tk has at top level.
-static bool isTritonMathName(std::string_view name) {
-  static constexpr std::string_view names[] = {"abs",   "ceil", "cos",   "div_rn",  "erf",   "exp",
-                                               "exp2",  "fdiv", "floor", "fma",     "log",   "log2",
-                                               "rsqrt", "sin",  "sqrt",  "sqrt_rn", "umulhi"};
-  return std::find(std::begin(names), std::end(names), name) != std::end(names);
+namespace {
+
+// The builtin of kind `kind` that `e` names (tk.PropagateNan, tk.extra.libdevice,
+// or such a builtin imported by name: `libdevice` after `from
+// tk.language.extra import libdevice`), or null.
+const BuiltinInfo *builtinOfKind(const Expr *e, BuiltinKind kind) {
+  int index = -1;
+  if (auto *a = dyn_cast<Attribute>(e))
+    index = a->builtin;
+  else if (auto *n = dyn_cast<Name>(e); n && n->binding == NameBinding::Builtin)
+    index = n->builtin;
+  if (index < 0 || builtinInfo(index).kind != kind)
+    return nullptr;
+  return &builtinInfo(index);
 }
 
-namespace {
+const BuiltinInfo *namespaceNamed(const Expr *e) {
+  return builtinOfKind(e, BuiltinKind::Namespace);
+}
+const BuiltinInfo *enumNamed(const Expr *e) { return builtinOfKind(e, BuiltinKind::Enum); }
 
 // "tk.PropagateNan.NONE or tk.PropagateNan.ALL".
 std::string enumMemberList(const BuiltinInfo &info) {
@@ -199,49 +209,37 @@ std::string enumMemberList(const BuiltinInfo &info) {
   return out;
 }
 
-// The enum builtin `e` names (tk.PropagateNan, or PropagateNan imported from
-// tk), or null.
-const BuiltinInfo *enumNamed(const Expr *e) {
-  int index = -1;
-  if (auto *a = dyn_cast<Attribute>(e))
-    index = a->builtin;
-  else if (auto *n = dyn_cast<Name>(e); n && n->binding == NameBinding::Builtin)
-    index = n->builtin;
-  if (index < 0 || builtinInfo(index).kind != BuiltinKind::Enum)
-    return nullptr;
-  return &builtinInfo(index);
-}
-
 } // namespace
+
+std::vector<std::string> namespaceNames(const BuiltinInfo *ns) {
+  std::vector<std::string> names;
+  for (const BuiltinInfo &b : allBuiltins()) {
+    if (b.scope != BuiltinScope::Tk || b.kind == BuiltinKind::Unsupported)
+      continue;
+    std::string_view name = b.name;
+    if (size_t dot = name.rfind('.'); dot != std::string_view::npos)
+      name = name.substr(dot + 1);
+    if (!ns ? b.name.find('.') == std::string_view::npos
+            : lookupNamespaceMember(ns->id, name) == b.id)
+      names.push_back(std::string(name));
+  }
+  return names;
+}
 
 const BuiltinInfo *Checker::checkAttribute(Attribute *a) {
   unsigned before = diag_.numErrors();
-  if (auto *sub = dyn_cast<Attribute>(a->value); sub && sub->attr == "math") {
-    if (auto *mod = dyn_cast<Name>(sub->value)) {
-      checkExpr(mod);
-      if (diag_.numErrors() != before)
-        return nullptr;
-      if (mod->binding == NameBinding::Module && isTritonMathName(a->attr)) {
-        std::optional<BuiltinId> id = lookupTkBuiltin(a->attr);
-        assert(id && "every Triton math name is a tk builtin");
-        a->builtin = static_cast<int>(*id);
-        return &builtinInfo(*id);
-      }
-    }
-  }
   checkExpr(a->value);
   if (diag_.numErrors() != before)
     return nullptr;
   auto *base = dyn_cast<Name>(a->value);
-  if (base && base->binding == NameBinding::Module) {
-    std::optional<BuiltinId> id = lookupTkBuiltin(a->attr);
+  const BuiltinInfo *ns = namespaceNamed(a->value);
+  if (ns || (base && base->binding == NameBinding::Module)) {
+    std::optional<BuiltinId> id =
+        ns ? lookupNamespaceMember(ns->id, a->attr) : lookupTkBuiltin(a->attr);
+    std::string module = ns ? qualifiedName(*ns) : "tk";
     if (!id) {
-      std::vector<std::string> names;
-      for (const BuiltinInfo &b : allBuiltins())
-        if (b.scope == BuiltinScope::Tk && b.kind != BuiltinKind::Unsupported)
-          names.push_back(std::string(b.name));
-      diag_.error(a->attrLoc, fmt::format("module 'tk' has no attribute '{}'{}", a->attr,
-                                          didYouMean(a->attr, names)));
+      diag_.error(a->attrLoc, fmt::format("module '{}' has no attribute '{}'{}", module, a->attr,
+                                          didYouMean(a->attr, namespaceNames(ns))));
       return nullptr;
     }
     const BuiltinInfo &info = builtinInfo(*id);
@@ -328,6 +326,9 @@ void Checker::checkBuiltinCall(const BuiltinInfo &info, Call *c, bool asIterable
   case BuiltinKind::DType:
     diag_.error(c->loc,
                 fmt::format("{} is a dtype, not a function; convert with x.to({})", name, name));
+    return;
+  case BuiltinKind::Namespace:
+    diag_.error(c->loc, fmt::format("module '{}' is not callable", name));
     return;
   case BuiltinKind::TypeMarker:
     if (!info.isCallable()) {

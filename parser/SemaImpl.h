@@ -55,6 +55,10 @@ inline size_t editDistance(std::string_view a, std::string_view b) {
 // "; did you mean 'offs'?" for the closest candidate within a third of the
 // name's length, or "". Ties go to the first candidate in the (sorted) list,
 // so the suggestion is deterministic.
+/// The short names a namespace builtin holds (null: the tk module's own), for
+/// "did you mean": SemaExpr.cpp.
+std::vector<std::string> namespaceNames(const BuiltinInfo *ns);
+
 inline std::string didYouMean(std::string_view name, const std::vector<std::string> &candidates) {
   if (name.size() > 64)
     return "";

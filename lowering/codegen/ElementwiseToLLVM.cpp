@@ -220,6 +220,8 @@ llvm::Value *FunctionLowering::scalarOp(Opcode opc, const AttrDict &attrs, Type 
   llvm::Type *resTy = elementType(resultType);
   auto a = [&]() { return ops[0]; };
   switch (opc) {
+  case Opcode::ExternElementwise:
+    return callLibdevice(b, *attrs.getString("symbol"), ops, resTy);
   case Opcode::Add:
     return isFloat ? b.CreateFAdd(ops[0], ops[1]) : b.CreateAdd(ops[0], ops[1]);
   case Opcode::Sub:

@@ -7,6 +7,7 @@
 #include <llvm/IR/Module.h>
 #include <llvm/Linker/Linker.h>
 #include <llvm/Support/MemoryBuffer.h>
+#include <llvm/Support/raw_ostream.h>
 #include <llvm/Transforms/IPO/Internalize.h>
 
 #include <cstdlib>
@@ -14,18 +15,25 @@
 
 namespace tk {
 
-llvm::Value *callLibdevice(llvm::IRBuilderBase &b, std::string_view name, llvm::Value *x) {
+llvm::Value *callLibdevice(llvm::IRBuilderBase &b, std::string_view name,
+                           const std::vector<llvm::Value *> &args, llvm::Type *result) {
   llvm::Module *m = b.GetInsertBlock()->getModule();
-  llvm::Type *t = x->getType();
+  std::vector<llvm::Type *> params;
+  for (llvm::Value *a : args)
+    params.push_back(a->getType());
   llvm::FunctionCallee fn = m->getOrInsertFunction(llvm::StringRef(name.data(), name.size()),
-                                                   llvm::FunctionType::get(t, {t}, false));
+                                                   llvm::FunctionType::get(result, params, false));
   if (auto *f = llvm::dyn_cast<llvm::Function>(fn.getCallee())) {
     // Pure math: lets CSE and DCE treat the call like an instruction.
     f->setDoesNotAccessMemory();
     f->setDoesNotThrow();
     f->setWillReturn();
   }
-  return b.CreateCall(fn, {x});
+  return b.CreateCall(fn, args);
+}
+
+llvm::Value *callLibdevice(llvm::IRBuilderBase &b, std::string_view name, llvm::Value *x) {
+  return callLibdevice(b, name, std::vector<llvm::Value *>{x}, x->getType());
 }
 
 llvm::Value *libdeviceMath(llvm::IRBuilderBase &b, Opcode opcode, llvm::Value *x) {
@@ -52,6 +60,17 @@ std::vector<std::string> libdeviceCandidates(const std::string &explicitPath) {
   return paths;
 }
 
+namespace {
+
+std::string typeString(const llvm::Type *t) {
+  std::string out;
+  llvm::raw_string_ostream os(out);
+  t->print(os);
+  return out;
+}
+
+} // namespace
+
 bool linkLibdevice(llvm::Module &m, const std::string &explicitPath, DiagnosticEngine &diag) {
   bool needed = false;
   for (const llvm::Function &f : m)
@@ -71,8 +90,9 @@ bool linkLibdevice(llvm::Module &m, const std::string &explicitPath, DiagnosticE
     std::string tried;
     for (const std::string &p : paths)
       tried += (tried.empty() ? "" : ", ") + p;
-    diag.error({}, fmt::format("fp64 math needs the CUDA toolkit's libdevice bitcode, which was "
-                               "not found (tried {}); set TK_LIBDEVICE_PATH to libdevice.10.bc",
+    diag.error({}, fmt::format("fp64 math and the libdevice functions need the CUDA toolkit's "
+                               "libdevice bitcode, which was not found (tried {}); set "
+                               "TK_LIBDEVICE_PATH to libdevice.10.bc",
                                tried));
     return false;
   }
@@ -87,6 +107,24 @@ bool linkLibdevice(llvm::Module &m, const std::string &explicitPath, DiagnosticE
     diag.error({}, fmt::format("libdevice '{}' is not valid bitcode: {}", found,
                                llvm::toString(lib.takeError())));
     return false;
+  }
+  // Every function the kernel declares must be libdevice's with the same
+  // type: the linker would leave a missing one external (ptxas then fails far
+  // from the cause) and call one of another type through a mismatched call.
+  for (const llvm::Function &f : m) {
+    if (!f.isDeclaration() || !f.getName().starts_with("__nv_"))
+      continue;
+    const llvm::Function *def = (*lib)->getFunction(f.getName());
+    if (!def || def->isDeclaration()) {
+      diag.error({}, fmt::format("libdevice '{}' has no function '{}'", found, f.getName().str()));
+      return false;
+    }
+    if (def->getFunctionType() != f.getFunctionType()) {
+      diag.error({}, fmt::format("libdevice '{}' defines '{}' as {}, but tk calls it as {}", found,
+                                 f.getName().str(), typeString(def->getFunctionType()),
+                                 typeString(f.getFunctionType())));
+      return false;
+    }
   }
   // libdevice says nvptx64-nvidia-gpulibs and an older data layout; take the
   // kernel module's so the linker has nothing to warn about.

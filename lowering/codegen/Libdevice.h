@@ -1,4 +1,5 @@
-// Libdevice: fp64 math through the CUDA toolkit's libdevice bitcode, linked
+// Libdevice: fp64 math and the libdevice.NAME functions (extern_elementwise,
+// lang/Libdevice.def) through the CUDA toolkit's libdevice bitcode, linked
 // into a generated module only when a kernel calls one of its functions.
 //
 //   llvm::Value *y = callLibdevice(builder, "__nv_exp", x);  // double @__nv_exp(double)
@@ -27,6 +28,7 @@
 namespace llvm {
 class IRBuilderBase;
 class Module;
+class Type;
 class Value;
 } // namespace llvm
 
@@ -35,6 +37,10 @@ namespace tk {
 /// A call of libdevice's `name` (e.g. "__nv_exp") on `x`, declaring the
 /// function (same type in and out) in the insertion block's module.
 llvm::Value *callLibdevice(llvm::IRBuilderBase &b, std::string_view name, llvm::Value *x);
+/// A call of libdevice's `name` on `args`, returning `result` (the function
+/// of an extern_elementwise op: "__nv_ldexpf" of a float and an i32).
+llvm::Value *callLibdevice(llvm::IRBuilderBase &b, std::string_view name,
+                           const std::vector<llvm::Value *> &args, llvm::Type *result);
 
 /// The libdevice function of an fp64 math op (exp, exp2, log, log2, sin,
 /// cos, rsqrt, erf) applied to `x`; null for other ops.

@@ -110,6 +110,8 @@ const char *kindName(BuiltinKind k) {
     return "host";
   case BuiltinKind::Enum:
     return "enum";
+  case BuiltinKind::Namespace:
+    return "namespace";
   case BuiltinKind::Unsupported:
     return "unsupported";
   }
@@ -403,6 +405,16 @@ PYBIND11_MODULE(_C, m) {
         return out;
       },
       "The members of the tk module's enums (tk.PropagateNan) as the compiler knows them.");
+
+  m.def(
+      "kernel_module",
+      [](const std::string &path) {
+        // Whether kernels can use the Python module `path` (tk.language.math,
+        // tk.language.extra.libdevice, ...): the front end's module paths.
+        bool isRoot = false;
+        return lookupModulePath(path, isRoot).has_value() || isRoot;
+      },
+      "Whether a module of tk's tree is one kernels can import (lookupModulePath).");
 
   m.def(
       "dtypes",

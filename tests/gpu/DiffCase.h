@@ -113,6 +113,9 @@ struct CaseDef {
 
 /// Every case, in a fixed order.
 const std::vector<CaseDef> &allCases();
+/// The functions of lang/Libdevice.def without a domain and tolerance in
+/// DiffCasesLibdevice.cpp (so without cases); empty when all have them.
+std::vector<std::string> libdeviceFunctionsWithoutCases();
 
 /// Ops the GPU code generator does not support yet. A case whose compile
 /// fails with "not supported ... yet" fails unless it is listed here; a

@@ -37,8 +37,6 @@ namespace {
 // Elementwise ops
 //===----------------------------------------------------------------------===//
 
-using RefFn = std::function<Elem(DType, const Elem *)>;
-
 struct ElementwiseOp {
   ElementwiseOp(std::string family, std::string expr, int arity, std::vector<DType> dtypes,
                 std::function<Gen(DType, int)> gen, std::function<DType(DType)> result, RefFn ref,
@@ -56,14 +54,14 @@ struct ElementwiseOp {
   bool equalOperands = false;                 // copy x into y at random lanes (comparisons)
 };
 
-/// Builds one elementwise case: `arity` inputs of dtype `in` (or the given
-/// dtypes), out = EXPR, and the elementwise host reference.
+} // namespace
+
 CaseRun buildElementwise(Rng &rng, const std::vector<DType> &ins, DType out,
                          const std::string &expr, const std::function<Gen(DType, int)> &gen,
                          const RefFn &ref, Tol tol, bool equalOperands) {
   CaseRun run;
   Blocks b = pickBlocks(rng, run);
-  static const char *names[] = {"x", "y", "z"};
+  static const char *names[] = {"x", "y", "z", "w"};
   std::string params, loads, sig;
   for (size_t k = 0; k < ins.size(); ++k) {
     run.buffers.push_back(
@@ -97,7 +95,7 @@ CaseRun buildElementwise(Rng &rng, const std::vector<DType> &ins, DType out,
       for (int64_t i = 0; i < b.n; ++i) {
         if (!activeLane(b, bufs, maskBuf, i))
           continue;
-        Elem v[3];
+        Elem v[4];
         for (size_t k = 0; k < nIn; ++k)
           v[k] = at(bufs[k], i);
         expectAt(e, bufs.back(), i, ref(ins[0], v));
@@ -107,6 +105,8 @@ CaseRun buildElementwise(Rng &rng, const std::vector<DType> &ins, DType out,
   }
   return run;
 }
+
+namespace {
 
 /// Tolerances of the approximate math functions, in ulps of the result
 /// dtype plus an absolute term; 16-bit results are computed in fp32 and
@@ -452,6 +452,7 @@ void addPromotions(std::vector<CaseDef> &cases) {
 void addStructuredCases(std::vector<CaseDef> &cases); // DiffCasesStructured.cpp
 void addLanguageCases(std::vector<CaseDef> &cases);   // DiffCasesLanguage.cpp
 void addChainCases(std::vector<CaseDef> &cases);      // DiffCasesChains.cpp
+void addLibdeviceCases(std::vector<CaseDef> &cases);  // DiffCasesLibdevice.cpp
 
 const std::vector<CaseDef> &allCases() {
   static const std::vector<CaseDef> cases = [] {
@@ -462,6 +463,7 @@ const std::vector<CaseDef> &allCases() {
     addStructuredCases(c);
     addLanguageCases(c);
     addChainCases(c);
+    addLibdeviceCases(c);
     return c;
   }();
   return cases;

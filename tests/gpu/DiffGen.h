@@ -231,6 +231,21 @@ inline bool activeLane(const Blocks &b, const std::vector<CaseBuffer> &bufs, siz
   return b.mask != Blocks::Mask::Random || at(bufs[maskBuf], i).i != 0;
 }
 
+//===----------------------------------------------------------------------===//
+// Elementwise cases (DiffCases.cpp)
+//===----------------------------------------------------------------------===//
+
+/// A host reference of one element: the operands' dtype and values.
+using RefFn = std::function<Elem(DType, const Elem *)>;
+
+/// One elementwise case on a 1-D block: inputs x, y, z, w of dtypes `ins` drawn
+/// from `gen(dtype, operand)` (null: anyValue), out = EXPR of dtype `out`
+/// within `tol`, checked against `ref` in the Ci mode when it is set;
+/// `equalOperands` copies x into y at random lanes (comparisons).
+CaseRun buildElementwise(Rng &rng, const std::vector<DType> &ins, DType out,
+                         const std::string &expr, const std::function<Gen(DType, int)> &gen,
+                         const RefFn &ref, Tol tol, bool equalOperands);
+
 // Integer helpers for references: values arrive sign- or zero-extended, as
 // their dtype says; results are wrapped to the width by writeElem.
 inline uint64_t u(const Elem &e) { return uint64_t(e.i); }

@@ -264,6 +264,15 @@ TEST(CiHarness, CompareOutputCatchesEveryKindOfDifference) {
   EXPECT_NE(d.find("out[4]: got 0, expected -0"), std::string::npos) << d;
 }
 
+// Every libdevice function has cases (a domain and a tolerance).
+TEST(CiHarness, EveryLibdeviceFunctionHasCases) {
+  std::vector<std::string> missing = libdeviceFunctionsWithoutCases();
+  std::string list;
+  for (const std::string &m : missing)
+    list += " " + m;
+  EXPECT_TRUE(missing.empty()) << "no cases for:" << list;
+}
+
 std::vector<size_t> caseIndices() {
   std::vector<size_t> v(allCases().size());
   for (size_t i = 0; i < v.size(); ++i)

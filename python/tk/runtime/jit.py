@@ -278,6 +278,15 @@ def _header_names(text, def_index):
     return names
 
 
+# The module of a namespace's builtins (libdevice.asin is
+# tk.language.extra.libdevice's asin).
+_NAMESPACE_MODULES = {
+    "libdevice": "tk.language.extra.libdevice",
+    "cuda": "tk.language.extra.cuda",
+    "math": "tk.language.math",
+}
+
+
 class _Closure:
     """Everything one compile depends on besides the arguments: the sources of
     the kernel and of the helpers it reaches, and the globals they read."""
@@ -295,6 +304,9 @@ class _Closure:
         self.constants = {}  # global name -> value
         self.aliases = set()  # globals bound to the tk module
         self.imports = {}  # global name -> tk builtin name (`from tk import load`)
+        # global name -> the tk submodule it is bound to (`from
+        # tk.language.extra import libdevice`), for the prelude's imports.
+        self.modules = {}
         self.unusable = {}  # global name -> (type name, function) of other globals
         # (globals dict, name, value) of every global the functions read: the
         # GPU launcher (_C.Launcher) checks these objects are still bound
@@ -313,6 +325,8 @@ class _Closure:
                 self.guards.append((g, name, value))
                 if any(value is m for m in tk_modules if m is not None):
                     self.aliases.add(name)
+                elif isinstance(value, types.ModuleType) and _C.kernel_module(value.__name__):
+                    self.modules[name] = value.__name__
                 elif isinstance(value, JITFunction):
                     if value.fn.__name__ != name:
                         raise CompilationError(
@@ -344,11 +358,23 @@ class _Closure:
 
     def prelude(self):
         """A synthetic source that imports the tk builtins bound to plain
-        globals (`from tk import load`) and the decorator name."""
+        globals (`from tk import load`; a builtin of a namespace, such as
+        libdevice.asin, from its module), the tk submodules bound to globals
+        (`import tk.language.extra.libdevice as libdevice`) and the decorator
+        name."""
         items = [f"jit as {_JIT_NAME}"]
+        lines = []
         for name, builtin in sorted(self.imports.items()):
-            items.append(builtin if builtin == name else f"{builtin} as {name}")
-        return ("<tk prelude>", "from tk import " + ", ".join(items) + "\n", 1)
+            if "." in builtin:
+                namespace, short = builtin.rsplit(".", 1)
+                module = _NAMESPACE_MODULES.get(namespace, "tk." + namespace)
+                lines.append(f"from {module} import {short} as {name}\n")
+            else:
+                items.append(builtin if builtin == name else f"{builtin} as {name}")
+        for name, module in sorted(self.modules.items()):
+            lines.append(f"import {module} as {name}\n")
+        text = "from tk import " + ", ".join(items) + "\n" + "".join(lines)
+        return ("<tk prelude>", text, 1)
 
     def explain(self, errors):
         """Notes for "undefined name" errors about globals a kernel cannot read."""
@@ -368,6 +394,7 @@ class _Closure:
             tuple(sorted((n, _tagged(v)) for n, v in self.constants.items())),
             tuple(sorted(self.aliases)),
             tuple(sorted(self.imports.items())),
+            tuple(sorted(self.modules.items())),
         )
 
 

@@ -448,7 +448,12 @@ TEST(SemaTest, RandomArityAgainstTable) {
     std::string args;
     for (unsigned i = 0; i < n; ++i)
       args += (i ? ", " : "") + std::string("x");
-    std::string src = kernel("x", "    y = tk." + std::string(b.name) + "(" + args + ")\n");
+    // A function of a namespace is reached through it: libdevice.asin is
+    // tk.extra.libdevice.asin, cuda.smid tk.extra.cuda.smid.
+    std::string name(b.name);
+    bool underExtra = name.rfind("libdevice.", 0) == 0 || name.rfind("cuda.", 0) == 0;
+    std::string src =
+        kernel("x", "    y = tk." + (underExtra ? "extra." + name : name) + "(" + args + ")\n");
     bool ok = n >= b.signature.minPositional() && n <= b.signature.maxPositional();
     EXPECT_EQ(clean(src), ok) << src;
   }
