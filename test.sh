@@ -5,7 +5,7 @@
 #   1. unit       GoogleTest binaries of the Release build (ctest)
 #   2. lit        lit + FileCheck over tests/filecheck and the hostile inputs
 #                 of tests/robustness with the Release tkc
-#   3. pytest     tests/python ("no tests collected" counts as a pass)
+#   3. pytest     tests/python and tests/robustness ("no tests collected" counts as a pass)
 #   4. tutorials  the main job run.sh runs (scripts/tutorials.py): every
 #                 tutorial kernel to PTX + ptxas, the tutorials on the
 #                 interpreter (and the GPU, where there is one), checked
@@ -83,7 +83,9 @@ python_tests() {
     return 0
   fi
   local rc=0
-  PYTHONPATH="$TK_ROOT/build/python${PYTHONPATH:+:$PYTHONPATH}" python3 -m pytest -q -rs tests/python ||
+  local dirs=(tests/python)
+  [ -d tests/robustness ] && dirs+=(tests/robustness)
+  PYTHONPATH="$TK_ROOT/build/python${PYTHONPATH:+:$PYTHONPATH}" python3 -m pytest -q -rs "${dirs[@]}" ||
     rc=$?
   if [ $rc -eq 5 ]; then
     echo "pytest: no tests collected (counted as a pass)"

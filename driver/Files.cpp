@@ -11,6 +11,21 @@
 #include <unistd.h>
 
 namespace tk {
+namespace {
+
+const char *fileKind(mode_t mode) {
+  if (S_ISDIR(mode))
+    return "a directory";
+  if (S_ISFIFO(mode))
+    return "a FIFO";
+  if (S_ISCHR(mode) || S_ISBLK(mode))
+    return "a device";
+  if (S_ISSOCK(mode))
+    return "a socket";
+  return "a special file";
+}
+
+} // namespace
 
 bool createDirectories(const std::string &dir, std::string &error) {
   if (dir.empty()) {
@@ -73,14 +88,24 @@ bool writeFileAtomic(const std::string &path, std::string_view bytes, std::strin
 
 bool readWholeFile(const std::string &path, std::string &bytes, std::string &error,
                    size_t maxBytes) {
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: opening a FIFO (or a device) where a file should be must not
+  // wait for a writer; only a regular file is read, and on one the flag
+  // changes nothing.
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
   if (fd < 0) {
     error = fmt::format("cannot open '{}': {}", path, std::strerror(errno));
     return false;
   }
   struct stat st;
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || uint64_t(st.st_size) > maxBytes) {
-    error = fmt::format("'{}' is not a regular file of at most {} bytes", path, maxBytes);
+  if (fstat(fd, &st) != 0) {
+    error = fmt::format("cannot stat '{}': {}", path, std::strerror(errno));
+    close(fd);
+    return false;
+  }
+  if (!S_ISREG(st.st_mode) || uint64_t(st.st_size) > maxBytes) {
+    error = fmt::format("'{}' is not a regular file of at most {} bytes (it is {})", path, maxBytes,
+                        S_ISREG(st.st_mode) ? fmt::format("{} bytes", uint64_t(st.st_size))
+                                            : std::string(fileKind(st.st_mode)));
     close(fd);
     return false;
   }

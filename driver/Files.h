@@ -11,7 +11,8 @@
 //   writeFileAtomic("/tmp/tk/a/b/x.ptx", ptx, error);    // x.ptx.tmp.<pid>.<thread>.<n>, renamed
 //   std::string bytes;
 //   readWholeFile("/tmp/tk/a/b/x.ptx", bytes, error);    // false for a directory, a short
-//                                                       // read or a file past maxBytes
+//                                                       // read, a file past maxBytes
+//                                                       // or a FIFO (never waits on one)
 #pragma once
 
 #include <cstddef>
@@ -26,7 +27,9 @@ bool createDirectories(const std::string &dir, std::string &error);
 /// directory and rename(2); the directory must exist. False with a reason
 /// (and no temporary file left behind).
 bool writeFileAtomic(const std::string &path, std::string_view bytes, std::string &error);
-/// Reads a whole regular file of at most `maxBytes`. False with a reason.
+/// Reads a whole regular file of at most `maxBytes`. False with a reason,
+/// without blocking, for anything else at `path` (a FIFO, a device, a
+/// socket, a directory).
 bool readWholeFile(const std::string &path, std::string &bytes, std::string &error,
                    size_t maxBytes = size_t(1) << 30);
 

@@ -196,9 +196,14 @@ bool alwaysCompile() {
 namespace {
 
 constexpr char kMagic[8] = {'t', 'k', 'c', 'a', 'c', 'h', 'e', '\0'};
-constexpr uint32_t kFormatVersion = 1;
-// magic, version, kind, key, payload size, payload SHA-256.
+// 2: the checksum covers the kind and the key as well as the payload.
+constexpr uint32_t kFormatVersion = 2;
+// magic, version, kind, key, payload size, checksum.
 constexpr size_t kHeaderBytes = 8 + 4 + 4 + 32 + 8 + 32;
+// The largest entry read: far above any PTX or cubin tk makes (a few MB), so
+// a huge file where an entry should be costs one bounded read, not memory
+// without limit.
+constexpr size_t kMaxEntryBytes = size_t(256) << 20;
 
 std::string entryHeader(const CacheKey &key, CacheKind kind, std::string_view payload) {
   ByteWriter w;
@@ -207,7 +212,14 @@ std::string entryHeader(const CacheKey &key, CacheKind kind, std::string_view pa
   w.u32(uint32_t(kind));
   w.bytes().append(reinterpret_cast<const char *>(key.bytes.data()), key.bytes.size());
   w.u64(payload.size());
+  // The checksum binds the payload to its kind and key: an entry copied under
+  // another key's name with its key field rewritten still fails here.
+  uint8_t kindBytes[4];
+  for (int i = 0; i < 4; ++i)
+    kindBytes[i] = uint8_t(uint32_t(kind) >> (8 * i));
   Sha256 sum;
+  sum.update(kindBytes, sizeof kindBytes);
+  sum.update(key.bytes.data(), key.bytes.size());
   sum.update(payload);
   auto digest = sum.finish();
   w.bytes().append(reinterpret_cast<const char *>(digest.data()), digest.size());
@@ -230,7 +242,7 @@ CacheRead readCacheEntry(const std::string &path, const CacheKey &key, CacheKind
     return CacheRead::Missing;
   }
   std::string bytes;
-  if (!readWholeFile(path, bytes, why))
+  if (!readWholeFile(path, bytes, why, kMaxEntryBytes))
     return CacheRead::Corrupt;
   if (bytes.size() < kHeaderBytes) {
     why = fmt::format("'{}': {} bytes, shorter than the {}-byte header", path, bytes.size(),

@@ -17,13 +17,16 @@
 //
 // On disk an entry is one file, `<dir>/<64 hex digits of the key>.<kind>`:
 // an 88-byte header (magic "tkcache\0", format version, payload kind, the
-// key, payload size, SHA-256 of the payload; integers little-endian) and the
-// payload. It is written to a unique temporary file in the same directory and
-// then renamed over the entry, so a reader sees either no entry or a whole
-// one, and any number of threads and processes may write the same key at
-// once. Every read checks magic, version, kind, key, size and checksum; any
-// mismatch (a truncated file, a flipped byte, another key's entry, garbage,
-// a directory in the way) is a miss, and the caller recompiles and rewrites.
+// key, payload size, SHA-256 of kind, key and payload; integers
+// little-endian) and the payload. It is written to a unique temporary file in
+// the same directory and then renamed over the entry, so a reader sees
+// either no entry or a whole one, and any number of threads and processes
+// may write the same key at once. Every read checks magic, version, kind,
+// key, size and checksum; any mismatch (a truncated file, a flipped byte,
+// another key's entry, even with its key field rewritten, garbage, a file
+// over 256 MiB) is a miss, and the caller recompiles and rewrites. Only a
+// regular file is read, and without blocking: a directory, FIFO, device or
+// socket in the way is a miss too.
 //
 // Knobs: TK_CACHE_DIR names the directory (set but empty: memory only);
 // unset, it is $XDG_CACHE_HOME/tk or ~/.cache/tk. A directory that cannot be

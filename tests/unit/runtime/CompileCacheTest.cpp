@@ -1,6 +1,7 @@
 // The compile cache (runtime/CompileCache.h): SHA-256 against the FIPS 180
 // test vectors, keys, the directory knobs, the memory and disk round trip,
-// every kind of damaged entry read as a miss and repaired by the next store,
+// every kind of damaged entry (and every kind of file that is not a regular
+// one, read without blocking) read as a miss and repaired by the next store,
 // and many threads and processes writing one key at once leaving one valid
 // entry and no temporary files.
 #include "runtime/CompileCache.h"
@@ -9,11 +10,17 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <cstring>
 #include <dirent.h>
+#include <fcntl.h>
 #include <fstream>
 #include <functional>
+#include <future>
 #include <random>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
@@ -229,7 +236,45 @@ TEST(CompileCacheTest, DamagedEntriesAreMissesAndGetRepaired) {
        },
        "format version"},
       {"another key's entry", [&] { writeRaw(path, otherEntry); }, "key"},
+      {"another key's entry with its key field rewritten",
+       [&] {
+         // Only a checksum over the key catches this one.
+         std::string b = otherEntry;
+         b.replace(16, 32, reinterpret_cast<const char *>(key.bytes.data()), 32);
+         writeRaw(path, b);
+       },
+       "checksum"},
+      {"another kind's entry under this kind's name",
+       [&] {
+         std::string b = good;
+         b[12] = char(CacheKind::Cubin);
+         writeRaw(path, b);
+       },
+       "kind"},
       {"garbage", [&] { writeRaw(path, randomPayload(4096, 3)); }, ""},
+      // Not regular files: read as misses without blocking (a FIFO opened
+      // for reading waits for a writer unless opened non-blocking).
+      {"a FIFO", [&] { ASSERT_EQ(mkfifo(path.c_str(), 0644), 0); }, "FIFO"},
+      {"a symlink to a device", [&] { ASSERT_EQ(symlink("/dev/zero", path.c_str()), 0); },
+       "device"},
+      {"a socket",
+       [&] {
+         int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+         sockaddr_un addr{};
+         addr.sun_family = AF_UNIX;
+         ASSERT_LT(path.size(), sizeof(addr.sun_path));
+         std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+         ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr *>(&addr), sizeof addr), 0);
+         close(fd);
+       },
+       "open"},
+      {"a file over the entry size limit",
+       [&] {
+         // Sparse: 300 MiB of nothing costs no disk.
+         writeRaw(path, good);
+         ASSERT_EQ(truncate(path.c_str(), off_t(300) << 20), 0);
+       },
+       "bytes"},
   };
   for (const Damage &d : damages) {
     SCOPED_TRACE(d.name);
@@ -237,7 +282,15 @@ TEST(CompileCacheTest, DamagedEntriesAreMissesAndGetRepaired) {
     d.apply();
     CompileCache cache(dir.path());
     std::string got = "unchanged";
-    EXPECT_FALSE(cache.lookup(key, CacheKind::Kernel, got));
+    // A lookup that blocks would hang the test: it runs on a thread and has
+    // 10 s; a FIFO is then opened for writing to let it go.
+    auto pending =
+        std::async(std::launch::async, [&] { return cache.lookup(key, CacheKind::Kernel, got); });
+    if (pending.wait_for(std::chrono::seconds(10)) != std::future_status::ready) {
+      ADD_FAILURE() << "the lookup blocked for 10 s";
+      close(open(path.c_str(), O_WRONLY | O_NONBLOCK));
+    }
+    EXPECT_FALSE(pending.get());
     EXPECT_EQ(cache.stats().corrupt, 1u);
     EXPECT_NE(cache.lastError().find(d.field), std::string::npos) << cache.lastError();
     // Recompile and store: the entry is whole again.
