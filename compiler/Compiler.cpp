@@ -47,7 +47,8 @@ bool CompileOptions::readKnobs(std::string &error) {
   KnobValue<bool> inflight = readBool(Knob::WgmmaInflight);
   KnobValue<bool> native = readBool(Knob::WgmmaNative);
   KnobValue<std::string> llvm = readString(Knob::LLVMOpt);
-  for (const std::string *e : {&inflight.error, &native.error, &llvm.error})
+  KnobValue<bool> miscompile = readBool(Knob::TestMiscompile);
+  for (const std::string *e : {&inflight.error, &native.error, &llvm.error, &miscompile.error})
     if (!e->empty()) {
       error = *e;
       return false;
@@ -55,15 +56,25 @@ bool CompileOptions::readKnobs(std::string &error) {
   wgmmaInflight = inflight.value;
   wgmmaNative = native.value;
   llvmOpt = llvm.value;
+  testMiscompile = miscompile.value;
   libdevicePath = readString(Knob::LibdevicePath).value;
   return true;
 }
 
 std::string CompileOptions::keyText() const {
   return fmt::format("arch={};warps={};stages={};debug={};wgmma_inflight={};wgmma_native={};"
-                     "llvm_opt={};libdevice={}",
+                     "llvm_opt={};libdevice={};test_miscompile={}",
                      arch, numWarps, numStages, int(debug), int(wgmmaInflight), int(wgmmaNative),
-                     llvmOpt, libdevicePath);
+                     llvmOpt, libdevicePath, int(testMiscompile));
+}
+
+std::string CompileOptions::check() const {
+  if (!isValidNumWarps(numWarps))
+    return fmt::format("num_warps must be a power of two from 1 to {}, not {}", kMaxNumWarps,
+                       numWarps);
+  if (numStages != 0 && !isValidNumStages(numStages))
+    return fmt::format("num_stages must be from 1 to {}, not {}", kMaxNumStages, numStages);
+  return "";
 }
 
 TargetOptions CompileOptions::target() const {
@@ -72,6 +83,7 @@ TargetOptions CompileOptions::target() const {
   t.numWarps = numWarps;
   t.llvmOpt = llvmOpt;
   t.libdevicePath = libdevicePath;
+  t.testMiscompile = testMiscompile;
   return t;
 }
 
@@ -181,6 +193,12 @@ bool Compilation::bindParams(const KernelSpec &spec, std::vector<ParamBinding> &
 bool Compilation::lowerToIR(std::span<const KernelSpec> kernels) {
   assert(reached_ == Stage::Parse && "lowerToIR runs once, after parse");
   auto t0 = Clock::now();
+  // The options every path passes (tkc, the C++ API, Python), checked by
+  // the one rule before anything is specialised with them.
+  if (std::string bad = options_.check(); !bad.empty()) {
+    diag_->error({}, bad);
+    return false;
+  }
   bool ok = true;
   for (const KernelSpec &spec : kernels) {
     const ast::FunctionDef *def = ast_->findFunction(spec.kernel);

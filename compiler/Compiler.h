@@ -54,6 +54,15 @@
 
 namespace tk {
 
+/// The one rule for the launch options that are compiled in, on every path
+/// (tkc's --num-warps and --num-stages, the C++ API, Python's GPU and
+/// interpreter launches): warps a power of two from 1 to 32, the cp.async
+/// ring's stages from 1 to 16.
+constexpr int kMaxNumWarps = 32;
+constexpr int kMaxNumStages = 16;
+inline bool isValidNumWarps(int64_t n) { return n >= 1 && n <= kMaxNumWarps && (n & (n - 1)) == 0; }
+inline bool isValidNumStages(int64_t n) { return n >= 1 && n <= kMaxNumStages; }
+
 /// Everything that changes the code a kernel compiles to, beyond its source,
 /// signature and constexprs.
 struct CompileOptions {
@@ -62,16 +71,20 @@ struct CompileOptions {
   int numStages = 3;          // the cp.async ring of loops feeding tk.dot; 0: not set
   bool debug = false;         // device asserts and prints stay in
   // The debug knobs that change code (support/Knobs.def).
-  bool wgmmaInflight = true; // TK_WGMMA_INFLIGHT
-  bool wgmmaNative = true;   // TK_WGMMA_NATIVE
-  std::string llvmOpt;       // TK_LLVM_OPT: "" is tk's pipeline, else O0..O3
-  std::string libdevicePath; // TK_LIBDEVICE_PATH: "" is the toolkit's
+  bool wgmmaInflight = true;   // TK_WGMMA_INFLIGHT
+  bool wgmmaNative = true;     // TK_WGMMA_NATIVE
+  bool testMiscompile = false; // TK_TEST_MISCOMPILE: float adds lowered as subtracts
+  std::string llvmOpt;         // TK_LLVM_OPT: "" is tk's pipeline, else O0..O3
+  std::string libdevicePath;   // TK_LIBDEVICE_PATH: "" is the toolkit's
 
   /// Sets the knob fields from the environment; false with `error` naming
   /// the variable when one does not parse.
   bool readKnobs(std::string &error);
   /// Every field as text, for cache keys.
   std::string keyText() const;
+  /// "" when numWarps and numStages follow the rule above (numStages 0: not
+  /// set), else what is wrong; every compile checks it first.
+  std::string check() const;
   TargetOptions target() const;
 };
 

@@ -79,6 +79,12 @@ public:
   bool storedByKernel() const { return storedByKernel_; }
   void setStoredByKernel(bool v) { storedByKernel_ = v; }
 
+  /// Memory the caller may not have written (a read-only numpy array, a
+  /// view of a `bytes` object): a store or atomic into it stops the run with
+  /// an error before it writes.
+  bool isReadOnly() const { return readOnly_; }
+  void setReadOnly(bool v) { readOnly_ = v; }
+
 private:
   HostBuffer() = default;
 
@@ -88,6 +94,7 @@ private:
   size_t bytes_ = 0;
   bool tracked_ = false;
   bool storedByKernel_ = false;
+  bool readOnly_ = false;
   std::vector<std::byte> owned_;
   std::vector<uint8_t> written_; // one flag per byte when tracked
 };

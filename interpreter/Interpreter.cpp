@@ -4,7 +4,9 @@
 #include <cassert>
 #include <cinttypes>
 #include <cmath>
+#include <condition_variable>
 #include <fmt/format.h>
+#include <mutex>
 #include <thread>
 
 namespace tk {
@@ -21,12 +23,42 @@ unsigned elementBytes(Type *t) {
   return dtypeBytes(e->dtype());
 }
 
+namespace {
+// The liveBytes of the run this thread works for (MemoryAccount); null
+// outside runs (arguments, tests).
+thread_local std::atomic<int64_t> *currentAccount = nullptr;
+} // namespace
+
+MemoryAccount::MemoryAccount(RunState &run) : previous_(currentAccount) {
+  currentAccount = &run.liveBytes;
+}
+
+MemoryAccount::~MemoryAccount() { currentAccount = previous_; }
+
+uint64_t valueBytes(Type *type) {
+  int64_t n = type->numElements();
+  uint64_t each = elementBytes(type);
+  if (n < 0 || uint64_t(n) > uint64_t(INT64_MAX) / each)
+    return uint64_t(INT64_MAX);
+  return uint64_t(n) * each;
+}
+
 RtValue makeValue(Type *type) {
   RtValue v;
   v.type = type;
   v.size = type->numElements();
+  const size_t bytes = size_t(v.size) * elementBytes(type);
   // Default-initialised bytes: every op writes all of its result.
-  v.storage = std::shared_ptr<std::byte[]>(new std::byte[v.size * elementBytes(type)]);
+  std::byte *data = new std::byte[bytes];
+  if (std::atomic<int64_t> *account = currentAccount) {
+    account->fetch_add(int64_t(bytes), std::memory_order_relaxed);
+    v.storage = std::shared_ptr<std::byte[]>(data, [account, bytes](std::byte *p) {
+      account->fetch_sub(int64_t(bytes), std::memory_order_relaxed);
+      delete[] p;
+    });
+  } else {
+    v.storage = std::shared_ptr<std::byte[]>(data);
+  }
   return v;
 }
 
@@ -215,14 +247,99 @@ bool ProgramRunner::countStep(Operation &op) {
                                 "loop that never ends?); raise the step budget if the kernel is "
                                 "just long",
                                 o.maxSteps, programStr()));
-  if (run_.hasDeadline && (++pendingSteps_ & 1023) == 0 &&
-      std::chrono::steady_clock::now() > run_.deadline)
-    return fail(op, fmt::format("the run exceeded its time limit of {} s in program {}",
-                                o.timeoutSeconds, programStr()));
+  // The clock is read every 1024 operations, for the deadline and the
+  // interrupt poll.
+  if ((run_.hasDeadline || run_.runnerPolls) && (++pendingSteps_ & 1023) == 0) {
+    auto now = std::chrono::steady_clock::now();
+    if (run_.hasDeadline && now > run_.deadline)
+      return fail(op, fmt::format("the run exceeded its time limit of {} s in program {}",
+                                  o.timeoutSeconds, programStr()));
+    if (run_.runnerPolls && now >= run_.nextPoll) {
+      run_.nextPoll = now + kInterruptPoll;
+      if (o.interrupted()) {
+        run_.interrupted.store(true);
+        return fail(op, fmt::format("the run was interrupted in program {} after {} operations",
+                                    programStr(), n));
+      }
+    }
+  }
   return true;
 }
 
+namespace {
+
+// "4 GiB", "1.5 MiB", "640 bytes".
+std::string bytesStr(uint64_t n) {
+  static const char *const units[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  if (n < 1024)
+    return fmt::format("{} bytes", n);
+  double v = double(n);
+  int u = -1;
+  while (v >= 1024 && u < 5) {
+    v /= 1024;
+    ++u;
+  }
+  return fmt::format("{:.3g} {}", v, units[u]);
+}
+
+// Ops whose results are views of their operand (no new storage) or the
+// values their regions yield.
+bool makesNewValues(const Operation &op) {
+  switch (op.opcode()) {
+  case Opcode::ExpandDims:
+  case Opcode::Reshape:
+  case Opcode::ConvertLayout:
+  case Opcode::For:
+  case Opcode::While:
+  case Opcode::If:
+  case Opcode::Call:
+    return false;
+  default:
+    return op.numResults() > 0;
+  }
+}
+
+uint64_t liveBytesOf(const RunState &run) {
+  return uint64_t(std::max<int64_t>(0, run.liveBytes.load(std::memory_order_relaxed)));
+}
+
+} // namespace
+
+bool ProgramRunner::checkMemory(Operation &op) {
+  const uint64_t budget = run_.options.maxMemoryBytes;
+  if (budget == 0 || !makesNewValues(op))
+    return true;
+  uint64_t need = 0;
+  for (Value *v : op.results())
+    need = std::min<uint64_t>(need + valueBytes(v->type()), uint64_t(INT64_MAX));
+  const uint64_t live = liveBytesOf(run_);
+  if (need <= budget && live <= budget - need)
+    return true;
+  std::string what = op.numResults() == 1 ? op.result(0)->type()->str()
+                                          : fmt::format("{} results", op.numResults());
+  return fail(op, fmt::format("'{}' in program {} makes {} ({}) while the run's blocks hold {}: "
+                              "over the interpreter's memory budget of {}; use smaller blocks, or "
+                              "raise the budget (TK_INTERPRET_MAX_MEMORY in Python, tkc run "
+                              "--max-memory) if the host has the memory",
+                              op.name(), programStr(), what, bytesStr(need), bytesStr(live),
+                              bytesStr(budget)));
+}
+
 bool ProgramRunner::execOp(Operation &op) {
+  if (!checkMemory(op))
+    return false;
+  // Below the budget the host may still run out; that is an error at the
+  // op, never an abort of the process.
+  try {
+    return dispatch(op);
+  } catch (const std::bad_alloc &) {
+    return fail(op, fmt::format("the host ran out of memory for '{}' in program {} ({} of "
+                                "blocks held)",
+                                op.name(), programStr(), bytesStr(liveBytesOf(run_))));
+  }
+}
+
+bool ProgramRunner::dispatch(Operation &op) {
   switch (op.opcode()) {
   case Opcode::ProgramId:
   case Opcode::NumPrograms:
@@ -395,20 +512,37 @@ bool interpret(Module &module, Function &kernel, const std::vector<InterpArg> &a
 
   const auto &g = options.grid;
   int64_t numPrograms = g[0] * g[1] * g[2];
+  // The programs to run: all, or the caller's selection (TK_CHECK's sample).
+  const std::vector<int64_t> &chosen = options.programs;
+  for (int64_t p : chosen)
+    if (p < 0 || p >= numPrograms) {
+      diag.error(kernel.loc(), fmt::format("program {} is not in the grid ({}, {}, {}) of {} "
+                                           "programs",
+                                           p, g[0], g[1], g[2], numPrograms));
+      return false;
+    }
+  const int64_t numToRun = chosen.empty() ? numPrograms : int64_t(chosen.size());
   unsigned numThreads = std::max(1u, options.numThreads);
-  numThreads = static_cast<unsigned>(std::min<int64_t>(numThreads, numPrograms));
+  numThreads = static_cast<unsigned>(std::min<int64_t>(numThreads, std::max<int64_t>(1, numToRun)));
   run.parallel = numThreads > 1;
+  run.runnerPolls = options.interrupted && numThreads == 1;
+  run.nextPoll = std::chrono::steady_clock::now() + kInterruptPoll;
 
   // Programs are handed out in linear order (x fastest); each worker stops
   // at its first error and tells the others to stop.
   std::atomic<int64_t> next{0};
   std::vector<WorkerResult> results(numThreads);
+  std::mutex doneMutex;
+  std::condition_variable doneSignal;
+  unsigned workersDone = 0;
   auto work = [&](WorkerResult &res) {
+    MemoryAccount account(run);
     ProgramRunner runner(run);
     for (;;) {
-      int64_t p = next.fetch_add(1);
-      if (p >= numPrograms || run.stop.load())
+      int64_t k = next.fetch_add(1);
+      if (k >= numToRun || run.stop.load())
         break;
+      int64_t p = chosen.empty() ? k : chosen[size_t(k)];
       std::array<int32_t, 3> pid = {int32_t(p % g[0]), int32_t((p / g[0]) % g[1]),
                                     int32_t(p / (g[0] * g[1]))};
       bool ok = runner.runProgram(kernel, argValues, pid);
@@ -428,6 +562,9 @@ bool interpret(Module &module, Function &kernel, const std::vector<InterpArg> &a
       ++res.programs;
     }
     res.stored = std::move(runner.storedBuffers());
+    std::lock_guard<std::mutex> lock(doneMutex);
+    ++workersDone;
+    doneSignal.notify_one();
   };
   if (numThreads == 1) {
     work(results[0]);
@@ -435,6 +572,21 @@ bool interpret(Module &module, Function &kernel, const std::vector<InterpArg> &a
     std::vector<std::thread> threads;
     for (unsigned t = 0; t < numThreads; ++t)
       threads.emplace_back(work, std::ref(results[t]));
+    // The calling thread polls for an interruption while the workers run
+    // (a Python signal handler runs only on the thread that called).
+    std::unique_lock<std::mutex> lock(doneMutex);
+    while (workersDone < numThreads) {
+      doneSignal.wait_for(lock, kInterruptPoll);
+      if (options.interrupted && workersDone < numThreads && !run.interrupted.load()) {
+        lock.unlock();
+        if (options.interrupted()) {
+          run.interrupted.store(true);
+          run.stop.store(true);
+        }
+        lock.lock();
+      }
+    }
+    lock.unlock();
     for (std::thread &t : threads)
       t.join();
   }
@@ -458,6 +610,15 @@ bool interpret(Module &module, Function &kernel, const std::vector<InterpArg> &a
   if (stats) {
     stats->steps = run.steps.load();
     stats->programs = programs;
+    stats->interrupted = run.interrupted.load();
+    stats->readOnlyStore = firstFailure && firstFailure->error.readOnlyStore;
+  }
+  if (run.interrupted.load() && !firstFailure) {
+    // Workers stopped by the calling thread report nothing themselves.
+    diag.error(kernel.loc(), fmt::format("the run was interrupted after {} of {} programs and {} "
+                                         "operations",
+                                         programs, numToRun, run.steps.load()));
+    return false;
   }
   if (firstFailure) {
     Diagnostic &d = diag.error(firstFailure->error.loc, firstFailure->error.message);

@@ -28,6 +28,12 @@
 // op's source line; so does reading bytes of a tk-allocated buffer that
 // nothing has written yet (HostBuffer::allocate).
 //
+// Budgets: a run stops with an error after `maxSteps` operations, after
+// `timeoutSeconds`, or before an op whose results would take the memory its
+// values hold past `maxMemoryBytes` (default 1 GiB: a 2^30-element block
+// is refused at the op that makes it, naming the op, its type and the
+// budget, instead of exhausting the host).
+//
 // Runs stop (with an error) at the first failing program; by default programs
 // run one after another on the calling thread, x fastest, then y, then z, so
 // a run is deterministic. With numThreads > 1 independent programs run in
@@ -40,6 +46,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -75,6 +82,22 @@ struct InterpArg {
   }
 };
 
+/// Elements a run's stores and atomics wrote, when InterpretOptions::
+/// storeLog asks for them: `count` consecutive elements of `elementBytes`
+/// each, of `dtype`, at byte `offset` of `buffer`, by the op at `loc` in
+/// `program`.
+/// TK_CHECK (docs/python.md) compares exactly these elements with a GPU's.
+struct StoreRecord {
+  const HostBuffer *buffer = nullptr;
+  uint64_t offset = 0;
+  DType dtype = DType::U8; // of the stored value (pointers: U64)
+  uint32_t elementBytes = 0;
+  int64_t count = 0;
+  bool atomic = false;
+  SourceLoc loc;
+  std::array<int32_t, 3> program = {0, 0, 0};
+};
+
 struct InterpretOptions {
   /// Programs along x, y, z; each at least 1.
   std::array<int64_t, 3> grid = {1, 1, 1};
@@ -83,23 +106,43 @@ struct InterpretOptions {
   /// Operations executed, over all programs, before the run is stopped with
   /// an error (a runaway `while`); 0 means no limit.
   uint64_t maxSteps = 100'000'000;
+  /// Bytes the run's blocks (the values ops make, not the argument buffers)
+  /// may hold at once, over all programs and threads; an op whose results
+  /// would take the run past it stops the run with an error before it
+  /// allocates. 0 means no limit. (One 1024x1024 fp32 block is 4 MiB.)
+  uint64_t maxMemoryBytes = uint64_t(1) << 30;
   /// Wall-clock limit in seconds; 0 means none.
   double timeoutSeconds = 0;
+  /// Polled on the calling thread about every 10 ms while programs run (between
+  /// ops); returning true stops the run with an "interrupted" error. It is
+  /// how Ctrl-C reaches a run: tkc run's SIGINT handler sets a flag it reads,
+  /// Python's checks for signals with the GIL. Empty: never polled.
+  std::function<bool()> interrupted;
   /// Where `print` ops write their lines; null discards them.
   std::string *printOutput = nullptr;
+  /// When set, every element a store or atomic writes is appended here, in
+  /// the order written (programs on several threads interleave).
+  std::vector<StoreRecord> *storeLog = nullptr;
+  /// Run only these programs (linear indices, x fastest; each below the
+  /// grid's size), in this order; empty: every program of the grid.
+  /// `num_programs` still answers the whole grid.
+  std::vector<int64_t> programs;
   /// Calls of non-inlined helpers nest at most this deep.
   unsigned maxCallDepth = 64;
 };
 
 struct InterpretStats {
-  uint64_t steps = 0;    // operations executed
-  uint64_t programs = 0; // programs completed
+  uint64_t steps = 0;         // operations executed
+  uint64_t programs = 0;      // programs completed
+  bool interrupted = false;   // stopped because `interrupted` said so
+  bool readOnlyStore = false; // stopped at a store into a read-only buffer
 };
 
 /// Runs `kernel` (a function of `module`, which also holds the helpers it
 /// calls) over `options.grid` with `args`, one per kernel argument. Returns
 /// false after reporting an error to `diag`: a bad argument list, a memory
-/// error, a failed assert, the step budget or the timeout. The IR must have
+/// error, a failed assert, the step or memory budget, the timeout or an
+/// interruption. The IR must have
 /// passed the verifier.
 bool interpret(Module &module, Function &kernel, const std::vector<InterpArg> &args,
                const InterpretOptions &options, DiagnosticEngine &diag,

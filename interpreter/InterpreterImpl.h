@@ -49,8 +49,11 @@ struct RtValue {
   template <typename T> T *data() { return reinterpret_cast<T *>(storage.get()); }
 };
 
-/// A value of `type` with fresh, unset storage.
+/// A value of `type` with fresh, unset storage. Its bytes count against the
+/// run the calling thread works for (MemoryAccount) until it is freed.
 RtValue makeValue(Type *type);
+/// Bytes of a value of `type` (saturating at INT64_MAX).
+uint64_t valueBytes(Type *type);
 /// `v`'s elements viewed as `type` (same element count and element type).
 RtValue retype(const RtValue &v, Type *type);
 
@@ -185,6 +188,7 @@ struct ProgramError {
   SourceLoc loc;
   std::string message;
   std::vector<DiagnosticNote> notes;
+  bool readOnlyStore = false; // a store into a read-only buffer
 };
 
 /// What all programs of one run share. Everything but the counters, the
@@ -196,13 +200,40 @@ struct RunState {
   MemoryMap memory;
   std::map<const Function *, FunctionLayout> layouts;
   std::atomic<uint64_t> steps{0};
+  /// Bytes held by the values made for this run (makeValue), over all its
+  /// programs and threads; ops check it against options.maxMemoryBytes.
+  std::atomic<int64_t> liveBytes{0};
   std::atomic<bool> stop{false};
   /// Atomics of parallel programs take this lock, so each element's
-  /// read-modify-write is indivisible as on the GPU.
+  /// read-modify-write is indivisible as on the GPU; so do appends to
+  /// options.storeLog.
   std::mutex atomicMutex;
   bool parallel = false;
   bool hasDeadline = false;
   std::chrono::steady_clock::time_point deadline;
+  /// With one thread the runner polls options.interrupted itself (it runs on
+  /// the calling thread); with workers the calling thread polls while it
+  /// waits for them.
+  bool runnerPolls = false;
+  std::chrono::steady_clock::time_point nextPoll;
+  std::atomic<bool> interrupted{false};
+};
+
+/// How often options.interrupted is polled.
+constexpr std::chrono::milliseconds kInterruptPoll{10};
+
+/// While alive, values made on this thread count against `run`'s
+/// liveBytes (and are taken off when freed, on whatever thread). Each worker
+/// of a run holds one.
+class MemoryAccount {
+public:
+  explicit MemoryAccount(RunState &run);
+  ~MemoryAccount();
+  MemoryAccount(const MemoryAccount &) = delete;
+  MemoryAccount &operator=(const MemoryAccount &) = delete;
+
+private:
+  std::atomic<int64_t> *previous_;
 };
 
 class ProgramRunner {
@@ -226,6 +257,8 @@ public:
   /// Records an error at `op` and returns false, so callers write
   /// `return r.fail(op, ...)`.
   bool fail(Operation &op, std::string message, std::vector<DiagnosticNote> notes = {});
+  /// After fail(): the error is a store into a read-only buffer.
+  void markReadOnlyStore() { error_.readOnlyStore = true; }
   std::array<int32_t, 3> programId() const { return pid_; }
   /// "(3, 0, 0)"
   std::string programStr() const;
@@ -244,7 +277,10 @@ private:
   };
 
   bool execOp(Operation &op);
+  bool dispatch(Operation &op);
   bool countStep(Operation &op);
+  /// The memory budget, before an op that makes new values.
+  bool checkMemory(Operation &op);
 
   RunState &run_;
   std::array<int32_t, 3> pid_ = {0, 0, 0};

@@ -43,6 +43,14 @@ public:
                                size_));
       return nullptr;
     }
+    if (kind_ != AccessKind::Load && region->buffer->isReadOnly()) {
+      r_.fail(op_, fmt::format("{} into a read-only buffer in program {}: {} {} {} bytes at "
+                               "0x{:x}, byte {} of buffer '{}', which is not writeable",
+                               accessName(kind_), r_.programStr(), where(elem), verb(), size_, addr,
+                               addr - region->begin, region->buffer->name()));
+      r_.markReadOnlyStore();
+      return nullptr;
+    }
     if (kind_ != AccessKind::Store && region->buffer->isTracked() &&
         !region->buffer->isWritten(addr - region->begin, size_)) {
       r_.fail(op_,
@@ -152,8 +160,8 @@ BlockSpan checkBlock(ProgramRunner &r, const uint64_t *addrs, const uint8_t *mas
   if (lo > hi || (bits & (size - 1)) != 0 || hi + size < hi)
     return span;
   const MemoryMap::Region *region = r.run().memory.find(lo, hi + size - lo);
-  if (!region)
-    return span;
+  if (!region || (!reads && region->buffer->isReadOnly()))
+    return span; // the per-lane path reports it
   if (reads && region->buffer->isTracked() &&
       !region->buffer->isWritten(lo - region->begin, hi + size - lo)) {
     // Some byte in the span is unwritten; whether a lane reads it is for the
@@ -175,6 +183,28 @@ void noteStored(ProgramRunner &r, HostBuffer *b) {
   auto &list = r.storedBuffers();
   if (std::find(list.begin(), list.end(), b) == list.end())
     list.push_back(b);
+}
+
+// InterpretOptions::storeLog: `count` elements from `addr` in `region`.
+void logStore(ProgramRunner &r, Operation &op, const MemoryMap::Region &region, uint64_t addr,
+              unsigned size, int64_t count, bool atomic) {
+  std::vector<StoreRecord> *log = r.run().options.storeLog;
+  if (!log)
+    return;
+  StoreRecord rec;
+  rec.buffer = region.buffer;
+  rec.offset = addr - region.begin;
+  Type *elem = op.operand(op.is(Opcode::AtomicCAS) ? 2 : 1)->type()->elementType();
+  rec.dtype = elem->isPointer() ? DType::U64 : elem->dtype();
+  rec.elementBytes = size;
+  rec.count = count;
+  rec.atomic = atomic;
+  rec.loc = op.loc();
+  rec.program = r.programId();
+  std::unique_lock<std::mutex> lock(r.run().atomicMutex, std::defer_lock);
+  if (r.run().parallel && !atomic) // atomics hold the lock already
+    lock.lock();
+  log->push_back(rec);
 }
 
 bool addPtr(ProgramRunner &r, Operation &op) {
@@ -238,9 +268,11 @@ bool store(ProgramRunner &r, Operation &op) {
   // the later lane wins (the GPU picks one of them).
   const std::byte *src = v.data<std::byte>();
   const MemoryMap::Region *region = span.region;
+  const bool logging = r.run().options.storeLog != nullptr;
   if (span.dense) {
     std::memcpy(reinterpret_cast<void *>(addrs[0]), src, v.size * size);
     region->buffer->markWritten(addrs[0] - region->begin, v.size * size);
+    logStore(r, op, *region, addrs[0], size, v.size, false);
     return true;
   }
   if (region) {
@@ -251,10 +283,12 @@ bool store(ProgramRunner &r, Operation &op) {
         if (!m || (m[i] & 1))
           std::memcpy(reinterpret_cast<void *>(addrs[i]), &vals[i], sizeof(B));
     });
-    if (region->buffer->isTracked())
+    if (region->buffer->isTracked() || logging)
       for (int64_t i = 0; i < v.size; ++i)
-        if (!m || (m[i] & 1))
+        if (!m || (m[i] & 1)) {
           region->buffer->markWritten(addrs[i] - region->begin, size);
+          logStore(r, op, *region, addrs[i], size, 1, false);
+        }
     return true;
   }
   for (int64_t i = 0; i < v.size; ++i) {
@@ -265,6 +299,7 @@ bool store(ProgramRunner &r, Operation &op) {
       region = r.run().memory.find(addrs[i], size);
     if (region->buffer->isTracked())
       region->buffer->markWritten(addrs[i] - region->begin, size);
+    logStore(r, op, *region, addrs[i], size, 1, false);
   }
   return true;
 }
@@ -363,6 +398,7 @@ bool atomic(ProgramRunner &r, Operation &op) {
     if (region->buffer->isTracked())
       region->buffer->markWritten(addrs[i] - region->begin, size);
     noteStored(r, region->buffer);
+    logStore(r, op, *region, addrs[i], size, 1, true);
   }
   r.setResult(op, 0, std::move(out));
   return true;

@@ -64,6 +64,12 @@ Trial Trial::failure(std::string reason) {
   return t;
 }
 
+Trial Trial::rejection(std::string reason) {
+  Trial t = failure(std::move(reason));
+  t.rejected = true;
+  return t;
+}
+
 std::string exceedsLimits(const Resources &need, const Limits &limits) {
   if (need.threads > limits.maxThreadsPerBlock)
     return fmt::format("needs {} threads per program; the device allows {}", need.threads,
@@ -178,7 +184,7 @@ CacheKey Tuner::cacheKey(const std::string &key) const {
 std::string Tuner::identityText(const std::string &key) const {
   // Every line a stored result must match exactly to be used; the entry's
   // key is their hash, and the payload repeats them so a file can be read.
-  std::string s = fmt::format("tk-autotune 1\ncompiler {}\nkernel {}\nidentity {}\ndevice {}\n"
+  std::string s = fmt::format("tk-autotune 2\ncompiler {}\nkernel {}\nidentity {}\ndevice {}\n"
                               "key {}\nconfigs {}\n",
                               oneLine(compilerVersion()), oneLine(options_.kernelName),
                               oneLine(options_.identity), oneLine(options_.deviceName),
@@ -214,7 +220,8 @@ bool Tuner::readDisk(const std::string &key, Result &out) const {
   for (size_t i = 0; i < configs_.size(); ++i) {
     if (!std::getline(rest, line))
       return false;
-    // "trial I ms T", "trial I unusable REASON" or "trial I pruned REASON".
+    // "trial I ms T [NOTE]", "trial I unusable REASON", "trial I pruned
+    // REASON" or "trial I rejected REASON".
     std::istringstream fields(line);
     size_t index = 0;
     std::string kind;
@@ -225,8 +232,10 @@ bool Tuner::readDisk(const std::string &key, Result &out) const {
       if (!(fields >> t.ms) || !(t.ms >= 0))
         return false;
       t.usable = true;
-    } else if (kind == "unusable" || kind == "pruned") {
+      std::getline(fields >> std::ws, t.note);
+    } else if (kind == "unusable" || kind == "pruned" || kind == "rejected") {
       t.pruned = kind == "pruned";
+      t.rejected = kind == "rejected";
       std::getline(fields >> std::ws, t.reason);
     } else {
       return false;
@@ -244,10 +253,14 @@ std::string Tuner::payload(const Result &result) const {
   for (size_t i = 0; i < result.trials.size(); ++i) {
     const Trial &t = result.trials[i];
     if (t.usable)
-      text += fmt::format("trial {} ms {}\n", i, msText(t.ms));
+      text += fmt::format("trial {} ms {}{}{}\n", i, msText(t.ms), t.note.empty() ? "" : " ",
+                          oneLine(t.note));
     else
-      text +=
-          fmt::format("trial {} {} {}\n", i, t.pruned ? "pruned" : "unusable", oneLine(t.reason));
+      text += fmt::format("trial {} {} {}\n", i,
+                          t.pruned     ? "pruned"
+                          : t.rejected ? "rejected"
+                                       : "unusable",
+                          oneLine(t.reason));
   }
   return text;
 }
@@ -282,6 +295,15 @@ void Tuner::report(const Result &r, size_t done, size_t total, double elapsed, b
     p.bestMs = r.trials[size_t(p.best)].ms;
     p.bestConfig = configs_[size_t(p.best)].str();
   }
+  if (finished)
+    for (size_t i = 0; i < r.trials.size(); ++i) {
+      const Trial &t = r.trials[i];
+      if (t.rejected)
+        p.reports.push_back(
+            fmt::format("[{}] {}: rejected: {}", i, configs_[i].str(), oneLine(t.reason)));
+      else if (t.usable && !t.note.empty())
+        p.reports.push_back(fmt::format("[{}] {}: {}", i, configs_[i].str(), oneLine(t.note)));
+    }
   progress_(p);
 }
 
@@ -314,6 +336,40 @@ Trial Tuner::prepare(size_t i) const {
     return Trial::failure(e.what());
   }
   return Trial();
+}
+
+// A usable config's spills and output, after its benchmark: the spills
+// reported (rejected with rejectSpills), the output compared with the
+// reference's (the first usable config becomes the reference).
+Trial Tuner::judge(size_t i, Trial t, int &reference) const {
+  if (t.spillBytes > 0) {
+    t.note = fmt::format("spills registers: {} bytes of local memory per thread", t.spillBytes);
+    if (options_.rejectSpills) {
+      Trial spilled = Trial::rejection(t.note + " (spilling configs are rejected)");
+      spilled.spillBytes = t.spillBytes;
+      return spilled;
+    }
+  }
+  if (!check_)
+    return t;
+  size_t ref = reference < 0 ? i : size_t(reference);
+  std::string difference;
+  bool agrees = false;
+  try {
+    agrees = check_(i, ref, difference);
+  } catch (const std::exception &e) {
+    difference = e.what();
+  }
+  if (reference < 0) {
+    if (!agrees)
+      return Trial::failure("its output could not be kept as the reference: " + difference);
+    reference = int(i);
+    return t;
+  }
+  if (agrees)
+    return t;
+  return Trial::rejection(fmt::format("computes another result than config [{}] ({}): {}", ref,
+                                      configs_[ref].str(), difference));
 }
 
 const Result *Tuner::tune(const std::string &key, const BenchFn &bench, std::string &error) {
@@ -359,6 +415,7 @@ const Result *Tuner::tune(const std::string &key, const BenchFn &bench, std::str
     parallelFor(keep.size(), compileThreads(keep.size(), options_.compileThreads),
                 [&](size_t k) { prepared[k] = prepare(keep[k]); });
   size_t done = 0;
+  int reference = -1; // the first usable config: the others' outputs are compared with its
   for (size_t k = 0; k < keep.size(); ++k) {
     size_t i = keep[k];
     Trial t = compile_ ? std::move(prepared[k]) : prepare(i);
@@ -370,6 +427,8 @@ const Result *Tuner::tune(const std::string &key, const BenchFn &bench, std::str
       }
       if (t.usable && !(t.ms >= 0 && t.ms < std::numeric_limits<double>::infinity()))
         t = Trial::failure(fmt::format("the benchmark returned {} ms", t.ms));
+      if (t.usable)
+        t = judge(i, std::move(t), reference);
     }
     r.trials[i] = std::move(t);
     report(r, ++done, keep.size(), elapsed(), false, false);

@@ -29,6 +29,15 @@
 // public API and Python install a callback that prints when stderr is a
 // terminal).
 //
+// Checks: with setCheck(), the output of every config that benchmarks is
+// compared with the first usable config's (some configs run but compute
+// something else: a tile that misses a masked edge, a race in a split
+// reduction), and a config whose output differs is rejected with the first
+// differing element; a config whose kernel spills registers (the local
+// memory the driver reports after loading, Trial::spillBytes) is reported,
+// and rejected when Options::rejectSpills says so. The final progress report
+// lists them.
+//
 // Parallel compilation: with setCompile(), every config that survives the
 // prunes is checked and compiled for the device first, by a small thread
 // pool (compileThreads(): TK_COMPILE_THREADS, else one thread per config up
@@ -79,11 +88,18 @@ std::string makeKey(const std::vector<std::pair<std::string, std::string>> &keyV
 /// The outcome of benchmarking one config.
 struct Trial {
   bool usable = false;
-  bool pruned = false; // removed by a prune before benchmarking
-  double ms = 0;       // median time per launch when usable
-  std::string reason;  // why not usable
+  bool pruned = false;   // removed by a prune before benchmarking
+  bool rejected = false; // ran, but its output differs from the reference config's (or it
+                         // spills and Options::rejectSpills asks to reject that)
+  double ms = 0;         // median time per launch when usable
+  std::string reason;    // why not usable
+  /// Local memory per thread of the config's kernel (register spills), as
+  /// the driver reports it after loading; -1 when the benchmark does not say.
+  int64_t spillBytes = -1;
+  std::string note; // a report that does not make the config unusable ("spills ...")
   static Trial time(double ms);
   static Trial failure(std::string reason);
+  static Trial rejection(std::string reason);
 };
 
 /// A device's limits on one program (one CUDA block).
@@ -124,6 +140,10 @@ struct Progress {
   bool finished = false;
   bool fromCache = false; // the result came from memory or disk, nothing ran
   std::string bestConfig; // Config::str() of `best`
+  /// With `finished`: one line per config rejected (another result than the
+  /// reference's, spills with rejectSpills) or reported (spills), "[2]
+  /// BLOCK=256, num_warps=8, num_stages=3: rejected: ...".
+  std::vector<std::string> reports;
 };
 using ProgressFn = std::function<void(const Progress &)>;
 
@@ -141,6 +161,9 @@ struct Options {
   /// Threads that compile configs (setCompile); 0: compileThreads()'s
   /// choice.
   unsigned compileThreads = 0;
+  /// Reject (not only report) configs whose kernel spills registers to
+  /// local memory (Trial::spillBytes > 0).
+  bool rejectSpills = false;
 };
 
 /// How many threads compile `jobs` configs: `requested` when nonzero, else
@@ -178,6 +201,13 @@ public:
   /// concurrently from the compile threads, as is the ResourceFn when both
   /// are set, so both must be thread-safe; an exception counts as a failure.
   using CompileFn = std::function<bool(size_t index, std::string &error)>;
+  /// Compares the output config `index` computed (in its benchmark) with
+  /// config `reference`'s: true when they agree, false with `difference`
+  /// ("element 17 of 'out' is 1.5, the reference's 2.25 (fp32: ...)"). The
+  /// reference is the first config that benchmarks usably; it is called
+  /// first with index == reference, to keep that output (false then makes
+  /// the config unusable with the reason). An exception counts as false.
+  using CheckFn = std::function<bool(size_t index, size_t reference, std::string &difference)>;
 
   Tuner(std::vector<Config> configs, Options options);
 
@@ -190,6 +220,10 @@ public:
   /// Without a compile function (the default) each config's resource check
   /// runs right before its benchmark, on the caller's thread.
   void setCompile(CompileFn compile) { compile_ = std::move(compile); }
+  /// With a check, every usable config's output is compared with the
+  /// reference's, and a config whose output differs is rejected (unusable,
+  /// Trial::rejected, listed in the final Progress's reports).
+  void setCheck(CheckFn check) { check_ = std::move(check); }
 
   /// The result for `key`: from memory, from disk, or by benchmarking every
   /// config that survives the prunes with `bench`. Null after setting
@@ -211,6 +245,7 @@ private:
   bool readDisk(const std::string &key, Result &out) const;
   void writeDisk(const Result &result) const;
   Trial prepare(size_t index) const;
+  Trial judge(size_t index, Trial trial, int &reference) const;
   void report(const Result &r, size_t done, size_t total, double elapsed, bool finished,
               bool fromCache) const;
 
@@ -221,6 +256,7 @@ private:
   Limits limits_;
   ProgressFn progress_;
   CompileFn compile_;
+  CheckFn check_;
   std::map<std::string, Result> results_;
 };
 

@@ -247,6 +247,7 @@ detail::KernelData::fromGpu(std::shared_ptr<const GpuKernel> gpu) {
   d->ptx = gpu->ptx();
   d->numWarps = gpu->numWarps();
   d->registers = gpu->resources().registers;
+  d->localBytes = gpu->resources().localBytes;
   d->sharedBytes = gpu->resources().staticSharedBytes;
   for (const GpuParam &p : gpu->params()) {
     d->paramNames.push_back(p.name);
@@ -349,6 +350,7 @@ Kernel Kernel::fromImage(const Image &image) {
                     "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)", error))
     throw Error(fmt::format("kernel '{}': {}", image.name, error));
   d->registers = res.registers;
+  d->localBytes = res.localBytes;
   d->sharedBytes = res.staticSharedBytes;
   d->api = &driver.api();
   return Kernel(d);
@@ -465,6 +467,7 @@ const std::vector<Arg::Kind> &Kernel::parameterKinds() const {
 }
 int Kernel::numWarps() const { return data_ ? data_->numWarps : 0; }
 int Kernel::registers() const { return data_ ? data_->registers : 0; }
+int Kernel::localBytes() const { return data_ ? data_->localBytes : 0; }
 int Kernel::sharedBytes() const { return data_ ? data_->sharedBytes : 0; }
 void *Kernel::function() const {
   if (!data_)

@@ -142,6 +142,7 @@ struct KernelData {
   std::vector<Arg::Kind> kinds;
   int numWarps = 4;
   int registers = 0;
+  int localBytes = 0; // per thread: register spills
   int sharedBytes = 0;
   std::shared_ptr<const GpuKernel> gpu; // compiled kernels
   // Image kernels: the module is this object's.

@@ -13,6 +13,7 @@
 // is written only by the thread compiling config i.
 #include "runtime/Autotuner.h"
 #include "runtime/PublicApiImpl.h"
+#include "runtime/ResultCheck.h"
 #include "support/Knobs.h"
 #include "tk/Autotuner.h"
 
@@ -21,7 +22,9 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <map>
 #include <mutex>
+#include <optional>
 
 namespace tk {
 
@@ -253,6 +256,7 @@ Status AutotunerData::resolve() {
   to.deviceName = driver.deviceName();
   to.cacheDir = options.cacheDir;
   to.diskCache = options.diskCache;
+  to.rejectSpills = options.rejectSpills;
   tuner = std::make_unique<tune::Tuner>(std::move(tc), to);
   if (options.progress)
     tuner->setProgress([cb = options.progress](const tune::Progress &p) {
@@ -267,6 +271,7 @@ Status AutotunerData::resolve() {
       out.elapsedSeconds = p.elapsedSeconds;
       out.finished = p.finished;
       out.fromCache = p.fromCache;
+      out.reports = p.reports;
       cb(out);
     });
   kernels.clear();
@@ -465,6 +470,27 @@ Status AutotunerData::choose(const GridFn &grid, std::span<const Arg> args, void
     return true;
   };
 
+  // The output check: every sized pointer argument saved now, put back
+  // before each config's check launch, and read after it.
+  std::vector<size_t> checkIndex;
+  std::vector<std::vector<unsigned char>> original;
+  std::map<size_t, std::vector<std::vector<unsigned char>>> outputs; // by config
+  if (options.checkOutputs)
+    for (size_t i = 0; i < args.size(); ++i)
+      if (args[i].kind == Arg::Kind::Pointer && args[i].bytes > 0) {
+        checkIndex.push_back(i);
+        original.emplace_back(args[i].bytes);
+        if (!driver.copyToHost(original.back().data(), args[i].value.pointer, args[i].bytes, error))
+          return Status::failure(error);
+      }
+  auto putBack = [&](std::string &err) {
+    for (size_t j = 0; j < checkIndex.size(); ++j)
+      if (!driver.copyToDevice(args[checkIndex[j]].value.pointer, original[j].data(),
+                               original[j].size(), err))
+        return false;
+    return true;
+  };
+
   tune::BenchOptions bo;
   bo.warmupMs = options.warmupMs;
   bo.repMs = options.repMs;
@@ -490,16 +516,60 @@ Status AutotunerData::choose(const GridFn &grid, std::span<const Arg> args, void
           return false;
       return true;
     };
+    if (!checkIndex.empty()) {
+      // One launch on the arguments as they were before tuning; its output
+      // is what the check compares.
+      std::string err;
+      std::vector<std::vector<unsigned char>> out(checkIndex.size());
+      if (!putBack(err) || !zero(err) || !launch(err) ||
+          !driver.check(driver.api().cuStreamSynchronize(static_cast<CUstream>(stream)),
+                        "cuStreamSynchronize", err))
+        return tune::Trial::failure(err);
+      for (size_t j = 0; j < checkIndex.size(); ++j) {
+        out[j].resize(original[j].size());
+        if (!driver.copyToHost(out[j].data(), args[checkIndex[j]].value.pointer, out[j].size(),
+                               err))
+          return tune::Trial::failure(err);
+      }
+      outputs[i] = std::move(out);
+    }
     std::function<bool(std::string &)> before;
     if (!zeroIndex.empty())
       before = zero;
     tune::Trial t =
         tune::benchmarkWithEvents(driver, static_cast<CUstream>(stream), launch, before, bo);
+    t.spillBytes = k.localBytes();
     std::string err;
     if (!restore(err) && t.usable)
       t = tune::Trial::failure(err);
     return t;
   };
+  if (!checkIndex.empty())
+    tuner->setCheck([&](size_t i, size_t ref, std::string &difference) {
+      auto mine = outputs.find(i);
+      if (mine == outputs.end()) {
+        difference = "its output was not captured";
+        return false;
+      }
+      for (size_t j = 0; j < checkIndex.size() && i != ref; ++j) {
+        const std::string &type = paramTypes[checkIndex[j]]; // "*fp32"
+        std::optional<DType> d = parseDTypeName(type.substr(1));
+        DType dtype = d.value_or(DType::U8);
+        const auto *got = reinterpret_cast<const std::byte *>(mine->second[j].data());
+        const auto *expected = reinterpret_cast<const std::byte *>(outputs.at(ref)[j].data());
+        size_t count = mine->second[j].size() / dtypeBytes(dtype);
+        if (std::optional<Difference> diff = firstDifference(
+                got, expected, count, dtype, largestMagnitude(expected, count, dtype))) {
+          difference =
+              fmt::format("element {} of '{}' is {}, config [{}]'s is {} ({})", diff->index,
+                          paramNames[checkIndex[j]], diff->got, ref, diff->expected, diff->why);
+          return false;
+        }
+      }
+      if (i != ref)
+        outputs.erase(i);
+      return true;
+    });
   // Compiled (and loaded) by the tuner's thread pool before any benchmark.
   tuner->setCompile([&](size_t i, std::string &why) {
     Kernel k;
@@ -511,6 +581,7 @@ Status AutotunerData::choose(const GridFn &grid, std::span<const Arg> args, void
   tuner->setPrune(nullptr);
   tuner->setResourceCheck(nullptr, limits);
   tuner->setCompile(nullptr);
+  tuner->setCheck(nullptr);
   if (!r)
     return Status::failure(error);
   best = r->best;

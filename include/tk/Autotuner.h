@@ -73,6 +73,10 @@ struct AutotuneProgress {
   double elapsedSeconds = 0;
   bool finished = false;
   bool fromCache = false; // nothing was benchmarked: memory or disk had it
+  /// With `finished`: a line per config rejected (its output differs from
+  /// the first usable config's, or it spills with rejectSpills) or reported
+  /// (it spills registers).
+  std::vector<std::string> reports;
 };
 using ProgressCallback = std::function<void(const AutotuneProgress &)>;
 
@@ -91,6 +95,9 @@ inline void printProgress(const AutotuneProgress &p) {
     if (p.finished)
       std::fputc('\n', stderr);
   }
+  for (const std::string &line : p.reports)
+    std::fprintf(stderr, "tk autotune %s [%s]: %s\n", p.kernel.c_str(), p.key.c_str(),
+                 line.c_str());
   if (printWinner && p.finished)
     std::fprintf(stderr, "tk autotuning: %s [%s]: best %s: %.4f ms; %s\n", p.kernel.c_str(),
                  p.key.c_str(), p.bestConfig.c_str(), p.bestMs,
@@ -112,6 +119,15 @@ struct AutotuneOptions {
       prune;
   double warmupMs = 25; // launches before timing, by estimated time
   double repMs = 100;   // timed launches, by estimated time
+  /// Compare every config's output with the first usable config's and reject
+  /// those that differ: the pointer arguments that carry their size
+  /// (tk::DeviceMemory, Arg::pointer(address, bytes)) are saved before
+  /// tuning, put back before each config's check launch and compared after
+  /// it, within the tolerance of their dtype (runtime/ResultCheck.h).
+  bool checkOutputs = true;
+  /// Reject configs whose kernel spills registers (they are reported either
+  /// way).
+  bool rejectSpills = false;
   bool diskCache = true;
   std::string cacheDir; // empty: $TK_CACHE_DIR, else ~/.cache/tk
   ProgressCallback progress = printProgress;

@@ -244,6 +244,7 @@ public:
   const std::vector<Arg::Kind> &parameterKinds() const;
   int numWarps() const;
   int registers() const;   // per thread
+  int localBytes() const;  // local memory per thread: register spills
   int sharedBytes() const; // static shared memory per program
   /// The driver's CUfunction, for callers that launch it themselves (CUDA
   /// graphs, a raw cuLaunchKernel); valid while a handle to this kernel

@@ -223,6 +223,8 @@ llvm::Value *FunctionLowering::scalarOp(Opcode opc, const AttrDict &attrs, Type 
   case Opcode::ExternElementwise:
     return callLibdevice(b, *attrs.getString("symbol"), ops, resTy);
   case Opcode::Add:
+    if (isFloat && target().testMiscompile()) // TK_TEST_MISCOMPILE, for TK_CHECK's tests
+      return b.CreateFSub(ops[0], ops[1]);
     return isFloat ? b.CreateFAdd(ops[0], ops[1]) : b.CreateAdd(ops[0], ops[1]);
   case Opcode::Sub:
     return isFloat ? b.CreateFSub(ops[0], ops[1]) : b.CreateSub(ops[0], ops[1]);

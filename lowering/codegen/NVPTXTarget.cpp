@@ -59,6 +59,7 @@ public:
   std::string dataLayout() const override { return "e-i64:64-i128:128-v16:16-v32:32-n16:32:64"; }
   unsigned globalAddressSpace() const override { return 1; }
   unsigned sharedAddressSpace() const override { return 3; }
+  bool testMiscompile() const override { return options_.testMiscompile; }
   int64_t maxStaticSharedBytes() const override { return 48 * 1024; }
   int64_t maxSharedBytes() const override { return maxSharedBytesFor(options_.arch); }
 

@@ -42,6 +42,8 @@ public:
   /// Address spaces of global and shared memory.
   virtual unsigned globalAddressSpace() const = 0;
   virtual unsigned sharedAddressSpace() const = 0;
+  /// Test only (TargetOptions::testMiscompile): float adds become subtracts.
+  virtual bool testMiscompile() const = 0;
   /// Bytes of statically allocated shared memory a kernel may use.
   virtual int64_t maxStaticSharedBytes() const = 0;
   /// Bytes of shared memory one program may use in all (static or dynamic,

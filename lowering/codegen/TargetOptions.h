@@ -23,6 +23,9 @@ struct TargetOptions {
   std::string llvmOpt;
   /// The libdevice bitcode to link; "" finds the toolkit's (TK_LIBDEVICE_PATH).
   std::string libdevicePath;
+  /// Test only (TK_TEST_MISCOMPILE): every floating-point add is lowered as
+  /// a subtract, a wrong answer for TK_CHECK's tests to catch.
+  bool testMiscompile = false;
 };
 
 /// Whether tk compiles for `arch`: `sm_NN` with NN >= 80, optionally with the

@@ -3,10 +3,13 @@
 //
 //   t = _C.Autotuner("softmax", identity_hash, [({"BLOCK": 128}, 4, 3), ...],
 //                    device_name, cache_dir, disk_cache)
-//   best, trials, seconds, from_disk = t.tune(key, bench, keep, progress)
-//       bench(i) -> milliseconds (raising marks config i unusable, with the
-//       exception's text as the reason); keep: the indices that survived
-//       prune_configs_by (None: all); progress(dict) after each config
+//   best, trials, seconds, from_disk = t.tune(key, bench, keep, progress, check)
+//       bench(i) -> milliseconds, or (milliseconds, local bytes per thread)
+//       (raising marks config i unusable, with the exception's text as the
+//       reason); keep: the indices that survived prune_configs_by (None:
+//       all); progress(dict) after each config; check(i, reference) -> ''
+//       when config i's output agrees with the reference's, else the
+//       difference (None: outputs are not compared)
 //   t.lookup(key) -> the same tuple, or None (memory, then disk)
 //   ms = _C.bench_gpu(launch, before_each, warmup_ms, rep_ms)
 //   n = _C.compile_threads(jobs)   (the tuner's compile pool size)
@@ -48,6 +51,9 @@ py::tuple resultTuple(const tune::Result &r) {
     d["pruned"] = t.pruned;
     d["ms"] = t.ms;
     d["reason"] = t.reason;
+    d["rejected"] = t.rejected;
+    d["note"] = t.note;
+    d["spill_bytes"] = t.spillBytes;
     trials.append(d);
   }
   return py::make_tuple(r.best, trials, r.seconds, r.fromDisk);
@@ -56,7 +62,8 @@ py::tuple resultTuple(const tune::Result &r) {
 class PyAutotuner {
 public:
   PyAutotuner(const std::string &kernel, const std::string &identity, const py::list &configs,
-              const std::string &device, const std::string &cacheDir, bool diskCache) {
+              const std::string &device, const std::string &cacheDir, bool diskCache,
+              bool rejectSpills) {
     std::vector<tune::Config> cs;
     for (const py::handle &c : configs) {
       auto t = c.cast<py::tuple>();
@@ -73,6 +80,7 @@ public:
     o.deviceName = device;
     o.cacheDir = cacheDir;
     o.diskCache = diskCache;
+    o.rejectSpills = rejectSpills;
     tuner_ = std::make_unique<tune::Tuner>(std::move(cs), o);
   }
 
@@ -82,7 +90,7 @@ public:
   }
 
   py::tuple tune(const std::string &key, const py::function &bench, const py::object &keep,
-                 const py::object &progress) {
+                 const py::object &progress, const py::object &check) {
     if (!keep.is_none()) {
       std::vector<size_t> kept = keep.cast<std::vector<size_t>>();
       tuner_->setPrune(
@@ -103,6 +111,7 @@ public:
         d["elapsed"] = p.elapsedSeconds;
         d["finished"] = p.finished;
         d["from_cache"] = p.fromCache;
+        d["reports"] = p.reports;
         progress(d);
       });
     else
@@ -115,11 +124,31 @@ public:
       ~Reset() {
         t.setPrune(nullptr);
         t.setProgress(nullptr);
+        t.setCheck(nullptr);
       }
     } reset{*tuner_};
+    if (!check.is_none())
+      tuner_->setCheck([check](size_t i, size_t reference, std::string &difference) {
+        try {
+          difference = check(i, reference).cast<std::string>();
+        } catch (py::error_already_set &e) {
+          difference = e.what();
+          return false;
+        }
+        return difference.empty();
+      });
+    else
+      tuner_->setCheck(nullptr);
     auto benchFn = [&](size_t i) -> tune::Trial {
       try {
-        return tune::Trial::time(bench(i).cast<double>());
+        py::object r = bench(i);
+        if (py::isinstance<py::tuple>(r)) {
+          py::tuple t = r.cast<py::tuple>();
+          tune::Trial trial = tune::Trial::time(t[0].cast<double>());
+          trial.spillBytes = t[1].cast<int64_t>();
+          return trial;
+        }
+        return tune::Trial::time(r.cast<double>());
       } catch (py::error_already_set &e) {
         std::string what = e.what();
         return tune::Trial::failure(what);
@@ -173,12 +202,14 @@ double benchGpu(const py::function &launch, const py::object &beforeEach, double
 void bindAutotune(py::module_ &m) {
   py::class_<PyAutotuner>(m, "Autotuner")
       .def(py::init<const std::string &, const std::string &, const py::list &, const std::string &,
-                    const std::string &, bool>(),
+                    const std::string &, bool, bool>(),
            py::arg("kernel"), py::arg("identity"), py::arg("configs"), py::arg("device"),
-           py::arg("cache_dir") = "", py::arg("disk_cache") = true)
+           py::arg("cache_dir") = "", py::arg("disk_cache") = true,
+           py::arg("reject_spills") = false)
       .def("lookup", &PyAutotuner::lookup, py::arg("key"))
       .def("tune", &PyAutotuner::tune, py::arg("key"), py::arg("bench"),
-           py::arg("keep") = py::none(), py::arg("progress") = py::none())
+           py::arg("keep") = py::none(), py::arg("progress") = py::none(),
+           py::arg("check") = py::none())
       .def("cache_path", &PyAutotuner::cachePath, py::arg("key"));
   m.def("bench_gpu", &benchGpu, py::arg("launch"), py::arg("before_each") = py::none(),
         py::arg("warmup_ms") = 25.0, py::arg("rep_ms") = 100.0,

@@ -95,10 +95,10 @@ uint64_t dictVersion(PyObject *dict) {
 #endif
 }
 
-// TK_INTERPRET's text as a boolean, by the knob table's one rule; a value it
-// does not take is the launch's error (Python's ValueError).
-bool interpretKnob(const char *text) {
-  KnobValue<bool> v = parseBoolKnob(knobInfo(Knob::Interpret), text ? text : "");
+// TK_INTERPRET's (or TK_CHECK's) text as a boolean, by the knob table's one
+// rule; a value it does not take is the launch's error (Python's ValueError).
+bool boolKnob(Knob knob, const char *text) {
+  KnobValue<bool> v = parseBoolKnob(knobInfo(knob), text ? text : "");
   if (!v.ok())
     throw py::value_error(v.error);
   return v.value;
@@ -177,22 +177,30 @@ bool isConstantGrid(PyObject *grid) {
   return true;
 }
 
-// The grid as three dimensions: a tuple or list of 1 to 3 ints, or one int.
-// False when it is something else (the Python side then explains).
+// The grid as three dimensions: a tuple or list of 1 to 3 ints, or one int,
+// each within the GPU's limits (x below 2^31, y and z at most 65535). The one
+// grid check of every launch, the interpreter's too (_C.grid_dims). False
+// when it is something else: `why` set for a dimension out of range
+// (ValueError), empty for what is not a grid at all (TypeError). A bool, a
+// float, a string are not grid dimensions.
 bool readGrid(PyObject *grid, std::array<unsigned, 3> &dims, std::string &why) {
   dims = {1, 1, 1};
   auto dim = [&](PyObject *v, size_t i) {
-    if (!PyLong_Check(v) || PyBool_Check(v)) {
-      // numpy integers and the like: anything with __index__.
-      if (!PyIndex_Check(v))
-        return false;
-    }
+    // numpy integers and the like: anything with __index__, but not a bool
+    // (Python's, or numpy's, whose type is named numpy.bool or numpy.bool_).
+    std::string_view type = Py_TYPE(v)->tp_name;
+    if (PyBool_Check(v) || type == "numpy.bool" || type == "numpy.bool_" || !PyIndex_Check(v))
+      return false;
+    long long limit = i == 0 ? 0x7fffffffLL : 65535;
     long long x = PyLong_AsLongLong(v);
     if (x == -1 && PyErr_Occurred()) {
+      // An int past 64 bits is out of range too, not another kind of grid.
+      if (PyErr_ExceptionMatches(PyExc_OverflowError))
+        why = fmt::format("grid dimension {} is {}; it must be from 0 to {}", i,
+                          py::repr(v).cast<std::string>(), limit);
       PyErr_Clear();
       return false;
     }
-    long long limit = i == 0 ? 0x7fffffffLL : 65535;
     if (x < 0 || x > limit) {
       why = fmt::format("grid dimension {} is {}; it must be from 0 to {}", i, x, limit);
       return false;
@@ -202,8 +210,10 @@ bool readGrid(PyObject *grid, std::array<unsigned, 3> &dims, std::string &why) {
   };
   if (PyTuple_Check(grid) || PyList_Check(grid)) {
     Py_ssize_t n = PySequence_Fast_GET_SIZE(grid);
-    if (n < 1 || n > 3)
+    if (n < 1 || n > 3) {
+      why = fmt::format("it has {} dimensions; a grid has 1 to 3", n);
       return false;
+    }
     PyObject **items = PySequence_Fast_ITEMS(grid);
     for (Py_ssize_t i = 0; i < n; ++i)
       if (!dim(items[i], size_t(i)))
@@ -240,6 +250,7 @@ GpuLauncher::GpuLauncher(py::object jitFunction, std::vector<std::string> names,
   if (py::hasattr(environ, "_data") && PyDict_Check(environ.attr("_data").ptr())) {
     environ_ = environ.attr("_data");
     interpretKey_ = py::bytes("TK_INTERPRET");
+    checkKey_ = py::bytes("TK_CHECK");
   }
 }
 
@@ -252,7 +263,7 @@ int GpuLauncher::traverse(visitproc visit, void *arg) const {
       r = visit(o.ptr(), arg);
   };
   for (const py::object *o :
-       {&jit_, &missing_, &rawStream_, &deviceZero_, &environ_, &interpretKey_})
+       {&jit_, &missing_, &rawStream_, &deviceZero_, &environ_, &interpretKey_, &checkKey_})
     v(*o);
   for (const py::object &o : names_)
     v(o);
@@ -301,30 +312,45 @@ py::object GpuLauncher::jitFunction() const {
   return jit_;
 }
 
-bool GpuLauncher::interpretMode() const {
-  if (interpret_ >= 0)
-    return interpret_ == 1;
-  // TK_INTERPRET as Python sees it: os.environ's dict holds the environment
-  // of the process's start plus every assignment through os.environ (which
-  // also reach the C environment). One dict lookup instead of a getenv,
-  // which scans the environment (tens of ns with the usual 30-100 entries).
+void GpuLauncher::readModeKnobs() const {
+  // TK_INTERPRET and TK_CHECK as Python sees them: os.environ's dict holds
+  // the environment of the process's start plus every assignment through
+  // os.environ (which also reach the C environment). Dict lookups instead of
+  // getenv, which scans the environment (tens of ns with the usual 30-100
+  // entries).
   if (!environ_) {
-    std::optional<std::string> raw = readRaw(Knob::Interpret);
-    return interpretKnob(raw ? raw->c_str() : nullptr);
+    std::optional<std::string> interpret = readRaw(Knob::Interpret), check = readRaw(Knob::Check);
+    interpretCached_ = boolKnob(Knob::Interpret, interpret ? interpret->c_str() : nullptr);
+    checkCached_ = boolKnob(Knob::Check, check ? check->c_str() : nullptr);
+    return;
   }
   // Read again only when the dict changed since (its version tag).
   const uint64_t version = dictVersion(environ_.ptr());
   if (version != 0 && version == environVersion_)
-    return interpretCached_;
-  PyObject *v = PyDict_GetItemWithError(environ_.ptr(), interpretKey_.ptr());
-  if (!v || !PyBytes_Check(v)) {
-    PyErr_Clear();
-    interpretCached_ = false;
-  } else {
-    interpretCached_ = interpretKnob(PyBytes_AS_STRING(v));
-  }
+    return;
+  auto read = [&](const py::object &key, Knob knob) {
+    PyObject *v = PyDict_GetItemWithError(environ_.ptr(), key.ptr());
+    if (!v || !PyBytes_Check(v)) {
+      PyErr_Clear();
+      return false;
+    }
+    return boolKnob(knob, PyBytes_AS_STRING(v));
+  };
+  interpretCached_ = read(interpretKey_, Knob::Interpret);
+  checkCached_ = read(checkKey_, Knob::Check);
   environVersion_ = version;
+}
+
+bool GpuLauncher::interpretMode() const {
+  if (interpret_ >= 0)
+    return interpret_ == 1;
+  readModeKnobs();
   return interpretCached_;
+}
+
+bool GpuLauncher::checkMode() const {
+  readModeKnobs();
+  return checkCached_;
 }
 
 bool GpuLauncher::guardsHold(const Entry &entry) {
@@ -672,6 +698,16 @@ void bindGpuLauncher(py::module_ &m) {
   readyTypes();
   m.attr("BoundLaunch") = py::handle(reinterpret_cast<PyObject *>(boundLaunchType));
   m.attr("LaunchBase") = py::handle(reinterpret_cast<PyObject *>(launchBaseType));
+  m.def(
+      "grid_dims",
+      [](py::handle grid, const std::string &kernel) {
+        std::array<unsigned, 3> dims = GpuLauncher::checkGrid(grid, kernel);
+        return py::make_tuple(dims[0], dims[1], dims[2]);
+      },
+      py::arg("grid"), py::arg("kernel"),
+      "The grid's three dimensions by the GPU launch's one rule (a tuple or list of 1 to 3 ints, "
+      "or an int; x below 2**31, y and z at most 65535); TypeError or ValueError naming the "
+      "kernel otherwise. The interpreter path checks its grids with it too.");
   m.def("_torch_abi", &TorchAbi::status,
         "Whether launches read torch tensors and the stream through libtorch's C functions "
         "(TorchAbi.h): 'on; stream: ...', or why not.");
@@ -701,6 +737,8 @@ void bindGpuLauncher(py::module_ &m) {
            py::arg("specialize"), py::arg("defaults"), py::arg("missing"))
       .def("__getitem__", &GpuLauncher::bind)
       .def("call", &GpuLauncher::call, py::arg("grid"), py::arg("args"), py::arg("kwargs"))
+      .def("call_unchecked", &GpuLauncher::callUnchecked, py::arg("grid"), py::arg("args"),
+           py::arg("kwargs"))
       .def_property_readonly("num_entries", &GpuLauncher::numEntries)
       .def_property_readonly("last_key",
                              [](const GpuLauncher &l) { return py::bytes(l.lastKey()); });
@@ -712,14 +750,18 @@ std::array<unsigned, 3> GpuLauncher::gridDims(py::handle grid, const MetaFn &met
   py::object g = py::reinterpret_borrow<py::object>(grid);
   if (PyCallable_Check(grid.ptr()))
     g = g(meta());
+  return checkGrid(g, kernel);
+}
+
+std::array<unsigned, 3> GpuLauncher::checkGrid(py::handle grid, const std::string &kernel) {
   std::array<unsigned, 3> dims;
   std::string why;
-  if (!readGrid(g.ptr(), dims, why)) {
+  if (!readGrid(grid.ptr(), dims, why)) {
     if (!why.empty())
       throw py::value_error(fmt::format("the grid of {}: {}", kernel, why));
     throw py::type_error(fmt::format("the grid of {} must be a tuple of 1 to 3 ints or a "
                                      "callable returning one, not {}",
-                                     kernel, py::repr(g).cast<std::string>()));
+                                     kernel, py::repr(grid).cast<std::string>()));
   }
   return dims;
 }
@@ -733,8 +775,20 @@ py::object GpuLauncher::call(py::handle grid, py::handle argsHandle, py::handle 
                 kwargsHandle.is_none() ? nullptr : kwargsHandle.ptr());
 }
 
+py::object GpuLauncher::callUnchecked(py::handle grid, py::handle argsHandle,
+                                      py::handle kwargsHandle) {
+  if (!PyTuple_Check(argsHandle.ptr()) ||
+      !(kwargsHandle.is_none() || PyDict_Check(kwargsHandle.ptr())))
+    throw py::type_error("Launcher.call_unchecked(grid, args, kwargs) takes a tuple and a dict");
+  return launch(grid, &PyTuple_GET_ITEM(argsHandle.ptr(), 0),
+                size_t(PyTuple_GET_SIZE(argsHandle.ptr())), nullptr,
+                kwargsHandle.is_none() ? nullptr : kwargsHandle.ptr(), nullptr,
+                /*unchecked=*/true);
+}
+
 py::object GpuLauncher::launch(py::handle grid, PyObject *const *args, size_t numArgs,
-                               PyObject *kwnames, PyObject *kwargs, GridCache *gridCache) {
+                               PyObject *kwnames, PyObject *kwargs, GridCache *gridCache,
+                               bool unchecked) {
   // The Python side takes a tuple and a dict; built only when it is called.
   auto pythonArgs = [&]() {
     py::tuple t(numArgs);
@@ -750,6 +804,12 @@ py::object GpuLauncher::launch(py::handle grid, PyObject *const *args, size_t nu
   if (interpretMode()) {
     auto [t, d] = pythonArgs();
     return jitFunction().attr("_interpret_run")(grid, t, d);
+  }
+  // TK_CHECK=1: the Python side copies the inputs, launches through
+  // call_unchecked, and compares with the interpreter (python/tk/check.py).
+  if (!unchecked && checkMode()) {
+    auto [t, d] = pythonArgs();
+    return jitFunction().attr("_checked_run")(grid, t, d);
   }
 
   const size_t numParams = names_.size();

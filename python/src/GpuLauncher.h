@@ -88,8 +88,15 @@ public:
     bool known = false;
     std::array<unsigned, 3> dims{};
   };
+  /// `unchecked`: a GPU launch even under TK_CHECK=1 (the check's own).
   pybind11::object launch(pybind11::handle grid, PyObject *const *args, size_t numArgs,
-                          PyObject *kwnames, PyObject *kwargs, GridCache *gridCache = nullptr);
+                          PyObject *kwnames, PyObject *kwargs, GridCache *gridCache = nullptr,
+                          bool unchecked = false);
+  /// call() without TK_CHECK's comparison: python/tk/check.py's launch.
+  pybind11::object callUnchecked(pybind11::handle grid, pybind11::handle args,
+                                 pybind11::handle kwargs);
+  /// The one grid check (readGrid): TypeError or ValueError naming `kernel`.
+  static std::array<unsigned, 3> checkGrid(pybind11::handle grid, const std::string &kernel);
   /// `launcher[grid]`: a callable bound to the grid.
   pybind11::object bind(pybind11::object grid);
 
@@ -140,6 +147,9 @@ private:
   static AbiRead readTorchAbi(const TypeInfo &info, PyObject *v, uint64_t &ptr, PyObject *&dtype);
 
   bool interpretMode() const;
+  /// TK_CHECK=1: launches are checked against the interpreter.
+  bool checkMode() const;
+  void readModeKnobs() const;
   /// jit_, or a ReferenceError once clear() has run.
   pybind11::object jitFunction() const;
   /// The type's entry: a scan of the few types seen, inlined; the first
@@ -187,10 +197,11 @@ private:
   pybind11::object deviceZero_;
   // os.environ's dict of bytes (TK_INTERPRET is read there at each launch:
   // a dict lookup, where getenv scans the whole environment).
-  pybind11::object environ_, interpretKey_;
-  // TK_INTERPRET's answer and os.environ's version tag when it was read.
+  pybind11::object environ_, interpretKey_, checkKey_;
+  // TK_INTERPRET's and TK_CHECK's answers and os.environ's version tag when
+  // they were read.
   mutable uint64_t environVersion_ = 0;
-  mutable bool interpretCached_ = false;
+  mutable bool interpretCached_ = false, checkCached_ = false;
   const std::string *lastKey_ = nullptr; // a key of entries_ (nodes never move)
   Entry *lastEntry_ = nullptr;           // its entry: compared before hashing
 };

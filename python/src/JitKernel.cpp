@@ -1,19 +1,23 @@
 #include "JitKernel.h"
 
+#include "LaunchCheck.h"
+#include "analysis/StoredArguments.h"
 #include "ir/IRPrinter.h"
 #include "lang/Diagnostics.h"
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cassert>
 #include <cstdlib>
+#include <optional>
 
 namespace tk {
 namespace {
 
 CacheKey gpuKey(const JitRequest &req, const CompileOptions &options) {
   CacheKeyBuilder b;
-  b.add("python-jit-v5").add(compilerVersion()).add(options.keyText());
+  b.add("python-jit-v6").add(compilerVersion()).add(options.keyText());
   b.add(int64_t(req.sources.size()));
   for (const JitSource &src : req.sources)
     b.add(src.fileName).add(src.text).add(int64_t(src.firstLine));
@@ -51,6 +55,7 @@ std::string serialize(const JitKernel &k) {
     w.str(k.argumentNames()[i]);
     w.str(k.argumentTypes()[i]);
     w.u32(uint32_t(k.layout().kinds[i]));
+    w.u32(k.storedArguments()[i] ? 1 : 0);
   }
   return std::move(w.bytes());
 }
@@ -140,6 +145,8 @@ std::unique_ptr<JitKernel> JitKernel::compile(const JitRequest &req, std::string
     errors = fmt::format("error: the pipeline removed kernel '{}'\n", req.kernel);
     return nullptr;
   }
+  for (Operation *store : tk::storedArguments(c.module(), *k->fn_))
+    k->storedArguments_.push_back(store != nullptr);
   if (req.gpu) {
     std::string ptx;
     if (!c.emitPTX(ptx)) {
@@ -183,9 +190,11 @@ bool JitKernel::readPayload(const std::string &payload) {
     argumentNames_.push_back(r.str());
     argumentTypes_.push_back(r.str());
     uint32_t kind = r.u32();
-    if (kind > uint32_t(SlotKind::F64))
+    uint32_t stored = r.u32();
+    if (kind > uint32_t(SlotKind::F64) || stored > 1)
       return false;
     kinds.push_back(SlotKind(kind));
+    storedArguments_.push_back(stored == 1);
   }
   layout_ = paramLayout(kinds);
   return r.done();
@@ -293,15 +302,88 @@ bool &JitKernel::packedFlag() {
   return packed;
 }
 
-bool JitKernel::run(const std::vector<JitArg> &args, std::array<int64_t, 3> grid,
-                    unsigned numThreads, uint64_t maxSteps, std::string &printed,
-                    std::string &errors) {
+RunResult JitKernel::run(const std::vector<JitArg> &args, const InterpretOptions &runOptions,
+                         std::string &printed, std::string &errors) {
+  return runOn(args, runOptions, printed, errors, nullptr);
+}
+
+RunResult JitKernel::check(const std::vector<JitArg> &args, const std::vector<uint64_t> &gpuAfter,
+                           const InterpretOptions &runOptions, std::string &printed,
+                           std::string &report) {
+  const auto &g = runOptions.grid;
+  InterpretOptions options = runOptions;
+  const int64_t numPrograms = g[0] * g[1] * g[2];
+  options.programs = samplePrograms(numPrograms);
+  std::vector<StoreRecord> log;
+  options.storeLog = &log;
+  std::optional<CheckReport> found;
+  auto compare = [&](const std::vector<HostBuffer> &buffers, const std::vector<size_t> &bufferOf) {
+    // One entry per buffer, named after its first argument; the GPU's copy
+    // is any of its arguments' (an array passed twice is one buffer, and
+    // only the argument stored through was copied back).
+    std::vector<CheckBuffer> check;
+    std::vector<int> entry(buffers.size(), -1);
+    for (size_t i = 0; i < args.size(); ++i) {
+      if (args[i].kind != JitArg::Kind::Pointer)
+        continue;
+      const std::byte *gpu =
+          i < gpuAfter.size() ? reinterpret_cast<const std::byte *>(gpuAfter[i]) : nullptr;
+      int &e = entry[bufferOf[i]];
+      if (e < 0) {
+        e = int(check.size());
+        check.push_back({&buffers[bufferOf[i]], gpu, args[i].name, args[i].offset});
+      } else if (!check[size_t(e)].gpu) {
+        check[size_t(e)].gpu = gpu;
+      }
+    }
+    found = compareStores(log, check, int64_t(options.programs.size()) == numPrograms, name_);
+  };
+  RunResult result = runOn(args, options, printed, report, compare);
+  if (result != RunResult::Ok || !found)
+    return result;
+  if (found->mismatch) {
+    DiagnosticEngine diag(comp_->sources());
+    Diagnostic &d = diag.error(found->loc, found->message);
+    d.notes.push_back(
+        {SourceLoc(), fmt::format("{} of the launch's {} programs ran on the interpreter, on "
+                                  "copies of its inputs; {} elements compared before this one",
+                                  options.programs.size(), numPrograms, found->compared - 1)});
+    report = diag.renderAll();
+    return RunResult::Mismatch;
+  }
+  report = fmt::format("TK_CHECK: '{}': {} of {} programs, {} stored elements as on the GPU{}",
+                       name_, options.programs.size(), numPrograms, found->compared,
+                       found->skippedAtomics
+                           ? fmt::format(" ({} written by atomics not compared: not every "
+                                         "program ran)",
+                                         found->skippedAtomics)
+                           : "");
+  return RunResult::Ok;
+}
+
+RunResult JitKernel::runOn(const std::vector<JitArg> &args, const InterpretOptions &runOptions,
+                           std::string &printed, std::string &errors,
+                           const BufferInspector &inspect) {
   if (gpu_) {
     errors = "error: a kernel compiled for the GPU cannot run on the interpreter";
-    return false;
+    return RunResult::Failed;
   }
+  DiagnosticEngine diag(comp_->sources());
+  // A read-only array the kernel may store through is refused before
+  // anything runs, so none of the caller's memory is written.
+  std::vector<Operation *> stores = tk::storedArguments(comp_->module(), *fn_);
+  for (size_t i = 0; i < args.size() && i < stores.size(); ++i)
+    if (args[i].kind == JitArg::Kind::Pointer && args[i].readOnly && stores[i]) {
+      diag.error(stores[i]->loc(),
+                 fmt::format("argument '{}' is a read-only array (not writeable), and '{}' may "
+                             "store to it here; pass a writeable array (a copy: numpy.array(x))",
+                             args[i].name, name_));
+      errors = diag.renderAll();
+      return RunResult::BadArgument;
+    }
   // One HostBuffer per distinct memory range: an array passed twice (in-place
-  // kernels) is one buffer, so its two pointers see each other's stores.
+  // kernels) is one buffer, so its two pointers see each other's stores. It
+  // is read-only when every argument for it is.
   std::vector<HostBuffer> buffers;
   std::map<std::pair<uint64_t, uint64_t>, size_t> bufferOf;
   buffers.reserve(args.size());
@@ -309,17 +391,24 @@ bool JitKernel::run(const std::vector<JitArg> &args, std::array<int64_t, 3> grid
     if (a.kind != JitArg::Kind::Pointer)
       continue;
     auto key = std::make_pair(a.base, a.bytes);
-    if (bufferOf.count(key))
+    if (auto it = bufferOf.find(key); it != bufferOf.end()) {
+      if (!a.readOnly)
+        buffers[it->second].setReadOnly(false);
       continue;
+    }
     bufferOf[key] = buffers.size();
     buffers.push_back(HostBuffer::wrap(a.name, reinterpret_cast<void *>(a.base),
                                        static_cast<size_t>(a.bytes), a.dtype));
+    buffers.back().setReadOnly(a.readOnly);
   }
   std::vector<InterpArg> interpArgs;
-  for (const JitArg &a : args) {
+  std::vector<size_t> bufferOfArg(args.size(), 0);
+  for (size_t i = 0; i < args.size(); ++i) {
+    const JitArg &a = args[i];
     switch (a.kind) {
     case JitArg::Kind::Pointer:
-      interpArgs.push_back(InterpArg::pointer(buffers[bufferOf[{a.base, a.bytes}]], a.offset));
+      bufferOfArg[i] = bufferOf[{a.base, a.bytes}];
+      interpArgs.push_back(InterpArg::pointer(buffers[bufferOfArg[i]], a.offset));
       break;
     case JitArg::Kind::Int:
       interpArgs.push_back(InterpArg::integer(a.intValue));
@@ -329,16 +418,17 @@ bool JitKernel::run(const std::vector<JitArg> &args, std::array<int64_t, 3> grid
       break;
     }
   }
-  InterpretOptions options;
-  options.grid = grid;
-  options.numThreads = numThreads == 0 ? 1 : numThreads;
-  options.maxSteps = maxSteps;
+  InterpretOptions options = runOptions;
+  options.numThreads = std::max(1u, options.numThreads);
   options.printOutput = &printed;
-  DiagnosticEngine diag(comp_->sources());
-  if (interpret(comp_->module(), *fn_, interpArgs, options, diag))
-    return true;
+  InterpretStats stats;
+  if (interpret(comp_->module(), *fn_, interpArgs, options, diag, &stats)) {
+    if (inspect)
+      inspect(buffers, bufferOfArg);
+    return RunResult::Ok;
+  }
   errors = diag.renderAll();
-  return false;
+  return stats.readOnlyStore ? RunResult::BadArgument : RunResult::Failed;
 }
 
 } // namespace tk

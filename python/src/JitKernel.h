@@ -18,7 +18,9 @@
 //   std::string errors;
 //   std::unique_ptr<JitKernel> k = JitKernel::compile(req, errors);  // null: errors rendered
 //   k->ir();        // block IR as lowered;  k->irOpt(): after compiler/Pipeline.h
-//   k->run(args, /*grid=*/{4, 1, 1}, /*numThreads=*/1, /*maxSteps=*/0, printed, errors);
+//   InterpretOptions run;                       // grid, threads, step and memory budgets
+//   run.grid = {4, 1, 1};
+//   k->run(args, run, printed, errors);
 //
 // With `req.gpu = true` (and numWarps, arch) the module goes on through the
 // GPU pipeline to PTX: k->ptx(), k->layout() (each runtime argument's slot
@@ -52,6 +54,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -92,9 +95,17 @@ struct JitArg {
   int64_t offset = 0;
   DType dtype = DType::U8;
   std::string name;
+  bool readOnly = false; // pointers: memory the kernel may not write
   int64_t intValue = 0;
   double floatValue = 0;
 };
+
+/// How a run ended: Ok; Failed (what the interpreter reported); BadArgument
+/// (an argument the run refused, before it started or at the store that
+/// would have written it: a read-only array the kernel stores to), which
+/// Python raises as TypeError; Mismatch (check(): the GPU stored something
+/// else).
+enum class RunResult : uint8_t { Ok, Failed, BadArgument, Mismatch };
 
 class JitKernel {
 public:
@@ -115,6 +126,10 @@ public:
   const std::string &passLog() const { return passLog_; }
   /// The parameters that are IR arguments, in order: what run() expects.
   const std::vector<std::string> &argumentNames() const { return argumentNames_; }
+  /// Per argument (argumentNames() order): whether the kernel may write
+  /// memory through it (analysis/StoredArguments.h), the buffers TK_CHECK
+  /// and the autotuner compare.
+  const std::vector<bool> &storedArguments() const { return storedArguments_; }
   /// GPU compiles: the PTX, the parameter space (each runtime argument's
   /// slot and offset, in argumentNames() order) and each argument's IR type
   /// ("ptr<fp32>", "i32").
@@ -162,15 +177,35 @@ public:
   static bool packedLaunches() { return packedFlag(); }
   static void setPackedLaunches(bool packed) { packedFlag() = packed; }
 
-  /// Runs the kernel over `grid` in the interpreter (`maxSteps` operations
-  /// at most, 0 for no limit). Returns false with the rendered error in
-  /// `errors` (out of bounds, a failed device_assert, a bad argument list, the
-  /// step budget). `print` output is appended to `printed`.
-  bool run(const std::vector<JitArg> &args, std::array<int64_t, 3> grid, unsigned numThreads,
-           uint64_t maxSteps, std::string &printed, std::string &errors);
+  /// Runs the kernel in the interpreter as `options` say (grid, threads,
+  /// the budgets, interruption, the store log; its printOutput is ignored).
+  /// Anything but Ok comes with the rendered error in `errors` (out of
+  /// bounds, a failed device_assert, a bad argument list, a budget, a
+  /// read-only array stored to). `print` output is appended to `printed`.
+  /// Before the run, an argument marked readOnly that the kernel may store
+  /// through is refused (BadArgument) with the store's location.
+  RunResult run(const std::vector<JitArg> &args, const InterpretOptions &options,
+                std::string &printed, std::string &errors);
+
+  /// TK_CHECK (python/src/LaunchCheck.h): runs a sample of the programs of
+  /// a launch over `options.grid` (samplePrograms) on `args`, whose pointers
+  /// point into host copies of the launch's buffers taken before the GPU
+  /// launch, logging their stores, and compares every element they stored
+  /// with the same byte offset of `gpuAfter[i]` (a host copy of argument i's
+  /// buffer as the GPU left it; 0 for arguments not copied back). Ok with a
+  /// one-line summary in `report`, Mismatch with the first differing element
+  /// rendered at its store, or what run() returns.
+  RunResult check(const std::vector<JitArg> &args, const std::vector<uint64_t> &gpuAfter,
+                  const InterpretOptions &options, std::string &printed, std::string &report);
 
 private:
   JitKernel() = default;
+  /// The interpreter's buffers of a run and, per argument, its buffer.
+  using BufferInspector =
+      std::function<void(const std::vector<HostBuffer> &, const std::vector<size_t> &)>;
+  /// run(), with `inspect` called on the buffers after a successful run.
+  RunResult runOn(const std::vector<JitArg> &args, const InterpretOptions &options,
+                  std::string &printed, std::string &errors, const BufferInspector &inspect);
   static bool &packedFlag();
   bool launchWith(const std::array<unsigned, 3> &grid, void **params, void **extra, CUstream stream,
                   std::string &errors) const;
@@ -183,6 +218,7 @@ private:
   std::string name_;
   std::string ir_, irOpt_, passLog_;
   std::vector<std::string> argumentNames_;
+  std::vector<bool> storedArguments_;
   std::string ptx_, llvm_, arch_;
   ParamLayout layout_;
   std::vector<std::string> argumentTypes_;

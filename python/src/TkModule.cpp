@@ -6,7 +6,8 @@
 //   k, errors = _C.compile([(file, text, first_line)], "add", "*fp32:16, i32",
 //                          {"BLOCK": 1024}, ["BLOCK"], ["tk"], [])
 //   if k is None: raise CompilationError(errors)
-//   printed, errors = k.run([("p", base, nbytes, 0, "fp32", "x"), ("i", 1000)], (4, 1, 1))
+//   printed, errors, bad_argument = k.run([("p", base, nbytes, 0, "fp32", "x", read_only),
+//                                          ("i", 1000)], (4, 1, 1))
 //
 // A compile or run never raises for a mistake in the kernel or its
 // arguments: both come back as rendered diagnostic text. Only values of the
@@ -15,6 +16,7 @@
 #include "GpuLauncher.h"
 #include "JitKernel.h"
 #include "compiler/ArgSpecialization.h"
+#include "runtime/ResultCheck.h"
 #include "support/Knobs.h"
 
 #include "lang/Builtins.h"
@@ -52,7 +54,7 @@ ConstValue toConstValue(const std::string &name, py::handle v) {
       return ConstValue::ofInt(v.cast<int64_t>());
     } catch (const py::cast_error &) {
       throw py::type_error(
-          fmt::format("'{}' = {} does not fit in 64 bits", name, py::str(v).cast<std::string>()));
+          fmt::format("constexpr '{}' = {} does not fit in 64 bits", name, py::str(v).cast<std::string>()));
     }
   }
   if (py::isinstance<py::float_>(v))
@@ -65,7 +67,7 @@ ConstValue toConstValue(const std::string &name, py::handle v) {
   // source with the kernel's).
   if (py::hasattr(v, "_tk_jit_function_name"))
     return ConstValue::ofFunction(v.attr("_tk_jit_function_name").cast<std::string>());
-  throw py::type_error(fmt::format("'{}': a compile-time value must be an int, float, bool, str, "
+  throw py::type_error(fmt::format("constexpr '{}': a compile-time value must be an int, float, bool, str, "
                                    "None, tk dtype or @tk.jit function, not {}",
                                    name,
                                    py::str(py::type::of(v).attr("__name__")).cast<std::string>()));
@@ -82,6 +84,7 @@ JitArg toJitArg(py::handle item) {
     a.offset = t[3].cast<int64_t>();
     a.name = t[5].cast<std::string>();
     a.dtype = dtypeFromName(t[4].cast<std::string>(), a.name);
+    a.readOnly = t.size() > 6 && t[6].cast<bool>();
   } else if (tag == "i") {
     a.kind = JitArg::Kind::Int;
     a.intValue = t[1].cast<int64_t>();
@@ -201,19 +204,61 @@ py::tuple specializeOne(const std::string &kind, py::handle value, bool speciali
   return py::make_tuple(specializeArg(arg, specialize).entry(), launchValue);
 }
 
+// Ctrl-C stops a run: every 10 ms the run takes the GIL and lets Python run
+// its signal handlers; a KeyboardInterrupt (or whatever a handler raised)
+// stops the run and is raised once it has ended.
+bool pythonSignalled() {
+  py::gil_scoped_acquire gil;
+  return PyErr_CheckSignals() != 0;
+}
+
 py::tuple run(JitKernel &k, const py::list &args, const std::array<int64_t, 3> &grid,
-              unsigned numThreads, uint64_t maxSteps) {
+              unsigned numThreads, uint64_t maxSteps, uint64_t maxMemoryMiB) {
   std::vector<JitArg> jitArgs;
   for (py::handle item : args)
     jitArgs.push_back(toJitArg(item));
+  InterpretOptions options;
+  options.grid = grid;
+  options.numThreads = numThreads;
+  options.maxSteps = maxSteps;
+  options.maxMemoryBytes = maxMemoryMiB > (UINT64_MAX >> 20) ? 0 : maxMemoryMiB << 20;
+  options.interrupted = pythonSignalled;
   std::string printed, errors;
+  RunResult result;
   {
     // The caller keeps the arrays alive for the call; other Python threads
     // may run meanwhile.
     py::gil_scoped_release noGil;
-    k.run(jitArgs, grid, numThreads, maxSteps, printed, errors);
+    result = k.run(jitArgs, options, printed, errors);
   }
-  return py::make_tuple(printed, errors);
+  if (PyErr_Occurred())
+    throw py::error_already_set();
+  return py::make_tuple(printed, errors, result == RunResult::BadArgument);
+}
+
+// TK_CHECK's interpreter side: (printed, report, outcome), outcome one of
+// "ok", "mismatch", "failed", "argument".
+py::tuple checkLaunch(JitKernel &k, const py::list &args, const std::vector<uint64_t> &gpuAfter,
+                      const std::array<int64_t, 3> &grid, uint64_t maxSteps,
+                      uint64_t maxMemoryMiB) {
+  std::vector<JitArg> jitArgs;
+  for (py::handle item : args)
+    jitArgs.push_back(toJitArg(item));
+  InterpretOptions options;
+  options.grid = grid;
+  options.maxSteps = maxSteps;
+  options.maxMemoryBytes = maxMemoryMiB > (UINT64_MAX >> 20) ? 0 : maxMemoryMiB << 20;
+  options.interrupted = pythonSignalled;
+  std::string printed, report;
+  RunResult result;
+  {
+    py::gil_scoped_release noGil;
+    result = k.check(jitArgs, gpuAfter, options, printed, report);
+  }
+  if (PyErr_Occurred())
+    throw py::error_already_set();
+  static const char *const names[] = {"ok", "failed", "argument", "mismatch"};
+  return py::make_tuple(printed, report, names[int(result)]);
 }
 
 } // namespace
@@ -230,6 +275,7 @@ PYBIND11_MODULE(_C, m) {
       .def_property_readonly("ir_opt", &JitKernel::irOpt)
       .def_property_readonly("pass_log", &JitKernel::passLog)
       .def_property_readonly("argument_names", &JitKernel::argumentNames)
+      .def_property_readonly("stored_arguments", &JitKernel::storedArguments)
       .def_property_readonly("ptx", &JitKernel::ptx)
       .def_property_readonly("argument_types", &JitKernel::argumentTypes)
       .def_property_readonly("num_warps", &JitKernel::numWarps)
@@ -279,7 +325,11 @@ PYBIND11_MODULE(_C, m) {
                                return d;
                              })
       .def("run", &run, py::arg("args"), py::arg("grid"), py::arg("num_threads") = 1,
-           py::arg("max_steps") = 100'000'000);
+           py::arg("max_steps") = 100'000'000, py::arg("max_memory_mib") = 1024)
+      .def("check", &checkLaunch, py::arg("args"), py::arg("gpu_after"), py::arg("grid"),
+           py::arg("max_steps") = 100'000'000, py::arg("max_memory_mib") = 1024,
+           "TK_CHECK: a sample of the launch's programs on the interpreter, compared with the "
+           "GPU's buffers (python/src/LaunchCheck.h).");
 
   bindGpuLauncher(m);
   bindAutotune(m);
@@ -293,6 +343,70 @@ PYBIND11_MODULE(_C, m) {
       },
       "(True, device name) when a CUDA driver and device are usable, else (False, why).");
 
+  m.def(
+      "_copy_from_device",
+      [](uint64_t host, uint64_t device, uint64_t bytes) {
+        // TK_CHECK's copies: device 0's memory to host memory, after every
+        // stream of the context is done with it.
+        std::string error;
+        CudaDriver *d = CudaDriver::get(error);
+        bool ok;
+        {
+          py::gil_scoped_release noGil;
+          ok = d && d->makeCurrent(error) && d->synchronize(error) &&
+               d->copyToHost(reinterpret_cast<void *>(host), CUdeviceptr(device), size_t(bytes),
+                             error);
+        }
+        if (!ok)
+          throw std::runtime_error(error);
+      },
+      py::arg("host"), py::arg("device"), py::arg("bytes"),
+      "Copies `bytes` bytes of device memory to host memory once the device is idle.");
+  m.def(
+      "_copy_to_device",
+      [](uint64_t device, uint64_t host, uint64_t bytes) {
+        // The autotuner's restores: host memory to device 0's, once the
+        // device is idle.
+        std::string error;
+        CudaDriver *d = CudaDriver::get(error);
+        bool ok;
+        {
+          py::gil_scoped_release noGil;
+          ok = d && d->makeCurrent(error) && d->synchronize(error) &&
+               d->copyToDevice(CUdeviceptr(device), reinterpret_cast<const void *>(host),
+                               size_t(bytes), error) &&
+               d->synchronize(error);
+        }
+        if (!ok)
+          throw std::runtime_error(error);
+      },
+      py::arg("device"), py::arg("host"), py::arg("bytes"),
+      "Copies `bytes` bytes of host memory to device memory once the device is idle.");
+  m.def(
+      "first_difference",
+      [](py::buffer got, py::buffer expected, const std::string &dtype) -> py::object {
+        // The autotuner's output check, by runtime/ResultCheck.h's rule.
+        DType d = dtypeFromName(dtype, "first_difference");
+        py::buffer_info g = got.request(), e = expected.request();
+        size_t bytes = size_t(g.size * g.itemsize);
+        if (bytes != size_t(e.size * e.itemsize))
+          throw py::value_error("first_difference: the buffers differ in size");
+        size_t count = bytes / dtypeBytes(d);
+        const auto *gp = static_cast<const std::byte *>(g.ptr);
+        const auto *ep = static_cast<const std::byte *>(e.ptr);
+        std::optional<Difference> diff =
+            firstDifference(gp, ep, count, d, largestMagnitude(ep, count, d));
+        if (!diff)
+          return py::none();
+        return py::make_tuple(diff->index, diff->got, diff->expected, diff->why);
+      },
+      py::arg("got"), py::arg("expected"), py::arg("dtype"),
+      "None when the two buffers of `dtype` elements agree within its tolerance "
+      "(runtime/ResultCheck.h), else (index, got, expected, why) of the first that does not.");
+  m.def(
+      "dtype_bytes",
+      [](const std::string &dtype) { return dtypeBytes(dtypeFromName(dtype, "dtype_bytes")); },
+      py::arg("dtype"));
   m.def(
       "_set_launch_params",
       [](const std::string &how) {
@@ -314,6 +428,23 @@ PYBIND11_MODULE(_C, m) {
         "(signature entry, launch value) of one runtime argument by the specialisation rule "
         "(compiler/ArgSpecialization.h): kind 'int' (a Python int: i32, i64 or u64), 'float' "
         "(fp32), 'bool' (i1), 'scalar' (of `dtype`) or 'pointer' (an address, to `dtype`).");
+  m.def(
+      "launch_option_error",
+      [](const std::string &name, int64_t value) -> std::string {
+        // The compiler's one rule for num_warps and num_stages
+        // (compiler/Compiler.h), for both of Python's paths.
+        if (name == "num_warps")
+          return isValidNumWarps(value)
+                     ? ""
+                     : fmt::format("must be a power of two from 1 to {}", kMaxNumWarps);
+        if (name == "num_stages")
+          return isValidNumStages(value)
+                     ? ""
+                     : fmt::format("must be an integer from 1 to {}", kMaxNumStages);
+        throw py::key_error("no launch option named '" + name + "'");
+      },
+      py::arg("name"), py::arg("value"),
+      "'' when `value` is a valid num_warps / num_stages, else what it must be.");
   m.def(
       "knob",
       [](const std::string &name) -> py::object {

@@ -33,7 +33,14 @@ except ImportError as _e:
     ) from _e
 
 from . import language
-from .errors import CompilationError, DriverError, InterpreterError, OutOfResources, TritonError
+from .errors import (
+    CheckError,
+    CompilationError,
+    DriverError,
+    InterpreterError,
+    OutOfResources,
+    TritonError,
+)
 from . import runtime
 from .runtime.jit import (
     CompiledKernel,

@@ -35,6 +35,17 @@ so a second process does not tune again; `cache_results=False` turns that off
 line goes to stderr when it is a terminal; TK_PRINT_AUTOTUNING=1 prints the
 winner and the time spent.
 
+Every config's output is checked (beyond Triton, as Helion does: some
+configs run but compute something else): before its timing, each config
+runs once on the arguments as they were before tuning (every argument the
+kernel may store to is restored to that), and what it stored is compared
+with the first usable config's, within the tolerance of each dtype
+(runtime/ResultCheck.h). A config that differs is rejected, with the first
+differing element; a config whose kernel spills registers (local memory
+after loading) is reported, and rejected with `reject_spills=True`. Both
+are warned about (RuntimeWarning) and kept in `rejected` and `reports`.
+`check_outputs=False` skips the comparison.
+
 Interpreter mode (TK_INTERPRET=1): configs are not timed unless
 TK_AUTOTUNE_INTERPRET=1 asks for it (then each is run on the interpreter and
 timed by the wall clock, which says little about a GPU); otherwise the first
@@ -42,10 +53,12 @@ config that survives the prune is used.
 """
 
 import concurrent.futures
+import ctypes
 import sys
 import time
+import warnings
 
-from . import _C
+from . import _C, check
 from .runtime.jit import KernelInterface, _Closure, _env_flag, cuda_driver_available, interpret_mode
 
 
@@ -96,7 +109,12 @@ def _dtype_text(value):
 
 def _print_progress(p):
     """The default progress callback: a line on stderr while tuning when it is
-    a terminal; the winner with TK_PRINT_AUTOTUNING=1."""
+    a terminal; the winner with TK_PRINT_AUTOTUNING=1; a RuntimeWarning for
+    each config rejected or reported (another result, spills)."""
+    if p["finished"]:
+        for line in p.get("reports", ()):
+            warnings.warn(f"tk autotune {p['kernel']} [{p['key']}]: {line}", RuntimeWarning,
+                          stacklevel=2)
     if sys.stderr.isatty() and not p["from_cache"] and p["total"]:
         sys.stderr.write(
             f"\rtk autotune {p['kernel']} [{p['done']}/{p['total']}] best "
@@ -116,8 +134,12 @@ def _print_progress(p):
 class Autotuner(KernelInterface):
     def __init__(self, fn, configs, key, prune_configs_by=None, reset_to_zero=None,
                  restore_value=None, pre_hook=None, post_hook=None, warmup=None, rep=None,
-                 cache_results=None, do_bench=None):
+                 cache_results=None, do_bench=None, check_outputs=True, reject_spills=False):
         self.fn = fn
+        self.check_outputs = bool(check_outputs)
+        self.reject_spills = bool(reject_spills)
+        self.rejected = {}  # Config -> why it was rejected (its output, its spills)
+        self.reports = []  # the tuner's report lines of the last tuning
         self.arg_names = _innermost(fn).arg_names
         self.configs = list(configs) if configs else [Config({})]
         self.keys = list(key)
@@ -160,7 +182,8 @@ class Autotuner(KernelInterface):
             device = "" if interpreting or not cuda_driver_available() else _C.device_name()
             # Interpreter timings are not worth keeping across processes.
             self._tuner = _C.Autotuner(self.__name__, identity, configs, device or "interpreter",
-                                       "", self.disk_cache and not interpreting)
+                                       "", self.disk_cache and not interpreting,
+                                       self.reject_spills)
         return self._tuner
 
     def _key(self, named):
@@ -211,9 +234,17 @@ class Autotuner(KernelInterface):
             start = time.perf_counter()
             call()
             return (time.perf_counter() - start) * 1000.0
-        if self.do_bench is not None:
-            return float(self.do_bench(lambda: (zero(), call())))
-        return _C.bench_gpu(call, zero if self.reset_to_zero else None, self.warmup_ms, self.rep_ms)
+        # Timed launches are not checked (TK_CHECK=1): the time would be the check's.
+        with check.suspended():
+            if self.do_bench is not None:
+                ms = float(self.do_bench(lambda: (zero(), call())))
+            else:
+                ms = _C.bench_gpu(call, zero if self.reset_to_zero else None, self.warmup_ms,
+                                  self.rep_ms)
+        # Spills: the local memory per thread of the kernel this config ran.
+        kernel = self.fn.warmup(*args, grid=grid, **launch_kwargs)
+        local = kernel._load()["local_bytes"] if hasattr(kernel, "_load") else -1
+        return ms, int(local)
 
     def _compile_all(self, args, kwargs, grid, keep):
         """Compiles (and on the GPU loads) the surviving configs on a thread
@@ -263,13 +294,28 @@ class Autotuner(KernelInterface):
                 else:
                     named[name][...] = copy  # numpy, cupy
 
+        outputs = _Outputs(self, args, named, kwargs, grid, keep) if self.check_outputs else None
+
         def bench(i):
             try:
+                if outputs is not None:
+                    outputs.capture(i)
                 return self._bench(args, dict(named), kwargs, grid, self.configs[i])
             finally:
                 restore()
 
-        best, trials, seconds, _ = tuner.tune(key_text, bench, keep, _print_progress)
+        reports = []
+
+        def progress(p):
+            if p["finished"]:
+                reports[:] = p["reports"]
+            _print_progress(p)
+
+        best, trials, seconds, _ = tuner.tune(key_text, bench, keep, progress,
+                                              outputs.check if outputs is not None else None)
+        self.reports = reports
+        self.rejected = {self.configs[i]: t["reason"] for i, t in enumerate(trials)
+                         if t["rejected"]}
         self.configs_timings = {self.configs[i]: t["ms"] if t["usable"] else float("inf")
                                 for i, t in enumerate(trials)}
         return self.configs[best]
@@ -320,6 +366,100 @@ class Autotuner(KernelInterface):
         return self.run(*args, grid=grid, warmup=True, **kwargs)
 
 
+class _Outputs:
+    """What each config stores, for the tuner's output check: the memory of
+    every argument a config's kernel may store to (analysis/StoredArguments.h),
+    saved before tuning, put back before each config's check run, and copied
+    after it."""
+
+    def __init__(self, tuner, args, named, kwargs, grid, keep):
+        self.tuner, self.args, self.named, self.kwargs, self.grid = tuner, args, named, kwargs, grid
+        self.gpu = not interpret_mode(_jit_function(tuner.fn))
+        names = set()
+        for i in keep:
+            try:
+                k = tuner.fn.warmup(*args, grid=grid, **{**tuner.configs[i].all_kwargs(), **kwargs})
+            except Exception:  # noqa: BLE001 - its benchmark reports it
+                continue
+            compiled = k._compiled
+            names |= {n for n, s in zip(compiled.argument_names, compiled.stored_arguments) if s}
+        self.spans = {}  # name -> (dtype, base, span, offset)
+        for name in sorted(names):
+            self.spans[name] = self._span(name, named[name])
+        self.original = {name: self._read(name) for name in self.spans}
+        self.stored = {}  # config index -> {name: bytes}
+
+    def _span(self, name, value):
+        from .runtime.jit import _array_info, _gpu_array_info
+
+        kernel = self.tuner.__name__
+        if self.gpu:
+            dt, _ = _gpu_array_info(name, value, kernel)
+            base, span, offset = check._memory(name, value, kernel)
+            return dt, base, span, offset
+        dt, base, span, offset, _ = _array_info(name, value, kernel)
+        return dt, base, span, offset
+
+    def _read(self, name):
+        _, base, span, _ = self.spans[name]
+        out = bytearray(span)
+        if not span:
+            return out
+        host = (ctypes.c_char * span).from_buffer(out)
+        if self.gpu:
+            _C._copy_from_device(ctypes.addressof(host), base, span)
+        else:
+            ctypes.memmove(host, base, span)
+        return out
+
+    def _write(self, name, data):
+        _, base, span, _ = self.spans[name]
+        if not span:
+            return
+        host = (ctypes.c_char * span).from_buffer(data)
+        if self.gpu:
+            _C._copy_to_device(base, ctypes.addressof(host), span)
+        else:
+            ctypes.memmove(base, host, span)
+
+    def restore_all(self):
+        for name, data in self.original.items():
+            self._write(name, data)
+
+    def capture(self, i):
+        """Config i once, on the arguments as they were before tuning."""
+        self.restore_all()
+        for name in self.tuner.reset_to_zero:
+            value = self.named[name]
+            value.zero_() if hasattr(value, "zero_") else value.fill(0)
+        config = self.tuner.configs[i]
+        launch = {**config.all_kwargs(), **self.kwargs}
+        if config.pre_hook is not None:
+            config.pre_hook({**self.named, **launch})
+        with check.suspended():
+            self.tuner.fn.run(*self.args, grid=self.grid, **launch)
+        self.stored[i] = {name: self._read(name) for name in self.spans}
+
+    def check(self, i, reference):
+        """'' when config i stored what the reference did, else the first
+        difference."""
+        mine = self.stored.get(i)
+        if i == reference:
+            return "" if mine is not None else "its output was not captured"
+        theirs = self.stored[reference]
+        try:
+            for name, (dt, _, _, offset) in self.spans.items():
+                d = _C.first_difference(mine[name], theirs[name], dt)
+                if d is not None:
+                    index, got, expected, why = d
+                    size = _C.dtype_bytes(dt)
+                    return (f"element {(index * size - offset) // size} of '{name}' is {got}, "
+                            f"config [{reference}]'s is {expected} ({why})")
+            return ""
+        finally:
+            self.stored.pop(i, None)
+
+
 class Heuristics(KernelInterface):
     def __init__(self, fn, values):
         self.fn = fn
@@ -340,12 +480,15 @@ class Heuristics(KernelInterface):
 
 def autotune(configs, key, prune_configs_by=None, reset_to_zero=None, restore_value=None,
              pre_hook=None, post_hook=None, warmup=None, rep=None, use_cuda_graph=False,
-             do_bench=None, cache_results=None):
-    """@tk.autotune(configs=[tk.Config(...)], key=["n"]): see the module docstring."""
+             do_bench=None, cache_results=None, check_outputs=True, reject_spills=False):
+    """@tk.autotune(configs=[tk.Config(...)], key=["n"]): see the module docstring.
+    Beyond Triton: check_outputs (compare every config's output with the
+    first usable config's) and reject_spills (reject configs that spill)."""
 
     def decorate(fn):
         return Autotuner(fn, configs, key, prune_configs_by, reset_to_zero, restore_value,
-                         pre_hook, post_hook, warmup, rep, cache_results, do_bench)
+                         pre_hook, post_hook, warmup, rep, cache_results, do_bench,
+                         check_outputs, reject_spills)
 
     return decorate
 

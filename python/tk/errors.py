@@ -29,6 +29,16 @@ class InterpreterError(TritonError, RuntimeError):
         self.kernel = kernel
 
 
+class CheckError(TritonError, RuntimeError):
+    """TK_CHECK=1: a GPU launch stored a value the interpreter does not, on
+    copies of the same inputs. str(e) is rendered at the store that wrote
+    the element: the program, the element, both values, the tolerance."""
+
+    def __init__(self, message, kernel=None):
+        super().__init__(message.rstrip("\n"))
+        self.kernel = kernel
+
+
 class DriverError(TritonError, RuntimeError):
     """A GPU launch failed or cannot happen here: no CUDA driver or device, a
     module the driver cannot load (the JIT's log included), a failed

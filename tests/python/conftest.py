@@ -50,3 +50,14 @@ def pytest_collection_modifyitems(config, items):
 def _gpu_tests_launch_on_the_gpu(request, monkeypatch):
     if "gpu" in request.keywords:
         monkeypatch.delenv("TK_INTERPRET", raising=False)
+
+
+@pytest.fixture(scope="session")
+def fake_libcuda(tmp_path_factory):
+    """The stand-in CUDA driver (fake_cuda.c), built once per session."""
+    import stand_in_driver
+
+    path = stand_in_driver.build(tmp_path_factory.mktemp("fakecuda"))
+    if path is None:
+        pytest.skip("no C compiler to build the stand-in CUDA driver")
+    return path

@@ -13,6 +13,8 @@
  *   lib.fake_unloads_outside_primary()  # unloads without the primary context current
  *   lib.fake_replay_launches(n)  # ns per call of this stand-in's cuLaunchKernel
  *
+ *   lib.fake_set_launch_hook(hook)  # hook(gx, gy, gz, params): the kernel's work, in the test
+ *
  * Knobs (environment, read at each call): FAKE_CUDA_LOAD_ERROR makes module
  * loading fail with that text as the JIT error log; FAKE_CUDA_MAX_THREADS is
  * what cuFuncGetAttribute reports as the most threads per program (1024);
@@ -216,6 +218,14 @@ static void recordParams(void **params, void **extra) {
   }
 }
 
+/* What a kernel would do, played by the test (TK_CHECK's tests): called by
+ * each launch with its grid and its parameters as decoded by
+ * fake_set_param_sizes. Device memory is host memory here (cuMemAlloc is
+ * malloc, copies are memcpy), so the hook may write the outputs. */
+typedef void (*LaunchHook)(unsigned, unsigned, unsigned, const uint64_t *);
+static LaunchHook launchHook;
+void fake_set_launch_hook(LaunchHook hook) { launchHook = hook; }
+
 CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
                         unsigned bz, unsigned shared, void *stream, void **params, void **extra) {
   (void)f;
@@ -228,6 +238,8 @@ CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned
   lastShared = shared;
   lastStream = (uint64_t)(uintptr_t)stream;
   recordParams(params, extra);
+  if (launchHook)
+    launchHook(gx, gy, gz, lastParams);
   return OK;
 }
 int fake_last_used_extra(void) { return lastUsedExtra; }

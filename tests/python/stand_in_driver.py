@@ -6,11 +6,30 @@ for libcuda.so.1, then asked what the last launch passed.
     stand_in_driver.set_sizes(8, 8, 8, 4)  # the parameter sizes of the next launches
     kernel[grid](x, y, out, n, BLOCK=1024)
     assert stand_in_driver.params(4) == [x_addr, y_addr, out_addr, n]
+
+`build(directory)` compiles it (the `fake_libcuda` fixture of conftest.py
+and tests/robustness/conftest.py).
 """
 
 import ctypes
+import pathlib
+import shutil
+import subprocess
 
 fake = None
+
+
+def build(directory):
+    """fake_cuda.c compiled to DIRECTORY/libcuda.so.1: its path, or None
+    where there is no C compiler."""
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if cc is None:
+        return None
+    out = pathlib.Path(directory) / "libcuda.so.1"
+    source = pathlib.Path(__file__).parent / "fake_cuda.c"
+    subprocess.run([cc, "-shared", "-fPIC", "-O1", "-Wl,-soname,libcuda.so.1", "-o", str(out),
+                    str(source)], check=True)
+    return out
 
 
 def load(path):

@@ -117,6 +117,36 @@ def test_reset_to_zero_zeroes_before_each_trial(tune_in_interpreter):
     np.testing.assert_allclose(out, 2 * x, rtol=1e-6)
 
 
+def test_a_config_that_computes_something_else_is_rejected(tune_in_interpreter):
+    # WRONG is 0 in the right configs; the config with WRONG=1 (and the
+    # largest block, likely the fastest) stores x + 1.
+    configs = [tk.Config({"BLOCK": 32, "WRONG": 0}), tk.Config({"BLOCK": 256, "WRONG": 1}),
+               tk.Config({"BLOCK": 64, "WRONG": 0})]
+
+    @tk.autotune(configs=configs, key=["n"])
+    @tk.jit
+    def copy(x_ptr, out_ptr, n, BLOCK: tk.constexpr, WRONG: tk.constexpr):
+        offs = tk.program_id(0) * BLOCK + tk.arange(0, BLOCK)
+        m = offs < n
+        tk.store(out_ptr + offs, tk.load(x_ptr + offs, mask=m) + WRONG, mask=m)
+
+    x = np.random.default_rng(5).standard_normal(300).astype(np.float32)
+    out = np.zeros(300, np.float32)
+    with pytest.warns(RuntimeWarning, match=r"\[1\] BLOCK=256, WRONG=1.*rejected: computes "
+                                            r"another result than config \[0\]"):
+        copy[lambda m: (tk.cdiv(300, m["BLOCK"]),)](x, out, 300)
+    np.testing.assert_array_equal(out, x)
+    assert copy.best_config is not configs[1]
+    reason = copy.rejected[configs[1]]
+    assert "element 0 of 'out_ptr' is" in reason and "(fp32: |difference| " in reason, reason
+    assert copy.configs_timings[configs[1]] == float("inf")
+    assert len(copy.reports) == 1
+    # check_outputs=False: no comparison, nothing rejected.
+    plain = tk.autotune(configs=configs, key=["n"], check_outputs=False)(copy.fn)
+    plain[lambda m: (tk.cdiv(300, m["BLOCK"]),)](x, out, 300)
+    assert plain.rejected == {}
+
+
 def test_prune_configs_by(tune_in_interpreter):
     seen = []
 

@@ -246,9 +246,10 @@ def test_argument_errors_name_the_argument():
         axpy[(1,)](x, x, 1.0, 8, BLOCK=[8])
     with pytest.raises(TypeError, match="grid of axpy"):
         axpy["x"](x, x, 1.0, 8, BLOCK=8)
-    with pytest.raises(ValueError, match="each from 0 to 2"):
+    with pytest.raises(ValueError, match="grid dimension 0 is 1180591620717411303424; it must "
+                       "be from 0 to 2147483647"):
         axpy[(2**70,)](x, x, 1.0, 8, BLOCK=8)
-    with pytest.raises(ValueError, match="1 to 3 dimensions"):
+    with pytest.raises(ValueError, match="it has 4 dimensions; a grid has 1 to 3"):
         axpy[(1, 1, 1, 1)](x, x, 1.0, 8, BLOCK=8)
 
 

@@ -7,24 +7,12 @@ stand-in must be loaded before tk looks for libcuda.so.1."""
 
 import os
 import pathlib
-import shutil
 import subprocess
 import sys
 
 import pytest
 
 HERE = pathlib.Path(__file__).parent
-
-
-@pytest.fixture(scope="module")
-def fake_libcuda(tmp_path_factory):
-    cc = shutil.which("cc") or shutil.which("gcc")
-    if cc is None:
-        pytest.skip("no C compiler to build the stand-in CUDA driver")
-    out = tmp_path_factory.mktemp("fakecuda") / "libcuda.so.1"
-    subprocess.run([cc, "-shared", "-fPIC", "-O1", "-Wl,-soname,libcuda.so.1", "-o", str(out),
-                    str(HERE / "fake_cuda.c")], check=True)
-    return out
 
 
 def test_gpu_launch_path_against_a_stand_in_driver(fake_libcuda, tmp_path):

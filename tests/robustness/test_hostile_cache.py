@@ -14,7 +14,7 @@ import textwrap
 
 import pytest
 
-from conftest import child_env, run_process
+from hostile import child_env, run_process
 
 KERNELS = textwrap.dedent("""
     import sys, tk

@@ -25,6 +25,7 @@
 #include <array>
 #include <cerrno>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -39,6 +40,9 @@
 
 namespace tk::tkc {
 namespace {
+
+// Set by tkc run's SIGINT handler while the interpreter runs.
+volatile sig_atomic_t gInterrupted = 0;
 
 constexpr std::string_view kRunHelp = R"(usage: tkc run FILE [options]
 
@@ -60,10 +64,13 @@ options:
   --show N               first elements shown per buffer (default: 8)
   --threads N            run programs on N threads (default: 1, in order)
   --max-steps N          stop after N operations (default: 100000000; 0: no limit)
+  --max-memory MIB       the run's blocks may hold at most MIB MiB at once, and
+                         the buffers as much again (default: 1024; 0: no limit)
   --color=WHEN           colour diagnostics: auto, always, never
 
 Inputs are uniform in [-1, 1] for floats and [1, 100] for integers, never
-zero. Exit status: 0 success, 1 compile or run errors, 2 bad usage.
+zero. Ctrl-C stops a run at the next operation. Exit status: 0 success, 1
+compile or run errors, 2 bad usage, 130 interrupted.
 )";
 
 struct RunOptions {
@@ -80,6 +87,7 @@ struct RunOptions {
   int64_t show = 8;
   unsigned threads = 1;
   uint64_t maxSteps = 100'000'000;
+  uint64_t maxMemoryMiB = 1024;
   int color = -1; // -1 auto, 0 never, 1 always
 };
 
@@ -196,7 +204,7 @@ int parseRunArgs(int argc, char **argv, RunOptions &o, bool &help) {
         return 2;
       o.outs.emplace_back(*v);
     } else if (name == "--seed" || name == "--show" || name == "--threads" ||
-               name == "--max-steps") {
+               name == "--max-steps" || name == "--max-memory") {
       if (!need(v = value()))
         return 2;
       std::optional<int64_t> n = parseInt(*v);
@@ -208,6 +216,8 @@ int parseRunArgs(int argc, char **argv, RunOptions &o, bool &help) {
         o.show = *n;
       else if (name == "--threads")
         o.threads = unsigned(*n);
+      else if (name == "--max-memory")
+        o.maxMemoryMiB = uint64_t(*n);
       else
         o.maxSteps = uint64_t(*n);
     } else if (name == "--color") {
@@ -381,6 +391,27 @@ int runCommand(int argc, char **argv) {
   if (!ok || diag.hasErrors())
     return fail();
 
+  // The buffers are bounded like the blocks: as much memory as
+  // --max-memory again, checked before anything is allocated.
+  uint64_t bufferBytes = 0;
+  for (unsigned i = 0; i < k.fn->numArguments(); ++i)
+    if (auto *p = dyn_cast<PointerType>(k.fn->argument(i)->type())) {
+      const std::string &name = k.argNames[i];
+      uint64_t n = uint64_t(o.sizes.count(name) ? o.sizes[name] : o.defaultSize);
+      uint64_t each = p->pointee()->isPointer() ? 8 : dtypeBytes(p->pointee()->dtype());
+      bufferBytes += n * each; // n <= 2^32, each <= 8
+    }
+  if (o.maxMemoryMiB && o.maxMemoryMiB <= (UINT64_MAX >> 20) &&
+      bufferBytes > (o.maxMemoryMiB << 20)) {
+    std::string msg =
+        fmt::format("tkc: error: the kernel's buffers take {} MiB at --size {}, "
+                    "more than --max-memory {} MiB; pass a smaller --size (or "
+                    "--size NAME=N per buffer) or raise --max-memory\n",
+                    (bufferBytes + (1 << 20) - 1) >> 20, o.defaultSize, o.maxMemoryMiB);
+    std::fwrite(msg.data(), 1, msg.size(), stderr);
+    return 1;
+  }
+
   // Buffers and scalars, in argument order.
   std::mt19937_64 rng(o.seed);
   std::vector<std::unique_ptr<HostBuffer>> buffers;
@@ -447,12 +478,26 @@ int runCommand(int argc, char **argv) {
   opts.grid = o.grid;
   opts.numThreads = o.threads;
   opts.maxSteps = o.maxSteps;
+  opts.maxMemoryBytes = o.maxMemoryMiB > (UINT64_MAX >> 20) ? 0 : o.maxMemoryMiB << 20;
   std::string printed;
   opts.printOutput = &printed;
   InterpretStats stats;
+  // Ctrl-C stops the run at the next op (InterpretOptions::interrupted),
+  // with the program and operation count it reached, exit status 130.
+  gInterrupted = 0;
+  struct sigaction onInt = {}, previous = {};
+  onInt.sa_handler = [](int) { gInterrupted = 1; };
+  sigemptyset(&onInt.sa_mask);
+  sigaction(SIGINT, &onInt, &previous);
+  opts.interrupted = [] { return gInterrupted != 0; };
   bool ran = interpret(*k.module, *k.fn, args, opts, diag, &stats);
+  sigaction(SIGINT, &previous, nullptr);
   if (!print(printed))
     return 1;
+  if (!ran && stats.interrupted) {
+    fail();
+    return 130;
+  }
   if (!ran)
     return fail();
   std::string out =

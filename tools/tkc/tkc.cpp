@@ -316,8 +316,9 @@ ParseResult parseArgs(int argc, char **argv, Options &opts) {
         digits = digits && c >= '0' && c <= '9';
         n = n * 10 + (c - '0');
       }
-      if (!digits || n < 1 || n > 32 || (n & (n - 1)) != 0) {
-        usageError(fmt::format("--num-warps must be a power of two from 1 to 32, not '{}'", *v));
+      if (!digits || !isValidNumWarps(n)) {
+        usageError(fmt::format("--num-warps must be a power of two from 1 to {}, not '{}'",
+                               kMaxNumWarps, *v));
         return ParseResult::ExitUsage;
       }
       opts.numWarps = n;
@@ -328,8 +329,9 @@ ParseResult parseArgs(int argc, char **argv, Options &opts) {
       int n = 0;
       const char *end = v->data() + v->size();
       auto [stop, ec] = std::from_chars(v->data(), end, n);
-      if (ec != std::errc() || stop != end || n < 1 || n > 99) {
-        usageError(fmt::format("--num-stages must be a number from 1 to 99, not '{}'", *v));
+      if (ec != std::errc() || stop != end || !isValidNumStages(n)) {
+        usageError(
+            fmt::format("--num-stages must be a number from 1 to {}, not '{}'", kMaxNumStages, *v));
         return ParseResult::ExitUsage;
       }
       opts.numStages = n;

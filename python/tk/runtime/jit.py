@@ -468,32 +468,83 @@ def _wrapper_dtype(name, wrapper, kernel_name):
     return dt._tk_dtype_name
 
 
+def _is_int(x):
+    return isinstance(x, numbers.Integral) and not isinstance(x, bool)
+
+
+# The largest span of memory an array argument may claim: beyond it no host
+# has the memory, and offsets computed from it would overflow.
+_MAX_ARRAY_BYTES = 2**62
+
+
+def _interface_memory(name, kernel_name, ai, cuda=False):
+    """(address, read-only flag, byte span, offset of the data pointer) of an
+    array interface, checked: a TypeError naming the argument for anything
+    that does not describe memory (a NULL address, negative or overflowing
+    extents, strides of another rank, a mask). The span is the one of the
+    view, whatever the signs of its strides."""
+    where = f"argument '{name}' of {kernel_name}"
+    kind = "__cuda_array_interface__" if cuda else "__array_interface__"
+    if not isinstance(ai, dict):
+        raise TypeError(f"{where}: {kind} must be a dict, not {type(ai).__name__}")
+    typestr, shape, strides = ai.get("typestr"), ai.get("shape"), ai.get("strides")
+    data = ai.get("data")
+    if not isinstance(typestr, str) or len(typestr) < 3 or not typestr[2:].isdigit():
+        raise TypeError(f"{where}: {kind} has typestr {typestr!r}, not one such as '<f4'")
+    itemsize = int(typestr[2:])
+    if not isinstance(shape, (tuple, list)) or not all(_is_int(e) for e in shape):
+        raise TypeError(f"{where}: {kind} has shape {shape!r}, not a tuple of ints")
+    shape = tuple(int(e) for e in shape)
+    if any(e < 0 for e in shape):
+        raise TypeError(f"{where}: {kind} has shape {shape}, with a negative extent")
+    if strides is not None and (not isinstance(strides, (tuple, list))
+                                or len(strides) != len(shape)
+                                or not all(_is_int(x) for x in strides)):
+        raise TypeError(f"{where}: {kind} has strides {strides!r} for shape {shape}; they must "
+                        "be None or one int per dimension")
+    if ai.get("mask") is not None:
+        raise TypeError(f"{where}: {kind} has a mask; tk takes unmasked arrays")
+    if not (isinstance(data, tuple) and len(data) == 2 and _is_int(data[0])):
+        raise TypeError(f"{where}: {kind} has data {data!r}; tk takes (address, read-only "
+                        "flag), as numpy gives")
+    address, read_only = int(data[0]), bool(data[1])
+    strides = None if strides is None else [int(x) for x in strides]
+    if strides is None:
+        strides, step = [], itemsize
+        for extent in reversed(shape):
+            strides.insert(0, step)
+            step *= extent
+    if any(extent == 0 for extent in shape):
+        return address, read_only, 0, 0
+    low = sum(min(0, (e - 1) * x) for e, x in zip(shape, strides))
+    high = sum(max(0, (e - 1) * x) for e, x in zip(shape, strides)) + itemsize
+    span = high - low
+    if span > _MAX_ARRAY_BYTES:
+        raise TypeError(f"{where}: {kind} describes {span} bytes (shape {shape}, strides "
+                        f"{tuple(strides)}), more than any memory (2**62 bytes)")
+    if address == 0:
+        raise TypeError(f"{where}: {kind} has data address 0 (NULL) for {span} bytes")
+    if not (0 < address + low and address + high <= 2**64):
+        raise TypeError(f"{where}: {kind}: address {address:#x} with shape {shape} and strides "
+                        f"{tuple(strides)} reaches outside the address space")
+    return address + low, read_only, span, -low
+
+
 def _array_info(name, value, kernel_name):
-    """(dtype name, lowest byte address, byte span, offset of the data pointer)
-    of an array argument, or None when `value` is not an array."""
+    """(dtype name, lowest byte address, byte span, offset of the data
+    pointer, read-only) of an array argument, or None when `value` is not an
+    array."""
     if isinstance(value, TensorWrapper):
-        _, base, span, offset = _array_info(name, value.base, kernel_name)
-        return _wrapper_dtype(name, value, kernel_name), base, span, offset
+        _, base, span, offset, read_only = _array_info(name, value.base, kernel_name)
+        return _wrapper_dtype(name, value, kernel_name), base, span, offset, read_only
     ai = getattr(value, "__array_interface__", None)
     if ai is not None:
-        typestr = ai["typestr"]
+        typestr = ai.get("typestr", "") if isinstance(ai, dict) else ""
         dt = _ML_DTYPES.get(str(getattr(value, "dtype", "")))
         if dt is None:
-            dt = _interface_dtype(typestr, value, f"argument '{name}' of {kernel_name}")
-        itemsize = int(typestr[2:])
-        address = ai["data"][0]
-        shape = ai["shape"]
-        strides = ai.get("strides")
-        if strides is None:
-            strides, step = [], itemsize
-            for extent in reversed(shape):
-                strides.insert(0, step)
-                step *= extent
-        if any(extent == 0 for extent in shape):
-            return dt, address, 0, 0
-        low = sum(min(0, (e - 1) * s) for e, s in zip(shape, strides))
-        high = sum(max(0, (e - 1) * s) for e, s in zip(shape, strides)) + itemsize
-        return dt, address + low, high - low, -low
+            dt = _interface_dtype(str(typestr), value, f"argument '{name}' of {kernel_name}")
+        base, read_only, span, offset = _interface_memory(name, kernel_name, ai)
+        return dt, base, span, offset, read_only
     if hasattr(value, "data_ptr") and hasattr(value, "dtype"):
         dt = _TORCH_DTYPES.get(str(value.dtype))
         if dt is None:
@@ -508,7 +559,7 @@ def _array_info(name, value, kernel_name):
             )
         storage = value.untyped_storage()
         base = storage.data_ptr()
-        return dt, base, storage.nbytes(), value.data_ptr() - base
+        return dt, base, storage.nbytes(), value.data_ptr() - base, False
     if hasattr(value, "__cuda_array_interface__"):
         raise TypeError(
             f"argument '{name}' of {kernel_name} is a GPU array (it has __cuda_array_interface__); "
@@ -549,7 +600,10 @@ def _gpu_array_info(name, value, kernel_name):
         return dt, int(value.data_ptr())
     cai = getattr(value, "__cuda_array_interface__", None)
     if cai is not None:
-        return _interface_dtype(cai["typestr"], value, where), int(cai["data"][0])
+        typestr = cai.get("typestr", "") if isinstance(cai, dict) else ""
+        dt = _interface_dtype(str(typestr), value, where)
+        base, _, span, offset = _interface_memory(name, kernel_name, cai, cuda=True)
+        return dt, base + offset
     if hasattr(value, "__array_interface__"):
         raise TypeError(
             f"{where} is a CPU array ({type(value).__name__}); a GPU launch needs device memory "
@@ -586,7 +640,7 @@ def _rule(name, kernel_name, kind, value, specialize, dt=""):
 def _specialize(name, value, specialize, kernel_name, gpu=False):
     """(signature entry, launch argument or None) for a parameter that is not
     a constexpr. Launch arguments are ("i", int), ("f", float), and for
-    arrays ("p", base, span, offset, dtype, name) on the interpreter or
+    arrays ("p", base, span, offset, dtype, name, read-only) on the interpreter or
     ("g", address) on the GPU.
 
     Only the type dispatch is here (what a Python object is: an int, a numpy
@@ -653,27 +707,9 @@ def _specialize(name, value, specialize, kernel_name, gpu=False):
             "kernel; pass an array (numpy, torch, anything with __array_interface__), an int, a "
             "float, a bool or None"
         )
-    dt, base, span, offset = info
+    dt, base, span, offset, read_only = info
     entry, _ = _rule(name, kernel_name, "pointer", base + offset, specialize, dt)
-    return entry, ("p", base, span, offset, dt, name)
-
-
-def _normalize_grid(grid, kernel_name):
-    if isinstance(grid, numbers.Integral):
-        grid = (grid,)
-    try:
-        dims = tuple(int(g) for g in grid)
-    except (TypeError, ValueError):
-        raise TypeError(
-            f"the grid of {kernel_name} must be a tuple of 1 to 3 ints or a callable returning "
-            f"one, not {grid!r}"
-        ) from None
-    if not 1 <= len(dims) <= 3 or any(not 0 <= d < 2**31 for d in dims):
-        raise ValueError(
-            f"the grid of {kernel_name} must have 1 to 3 dimensions, each from 0 to 2**31 - 1, "
-            f"not {dims}"
-        )
-    return dims + (1,) * (3 - len(dims))
+    return entry, ("p", base, span, offset, dt, name, read_only)
 
 
 #
@@ -968,7 +1004,19 @@ class JITFunction(_C.LaunchBase):
                 arg_names.append(p.name)
         signature = ", ".join(entries)
         closure = _Closure(self, [v for v in constants.values() if isinstance(v, JITFunction)])
-        options = {k: launch[k] for k in ("num_warps", "num_stages", "num_ctas") if k in launch}
+        # The options are checked before they are part of the key (a list or
+        # a dict there would be unhashable, not an error about the option).
+        options = {}
+        if "num_warps" in launch:
+            options["num_warps"] = _num_warps(launch["num_warps"], self.__name__)
+        if "num_stages" in launch:
+            options["num_stages"] = _num_stages(launch["num_stages"], self.__name__)
+        if "num_ctas" in launch:
+            if not _is_int(launch["num_ctas"]):
+                raise ValueError(
+                    f"num_ctas of {self.__name__} must be an int, not {launch['num_ctas']!r}"
+                )
+            options["num_ctas"] = int(launch["num_ctas"])
         arch = target_arch() if gpu else None
         key = (
             signature,
@@ -1020,7 +1068,8 @@ class JITFunction(_C.LaunchBase):
             self.do_not_specialize,
             gpu,
             _num_warps(options.get("num_warps"), self.__name__),
-            _num_stages(options.get("num_stages"), self.__name__) if gpu else 0,
+            # Checked on both paths; the interpreter has no cp.async ring.
+            _num_stages(options.get("num_stages"), self.__name__) * gpu,
             arch or "sm_90",
         )
         if compiled is None:
@@ -1043,17 +1092,28 @@ class JITFunction(_C.LaunchBase):
         kernel, run_args, values, launch, _ = self._prepare(args, dict(kwargs))
         if callable(grid):
             grid = grid(dict(values, **launch))
-        dims = _normalize_grid(grid, self.__name__)
+        dims = _C.grid_dims(grid, self.__name__)  # the GPU launch's own check
         if 0 in dims:
             return kernel
         threads = _C.knob("TK_INTERPRET_THREADS")
         max_steps = _C.knob("TK_INTERPRET_MAX_STEPS")
-        printed, errors = kernel._compiled.run(run_args, dims, max(1, threads), max(0, max_steps))
+        max_memory = _C.knob("TK_INTERPRET_MAX_MEMORY")
+        printed, errors, bad_argument = kernel._compiled.run(
+            run_args, dims, max(1, threads), max(0, max_steps), max(0, max_memory))
         if printed:
             sys.stdout.write(printed)
+        if bad_argument:
+            raise TypeError(errors)
         if errors:
             raise InterpreterError(errors, kernel=self.__name__)
         return kernel
+
+    def _checked_run(self, grid, args, kwargs):
+        """A GPU launch under TK_CHECK=1, compared with the interpreter
+        (python/tk/check.py)."""
+        from .. import check
+
+        return check.checked_launch(self, grid, args, kwargs)
 
     def _gpu_compile(self, args, kwargs):
         """The launcher's way back for a key it has not seen: compile (or find)
@@ -1099,32 +1159,23 @@ class JITFunction(_C.LaunchBase):
 KernelInterface.register(JITFunction)
 
 
+def _launch_option(name, value, kernel_name):
+    """num_warps or num_stages checked by the compiler's one rule
+    (compiler/Compiler.h), on the GPU and the interpreter path alike."""
+    if _is_int(value) and -2**62 < value < 2**62 and not _C.launch_option_error(name, int(value)):
+        return int(value)
+    # 0 is valid for neither, so its answer says what the option must be.
+    raise ValueError(f"{name} of {kernel_name} {_C.launch_option_error(name, 0)}, not {value!r}")
+
+
 def _num_warps(value, kernel_name):
-    if value is None:
-        return 4
-    if (
-        not isinstance(value, numbers.Integral)
-        or isinstance(value, bool)
-        or value < 1
-        or value > 32
-        or value & (value - 1)
-    ):
-        raise ValueError(
-            f"num_warps of {kernel_name} must be a power of two from 1 to 32, not {value!r}"
-        )
-    return int(value)
+    return 4 if value is None else _launch_option("num_warps", value, kernel_name)
 
 
 def _num_stages(value, kernel_name):
     """The cp.async ring's depth for loops feeding tk.dot (1: no pipelining);
     0 leaves the compiler's default (3)."""
-    if value is None:
-        return 0
-    if not isinstance(value, numbers.Integral) or isinstance(value, bool) or not 1 <= value <= 16:
-        raise ValueError(
-            f"num_stages of {kernel_name} must be an integer from 1 to 16, not {value!r}"
-        )
-    return int(value)
+    return 0 if value is None else _launch_option("num_stages", value, kernel_name)
 
 
 # The PTX target of each compute capability tk supports; sm_90a is Hopper's

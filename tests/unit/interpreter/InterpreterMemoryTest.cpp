@@ -320,4 +320,85 @@ TEST_F(MemoryTest, ArgumentChecks) {
   EXPECT_NE(errors().find("grid dimension 0 is 0"), std::string::npos) << errors();
 }
 
+// A read-only buffer refuses stores and atomics, on the whole-block fast
+// path and lane by lane, before writing; loads from it are fine.
+TEST_F(MemoryTest, ReadOnlyBuffersRefuseStoresAndAtomics) {
+  parse(kMaskedCopy);
+  const int64_t n = 64;
+  HostBuffer x = random("x", DType::F32, n), o = random("o", DType::F32, n);
+  std::vector<double> before;
+  for (int64_t i = 0; i < n; ++i)
+    before.push_back(o.get(i));
+  o.setReadOnly(true);
+  x.setReadOnly(true);
+  auto args = [&] {
+    return std::vector<InterpArg>{InterpArg::pointer(x), InterpArg::pointer(o),
+                                  InterpArg::integer(n)};
+  };
+  EXPECT_FALSE(run("k", args()));
+  EXPECT_TRUE(stats.readOnlyStore);
+  EXPECT_NE(errors().find("store into a read-only buffer in program (0, 0, 0): element 0 of the "
+                          "block [64] (index [0]) writes 4 bytes at"),
+            std::string::npos)
+      << errors();
+  EXPECT_NE(errors().find("buffer 'o', which is not writeable"), std::string::npos) << errors();
+  for (int64_t i = 0; i < n; ++i)
+    EXPECT_EQ(o.get(i), before[size_t(i)]) << i;
+  o.setReadOnly(false);
+  ASSERT_TRUE(run("k", args())) << errors();
+  EXPECT_FALSE(stats.readOnlyStore);
+  EXPECT_EQ(o.get(5), 2 * x.get(5));
+
+  parse(R"(func @k(%c: ptr<i32>) {
+  %one = constant {value = 1} : i32
+  %old = atomic_rmw %c, %one {kind = "add"} : i32
+  return
+}
+)");
+  HostBuffer c = HostBuffer::allocate("c", DType::I32, 1);
+  c.set(0, 41);
+  c.setReadOnly(true);
+  EXPECT_FALSE(run("k", {InterpArg::pointer(c)}));
+  EXPECT_NE(errors().find("atomic into a read-only buffer"), std::string::npos) << errors();
+  EXPECT_EQ(c.get(0), 41);
+}
+
+// The store log names every element written, with its op and program; a
+// selection of programs runs only those (num_programs still the grid's).
+TEST_F(MemoryTest, StoreLogAndProgramSelection) {
+  parse(kMaskedCopy);
+  const int64_t n = 200;
+  HostBuffer x = random("x", DType::F32, n), o = HostBuffer::allocate("o", DType::F32, n);
+  std::vector<StoreRecord> log;
+  InterpretOptions opts;
+  opts.grid = {4, 1, 1};
+  opts.storeLog = &log;
+  opts.programs = {3, 1};
+  ASSERT_TRUE(run("k", {InterpArg::pointer(x), InterpArg::pointer(o), InterpArg::integer(n)}, opts))
+      << errors();
+  EXPECT_EQ(stats.programs, 2u);
+  // Program 3 (elements 192..199, the rest masked off: lane by lane), then
+  // program 1 (64..127, dense: one record).
+  ASSERT_EQ(log.size(), 9u);
+  for (size_t i = 0; i < 8; ++i) {
+    EXPECT_EQ(log[i].buffer, &o);
+    EXPECT_EQ(log[i].offset, (192 + i) * 4);
+    EXPECT_EQ(log[i].count, 1);
+    EXPECT_EQ(log[i].program, (std::array<int32_t, 3>{3, 0, 0}));
+    EXPECT_EQ(log[i].loc.line, 17u);
+  }
+  EXPECT_EQ(log[8].offset, 64u * 4);
+  EXPECT_EQ(log[8].count, 64);
+  EXPECT_EQ(log[8].elementBytes, 4u);
+  EXPECT_FALSE(log[8].atomic);
+  EXPECT_TRUE(o.isWritten(64 * 4, 64 * 4));
+  EXPECT_FALSE(o.isWritten(0, 4)) << "program 0 did not run";
+  opts.programs = {4};
+  EXPECT_FALSE(
+      run("k", {InterpArg::pointer(x), InterpArg::pointer(o), InterpArg::integer(n)}, opts));
+  EXPECT_NE(errors().find("program 4 is not in the grid (4, 1, 1) of 4 programs"),
+            std::string::npos)
+      << errors();
+}
+
 } // namespace

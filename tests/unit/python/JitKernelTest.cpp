@@ -50,6 +50,14 @@ JitArg pointer(std::vector<float> &v, const char *name) {
   return a;
 }
 
+// A run over `programs` programs along x, without a step budget.
+InterpretOptions gridOf(int64_t programs) {
+  InterpretOptions o;
+  o.grid = {programs, 1, 1};
+  o.maxSteps = 0;
+  return o;
+}
+
 JitArg integer(int64_t v) {
   JitArg a;
   a.kind = JitArg::Kind::Int;
@@ -72,8 +80,8 @@ TEST(JitKernelTest, HelperFromAnotherFileInlinesAndRuns) {
   for (float &v : x)
     v = dist(rng);
   std::string printed;
-  ASSERT_TRUE(k->run({pointer(x, "x_ptr"), pointer(out, "out_ptr"), integer(n)}, {3, 1, 1}, 1, 0,
-                     printed, errors))
+  ASSERT_EQ(RunResult::Ok, k->run({pointer(x, "x_ptr"), pointer(out, "out_ptr"), integer(n)},
+                                  gridOf(3), printed, errors))
       << errors;
   for (int64_t i = 0; i < n; ++i)
     EXPECT_FLOAT_EQ(out[i], (x[i] * 2 + 3) * 0.5f) << i;
@@ -114,8 +122,8 @@ TEST(JitKernelTest, OutOfBoundsNamesTheArgument) {
   std::vector<float> x(10, 1.5f), out(100, 0.25f);
   std::string printed;
   // n = 100 but x holds 10 elements.
-  EXPECT_FALSE(k->run({pointer(x, "x_ptr"), pointer(out, "out_ptr"), integer(100)}, {2, 1, 1}, 1, 0,
-                      printed, errors));
+  EXPECT_EQ(RunResult::Failed, k->run({pointer(x, "x_ptr"), pointer(out, "out_ptr"), integer(100)},
+                                      gridOf(2), printed, errors));
   EXPECT_NE(errors.find("/src/kern.py:45:"), std::string::npos) << errors;
   EXPECT_NE(errors.find("'x_ptr'"), std::string::npos) << errors;
 }
@@ -126,12 +134,43 @@ TEST(JitKernelTest, SameMemoryTwiceIsOneBuffer) {
   ASSERT_TRUE(k) << errors;
   std::vector<float> x = {1.0f, -2.5f, 7.0f};
   std::string printed;
-  ASSERT_TRUE(k->run({pointer(x, "x_ptr"), pointer(x, "out_ptr"), integer(3)}, {1, 1, 1}, 1, 0,
-                     printed, errors))
+  ASSERT_EQ(RunResult::Ok, k->run({pointer(x, "x_ptr"), pointer(x, "out_ptr"), integer(3)},
+                                  gridOf(1), printed, errors))
       << errors;
   EXPECT_FLOAT_EQ(x[0], 2.5f);
   EXPECT_FLOAT_EQ(x[1], -1.0f);
   EXPECT_FLOAT_EQ(x[2], 8.5f);
+}
+
+TEST(JitKernelTest, StoredArgumentsAreTheOutputs) {
+  std::string errors;
+  std::unique_ptr<JitKernel> k = JitKernel::compile(scaleRequest(), errors);
+  ASSERT_TRUE(k) << errors;
+  EXPECT_EQ(k->storedArguments(), (std::vector<bool>{false, true, false}));
+}
+
+// A read-only array the kernel stores to is refused before the run, at the
+// store, and nothing is written; the same array as an input is fine.
+TEST(JitKernelTest, ReadOnlyOutputIsRefusedBeforeTheRun) {
+  std::string errors;
+  std::unique_ptr<JitKernel> k = JitKernel::compile(scaleRequest(), errors);
+  ASSERT_TRUE(k) << errors;
+  std::vector<float> x = {1.0f, -2.5f, 7.0f}, out = {9.0f, 9.0f, 9.0f};
+  JitArg ro = pointer(out, "out_ptr");
+  ro.readOnly = true;
+  std::string printed;
+  EXPECT_EQ(RunResult::BadArgument,
+            k->run({pointer(x, "x_ptr"), ro, integer(3)}, gridOf(1), printed, errors));
+  EXPECT_NE(errors.find("/src/kern.py:46:5: error: argument 'out_ptr' is a read-only array"),
+            std::string::npos)
+      << errors;
+  EXPECT_EQ(out, (std::vector<float>{9.0f, 9.0f, 9.0f}));
+  JitArg roIn = pointer(x, "x_ptr");
+  roIn.readOnly = true;
+  EXPECT_EQ(RunResult::Ok,
+            k->run({roIn, pointer(out, "out_ptr"), integer(3)}, gridOf(1), printed, errors))
+      << errors;
+  EXPECT_FLOAT_EQ(out[1], -1.0f);
 }
 
 } // namespace

@@ -310,7 +310,7 @@ TEST_F(AutotunerTest, DamagedCacheFilesAreIgnoredAndRewritten) {
   flippedByte[flippedByte.size() - 20] ^= 1;
   // A well-formed entry (right key, right checksum) whose payload is wrong:
   // the best index is past the configs, or another key's identity.
-  std::string payload = good.substr(good.find("tk-autotune 1"));
+  std::string payload = good.substr(good.find("tk-autotune 2"));
   std::string outOfRange = payload, foreign = payload;
   outOfRange.replace(outOfRange.find("best 2"), 6, "best 9");
   foreign.replace(foreign.find("key k;"), 6, "key j;");
@@ -357,6 +357,92 @@ TEST_F(AutotunerTest, UnusableTrialsRoundTripThroughTheCache) {
   EXPECT_FALSE(r->trials[1].usable);
   EXPECT_EQ(r->trials[1].reason, "ptxas error");
   EXPECT_DOUBLE_EQ(r->trials[2].ms, 0.125);
+}
+
+// The output check: each usable config's output (here a number per config,
+// one of them wrong) compared with the first usable config's; the faster
+// wrong config is rejected, with its difference, and reported at the end.
+TEST_F(AutotunerTest, AConfigWhoseOutputDiffersIsRejected) {
+  Tuner tuner(blockConfigs({16, 32, 64, 128}), options);
+  // Config 0 fails, so config 1 is the reference; config 2 is the fastest
+  // but computes another result.
+  const std::vector<double> times = {1.0, 4.0, 0.5, 3.0};
+  const std::vector<int> results = {0, 42, 41, 42};
+  std::vector<std::pair<size_t, size_t>> asked;
+  tuner.setCheck([&](size_t i, size_t reference, std::string &difference) {
+    asked.emplace_back(i, reference);
+    if (results[i] == results[reference])
+      return true;
+    difference = "element 3 of 'out' is " + std::to_string(results[i]) + ", config [" +
+                 std::to_string(reference) + "]'s is " + std::to_string(results[reference]);
+    return false;
+  });
+  std::vector<std::string> reports;
+  tuner.setProgress([&](const Progress &p) {
+    if (p.finished)
+      reports = p.reports;
+  });
+  auto bench = [&](size_t i) {
+    return i == 0 ? Trial::failure("launch failed") : Trial::time(times[i]);
+  };
+  std::string error;
+  const Result *r = tuner.tune("k;", bench, error);
+  ASSERT_TRUE(r) << error;
+  EXPECT_EQ(r->best, 3u) << "the fastest right config";
+  EXPECT_EQ(asked, (std::vector<std::pair<size_t, size_t>>{{1, 1}, {2, 1}, {3, 1}}));
+  EXPECT_TRUE(r->trials[2].rejected);
+  EXPECT_FALSE(r->trials[2].usable);
+  EXPECT_EQ(r->trials[2].reason,
+            "computes another result than config [1] (BLOCK=32, num_warps=2, num_stages=3): "
+            "element 3 of 'out' is 41, config [1]'s is 42");
+  ASSERT_EQ(reports.size(), 1u);
+  EXPECT_EQ(reports[0].rfind("[2] BLOCK=64, num_warps=4, num_stages=3: rejected: computes", 0), 0u)
+      << reports[0];
+  // The rejection survives the disk cache.
+  Tuner second(blockConfigs({16, 32, 64, 128}), options);
+  const Result *cached = second.lookup("k;");
+  ASSERT_TRUE(cached);
+  EXPECT_TRUE(cached->trials[2].rejected);
+  EXPECT_EQ(cached->trials[2].reason, r->trials[2].reason);
+  EXPECT_EQ(cached->best, 3u);
+}
+
+// Spills: reported by default, rejected with rejectSpills; the note of a
+// usable spilling config survives the disk cache.
+TEST_F(AutotunerTest, SpillingConfigsAreReportedOrRejected) {
+  auto bench = [](size_t i) {
+    Trial t = Trial::time(i == 1 ? 1.0 : 2.0);
+    t.spillBytes = i == 1 ? 96 : 0;
+    return t;
+  };
+  std::string error;
+  {
+    Tuner tuner(blockConfigs({16, 32}), options);
+    std::vector<std::string> reports;
+    tuner.setProgress([&](const Progress &p) {
+      if (p.finished)
+        reports = p.reports;
+    });
+    const Result *r = tuner.tune("k;", bench, error);
+    ASSERT_TRUE(r) << error;
+    EXPECT_EQ(r->best, 1u) << "reported, still usable";
+    EXPECT_EQ(r->trials[1].note, "spills registers: 96 bytes of local memory per thread");
+    EXPECT_EQ(reports, (std::vector<std::string>{
+                           "[1] BLOCK=32, num_warps=2, num_stages=3: spills registers: 96 bytes "
+                           "of local memory per thread"}));
+    Tuner second(blockConfigs({16, 32}), options);
+    ASSERT_TRUE(second.lookup("k;"));
+    EXPECT_EQ(second.lookup("k;")->trials[1].note, r->trials[1].note);
+  }
+  options.rejectSpills = true;
+  options.diskCache = false;
+  Tuner tuner(blockConfigs({16, 32}), options);
+  const Result *r = tuner.tune("k;", bench, error);
+  ASSERT_TRUE(r) << error;
+  EXPECT_EQ(r->best, 0u);
+  EXPECT_TRUE(r->trials[1].rejected);
+  EXPECT_EQ(r->trials[1].reason, "spills registers: 96 bytes of local memory per thread "
+                                 "(spilling configs are rejected)");
 }
 
 TEST_F(AutotunerTest, DiskCacheCanBeTurnedOff) {

@@ -1,0 +1,196 @@
+"""TK_CHECK=1 against the stand-in CUDA driver (fake_cuda.c), whose launches
+do what a hook in this script says: the right sum, the sum with one element
+wrong, or what the PTX compiled with TK_TEST_MISCOMPILE=1 computes (x - y:
+its float adds are subtracts). Device memory is host memory under the
+stand-in, so numpy arrays behind a __cuda_array_interface__ play the GPU's
+tensors. Run by test_check_mode.py in a process of its own:
+
+    python3 check_mode_checks.py /path/to/fake/libcuda.so.1
+
+Each check prints "ok NAME"; the first failure raises.
+"""
+
+import ctypes
+import os
+import re
+import sys
+
+from stand_in_driver import load, set_sizes  # noqa: E402
+
+fake = load(sys.argv[1])
+os.environ.pop("TK_INTERPRET", None)
+os.environ["TK_ARCH"] = "sm_90"
+
+import numpy as np  # noqa: E402
+
+import tk  # noqa: E402
+
+
+@tk.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tk.constexpr):
+    offs = tk.program_id(0) * BLOCK + tk.arange(0, BLOCK)
+    mask = offs < n
+    tk.store(out_ptr + offs, tk.load(x_ptr + offs, mask=mask) + tk.load(y_ptr + offs, mask=mask),
+             mask=mask)
+
+
+STORE_LINE = next(i for i, line in enumerate(open(__file__), 1) if "tk.store(out_ptr" in line)
+
+
+class Gpu:
+    """A numpy array as a GPU array: its host address is the stand-in's
+    device memory."""
+
+    def __init__(self, a):
+        self.a = a
+        self.__cuda_array_interface__ = {"data": (a.ctypes.data, False), "typestr": "<f4",
+                                         "shape": a.shape, "strides": None, "version": 3}
+
+
+# What the "GPU" computes at each launch: set by each check.
+behaviour = {"op": "add", "wrong": None}
+
+
+def array_at(address, n):
+    return np.ctypeslib.as_array((ctypes.c_float * n).from_address(address))
+
+
+@ctypes.CFUNCTYPE(None, ctypes.c_uint, ctypes.c_uint, ctypes.c_uint,
+                  ctypes.POINTER(ctypes.c_uint64))
+def hook(gx, gy, gz, params):
+    x_addr, y_addr, out_addr, n = params[0], params[1], params[2], params[3] & 0xFFFFFFFF
+    n = min(n, gx * 128)
+    x, y, out = array_at(x_addr, n), array_at(y_addr, n), array_at(out_addr, n)
+    out[:] = x + y if behaviour["op"] == "add" else x - y
+    if behaviour["wrong"] is not None:
+        out[behaviour["wrong"]] += 0.5
+
+
+fake.fake_set_launch_hook(hook)
+set_sizes(8, 8, 8, 4)
+rng = np.random.default_rng(7)
+
+CHECKS = []
+
+
+def check(fn):
+    CHECKS.append(fn)
+    return fn
+
+
+def arrays(n):
+    x = rng.uniform(-2, 2, n).astype(np.float32)
+    y = rng.uniform(-2, 2, n).astype(np.float32)
+    return x, y, np.zeros(n, np.float32)
+
+
+def launch(x, y, out, n):
+    return add_kernel[(tk.cdiv(n, 128),)](Gpu(x), Gpu(y), Gpu(out), n, BLOCK=128)
+
+
+@check
+def a_right_launch_passes_and_keeps_its_summary():
+    behaviour.update(op="add", wrong=None)
+    x, y, out = arrays(1000)
+    k = launch(x, y, out, 1000)
+    assert np.array_equal(out, x + y)
+    assert k.last_check == "TK_CHECK: 'add_kernel': 8 of 8 programs, 1000 stored elements as on " \
+                           "the GPU", k.last_check
+
+
+@check
+def one_wrong_element_is_reported_at_its_store():
+    behaviour.update(op="add", wrong=900)
+    x, y, out = arrays(1000)
+    try:
+        launch(x, y, out, 1000)
+    except tk.CheckError as e:
+        text = str(e)
+    else:
+        raise AssertionError("no CheckError")
+    assert f"check_mode_checks.py:{STORE_LINE}:5: error: TK_CHECK: 'add_kernel' stored " \
+           "different values on the GPU and on the interpreter in program (7, 0, 0): element 900 " \
+           "of 'out_ptr' (byte 3600 of its buffer) is" in text, text
+    right = float(x[900] + y[900])
+    m = re.search(r"is (\S+) on the GPU and (\S+) on the interpreter \(fp32: ", text)
+    assert m and abs(float(m[1]) - (right + 0.5)) < 1e-6 and abs(float(m[2]) - right) < 1e-6, text
+    assert "tk.store(out_ptr + offs" in text, text
+    assert out[900] == np.float32(right + 0.5), "the GPU's results stay in the caller's tensors"
+
+
+@check
+def large_grids_are_sampled_and_their_last_program_checked():
+    behaviour.update(op="add", wrong=None)
+    n = 128 * 1000 - 3
+    x, y, out = arrays(n)
+    k = launch(x, y, out, n)
+    assert k.last_check.startswith("TK_CHECK: 'add_kernel': 64 of 1000 programs, 8189 stored "), \
+        k.last_check
+    behaviour["wrong"] = n - 1
+    try:
+        launch(x, y, out, n)
+        raise AssertionError("no CheckError")
+    except tk.CheckError as e:
+        assert "in program (999, 0, 0)" in str(e), e
+
+
+@check
+def an_in_place_kernel_is_checked_on_the_inputs_before_the_launch():
+    behaviour.update(op="add", wrong=None)
+    x, y, _ = arrays(300)
+    before = x.copy()
+    k = add_kernel[(3,)](Gpu(x), Gpu(y), Gpu(x), 300, BLOCK=128)
+    assert np.array_equal(x, before + y)
+    assert "300 stored elements as on the GPU" in k.last_check, k.last_check
+
+
+@check
+def the_miscompile_knob_changes_the_code_and_the_check_catches_it():
+    behaviour.update(op="add", wrong=None)
+    x, y, out = arrays(1000)
+    plain = launch(x, y, out, 1000).asm["ptx"]
+    os.environ["TK_TEST_MISCOMPILE"] = "1"
+    try:
+        k = add_kernel.warmup(Gpu(x), Gpu(y), Gpu(out), 1000, BLOCK=128)
+        miscompiled = k.asm["ptx"]
+        assert "add.f32" in plain and "sub.f32" not in plain
+        assert "sub.f32" in miscompiled and "add.f32" not in miscompiled, miscompiled
+        # The stand-in computes what that PTX computes.
+        behaviour["op"] = "sub"
+        try:
+            launch(x, y, out, 1000)
+            raise AssertionError("no CheckError")
+        except tk.CheckError as e:
+            assert "in program (0, 0, 0): element 0 of 'out_ptr'" in str(e), e
+    finally:
+        del os.environ["TK_TEST_MISCOMPILE"]
+        behaviour["op"] = "add"
+    assert launch(x, y, out, 1000).asm["ptx"] == plain, "the knob is in the key"
+
+
+@check
+def without_the_knob_nothing_is_checked():
+    behaviour.update(op="add", wrong=5)
+    os.environ.pop("TK_CHECK")
+    try:
+        x, y, out = arrays(1000)
+        launch(x, y, out, 1000)  # wrong, and not noticed
+        assert out[5] == np.float32(x[5] + y[5] + np.float32(0.5))
+    finally:
+        os.environ["TK_CHECK"] = "1"
+
+
+@check
+def an_empty_grid_launches_nothing():
+    behaviour.update(op="add", wrong=None)
+    x, y, out = arrays(16)
+    before = fake.fake_launch_count()
+    add_kernel[(0,)](Gpu(x), Gpu(y), Gpu(out), 16, BLOCK=128)
+    assert fake.fake_launch_count() == before
+
+
+os.environ["TK_CHECK"] = "1"
+for fn in CHECKS:
+    fn()
+    print("ok", fn.__name__)
+print(f"{len(CHECKS)} checks passed")
