@@ -6,9 +6,10 @@
 // (coalesced across the warp), and the warps what remains. Other values take
 // layouts from their neighbours: elementwise ops and broadcast keep one
 // layout, a reduction gives the slice of its operand's layout, expand_dims of
-// a slice gives the parent. Where two layouts meet, a convert_layout is
-// inserted (a constant, splat or make_range is re-created in the layout its
-// user needs instead: that costs nothing).
+// a slice gives the parent, a dot's accumulator has its result's layout.
+// Where two layouts meet, a convert_layout is inserted (a constant, splat or
+// make_range is re-created in the layout its user needs instead: that costs
+// nothing).
 //
 //   %p = addptr %base, %offs : tensor<1024xptr<fp32>>       (contiguous, 16-byte aligned)
 //   %x = load %p, %m : tensor<1024xfp32>
@@ -155,6 +156,9 @@ private:
     switch (op.opcode()) {
     case Opcode::Broadcast:
       setWant(op.operand(0), r);
+      return;
+    case Opcode::Dot:
+      setWant(op.operand(2), r); // the accumulator is the result's
       return;
     case Opcode::ExpandDims:
       if (r)
@@ -390,6 +394,11 @@ private:
     switch (op.opcode()) {
     case Opcode::Broadcast:
       return require(op, 0, r);
+    case Opcode::Dot:
+      // The accumulator in the result's layout (the verifier's rule: a dot's
+      // result has its accumulator's type), whatever layout users gave the
+      // result.
+      return require(op, 2, r);
     case Opcode::Scan:
       // Operands and results in one layout (codegen/ScanToLLVM.cpp).
       for (unsigned i = 0; i < op.numOperands(); ++i)
