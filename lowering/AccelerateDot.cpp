@@ -215,6 +215,10 @@ private:
     }
     if (def->is(Opcode::Load) && def->attrs().getBool("volatile").value_or(false))
       return nullptr;
+    // A load before the conversion stays where it is, but the copies of its
+    // operands go to the conversion, after it: it cannot be re-created.
+    if (def->is(Opcode::Load) && !afterConv_.count(def))
+      return nullptr;
     // Ops of the epilogue are copied just before the original: its
     // operands' copies sit before theirs, so every use stays dominated.
     // Pure ops from before the conversion (offsets computed at the top of
