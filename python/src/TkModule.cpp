@@ -53,8 +53,8 @@ ConstValue toConstValue(const std::string &name, py::handle v) {
     try {
       return ConstValue::ofInt(v.cast<int64_t>());
     } catch (const py::cast_error &) {
-      throw py::type_error(
-          fmt::format("constexpr '{}' = {} does not fit in 64 bits", name, py::str(v).cast<std::string>()));
+      throw py::type_error(fmt::format("constexpr '{}' = {} does not fit in 64 bits", name,
+                                       py::str(v).cast<std::string>()));
     }
   }
   if (py::isinstance<py::float_>(v))
@@ -67,10 +67,10 @@ ConstValue toConstValue(const std::string &name, py::handle v) {
   // source with the kernel's).
   if (py::hasattr(v, "_tk_jit_function_name"))
     return ConstValue::ofFunction(v.attr("_tk_jit_function_name").cast<std::string>());
-  throw py::type_error(fmt::format("constexpr '{}': a compile-time value must be an int, float, bool, str, "
-                                   "None, tk dtype or @tk.jit function, not {}",
-                                   name,
-                                   py::str(py::type::of(v).attr("__name__")).cast<std::string>()));
+  throw py::type_error(
+      fmt::format("constexpr '{}': a compile-time value must be an int, float, bool, str, "
+                  "None, tk dtype or @tk.jit function, not {}",
+                  name, py::str(py::type::of(v).attr("__name__")).cast<std::string>()));
 }
 
 JitArg toJitArg(py::handle item) {
