@@ -98,6 +98,9 @@ ENDLESS = SPIN + textwrap.dedent("""
             ticks[0] += 1
             time.sleep(0.001)
     threading.Thread(target=tick, daemon=True).start()
+    # Compiled first (a flag of 0 ends the loop at once), so the signal
+    # reaches the endless run, not the compile, on a loaded machine too.
+    spin[(GRID,)](np.zeros(1, np.int32), out)
     print("running", flush=True)
     start = time.monotonic()
     try:
@@ -113,7 +116,7 @@ def test_ctrl_c_raises_keyboard_interrupt_promptly(threads, grid):
     code = ENDLESS.replace("GRID", str(grid))
     env = child_env(TK_INTERPRET_MAX_STEPS="0", TK_INTERPRET_THREADS=threads)
     p = start_python(code, env)
-    # 1 s is well inside the run (compiling takes far less).
+    # 1 s is well inside the run (the kernel is compiled before 'running').
     out, err, waited = interrupt(p, after=1.0, ready="running")
     assert p.returncode == 3, (out, err)
     assert "KeyboardInterrupt after" in out, (out, err)
