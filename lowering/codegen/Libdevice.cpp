@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 #include <llvm/Bitcode/BitcodeReader.h>
 #include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/InlineAsm.h>
+#include <llvm/IR/Instructions.h>
 #include <llvm/IR/Module.h>
 #include <llvm/Linker/Linker.h>
 #include <llvm/Support/MemoryBuffer.h>
@@ -67,6 +69,52 @@ std::string typeString(const llvm::Type *t) {
   llvm::raw_string_ostream os(out);
   t->print(os);
   return out;
+}
+
+// LLVM 19's InstCombine, through the NVPTX target's intrinsic hook, turns
+// the round-toward-zero integer-to-float intrinsics into sitofp/uitofp,
+// which NVPTX emits as cvt.rn: libdevice's __nv_int2float_rz and its five
+// siblings (the only libdevice bodies that call these six) then round to
+// nearest. Each call becomes its cvt.rz instruction as inline PTX, which no
+// pass rewrites; the other nvvm intrinsics libdevice uses fold to LLVM ops
+// that keep their meaning (fma.rn to llvm.fma, f2i.rz to fptosi, ...).
+void keepRoundTowardZeroConversions(llvm::Module &m) {
+  struct Conversion {
+    const char *intrinsic;
+    const char *ptx;
+    const char *constraints;
+  };
+  static const Conversion kConversions[] = {
+      {"llvm.nvvm.i2f.rz", "cvt.rz.f32.s32 $0, $1;", "=f,r"},
+      {"llvm.nvvm.ui2f.rz", "cvt.rz.f32.u32 $0, $1;", "=f,r"},
+      {"llvm.nvvm.ll2f.rz", "cvt.rz.f32.s64 $0, $1;", "=f,l"},
+      {"llvm.nvvm.ull2f.rz", "cvt.rz.f32.u64 $0, $1;", "=f,l"},
+      {"llvm.nvvm.ll2d.rz", "cvt.rz.f64.s64 $0, $1;", "=d,l"},
+      {"llvm.nvvm.ull2d.rz", "cvt.rz.f64.u64 $0, $1;", "=d,l"},
+  };
+  for (const Conversion &c : kConversions) {
+    llvm::Function *intrinsic = m.getFunction(c.intrinsic);
+    if (!intrinsic)
+      continue;
+    llvm::InlineAsm *cvt = llvm::InlineAsm::get(intrinsic->getFunctionType(), c.ptx, c.constraints,
+                                                /*hasSideEffects=*/false);
+    std::vector<llvm::CallInst *> calls;
+    for (llvm::User *u : intrinsic->users())
+      if (auto *call = llvm::dyn_cast<llvm::CallInst>(u);
+          call && call->getCalledFunction() == intrinsic)
+        calls.push_back(call);
+    for (llvm::CallInst *call : calls) {
+      llvm::IRBuilder<> b(call);
+      llvm::CallInst *replacement =
+          b.CreateCall(intrinsic->getFunctionType(), cvt, {call->getArgOperand(0)});
+      replacement->setDoesNotAccessMemory();
+      replacement->takeName(call);
+      call->replaceAllUsesWith(replacement);
+      call->eraseFromParent();
+    }
+    if (intrinsic->use_empty())
+      intrinsic->eraseFromParent();
+  }
 }
 
 } // namespace
@@ -143,6 +191,7 @@ bool linkLibdevice(llvm::Module &m, const std::string &explicitPath, DiagnosticE
     diag.error({}, fmt::format("linking libdevice '{}' failed", found));
     return false;
   }
+  keepRoundTowardZeroConversions(m);
   if (!m.getModuleFlag("nvvm-reflect-ftz"))
     m.addModuleFlag(llvm::Module::Override, "nvvm-reflect-ftz", uint32_t(0));
   return true;

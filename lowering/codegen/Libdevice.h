@@ -15,7 +15,10 @@
 // O3 inlines them and drops the rest. The module flag nvvm-reflect-ftz = 0
 // makes libdevice's __nvvm_reflect("__CUDA_FTZ") pick the IEEE (no flush to
 // zero) paths; LLVM's NVVMReflect pass, which the NVPTX target puts at the
-// start of O3, resolves those calls. Private to lowering.
+// start of O3, resolves those calls. The six round-toward-zero
+// integer-to-float functions (__nv_int2float_rz, ...) reach PTX as inline
+// cvt.rz instructions, since LLVM 19's InstCombine would fold their nvvm
+// intrinsics to round-to-nearest conversions. Private to lowering.
 #pragma once
 
 #include "ir/Opcode.h"
