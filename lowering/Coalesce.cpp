@@ -168,6 +168,16 @@ private:
       if (auto *s = dyn_cast<SliceLayout>(r); s && s->dim() == *op.attrs().getInt("axis"))
         setWant(op.operand(0), s->parent());
       return;
+    case Opcode::Scan: {
+      // One layout for every operand and result: the first any result wants.
+      const LayoutAttr *l = nullptr;
+      for (Value *res : op.results())
+        if (!l)
+          l = want(res);
+      for (Value *v : op.operands())
+        setWant(v, l);
+      return;
+    }
     case Opcode::For: {
       Block &body = op.body();
       for (unsigned i = 0; i < op.numResults(); ++i) {
@@ -249,6 +259,8 @@ private:
       const LayoutAttr *derived = layout(in) ? expandLayout(ctx_, layout(in), axis) : nullptr;
       return decide(op.result(), derived, isStrong(in));
     }
+    case Opcode::Scan:
+      return assignScan(op);
     case Opcode::For:
       return assignFor(op);
     case Opcode::If:
@@ -295,6 +307,26 @@ private:
     }
     for (Value *r : op.results())
       decide(r, derived, strong);
+  }
+
+  // A scan's results share one layout (its operands are converted to it in
+  // the rewrite; codegen/ScanToLLVM.cpp scans them together): the first a
+  // result wants, else the first strong operand's, else the first operand's.
+  // A multi-operand scan (cummax's values and indices) would otherwise give
+  // each result the layout of its own user.
+  void assignScan(Operation &op) {
+    for (unsigned r = 0; r < op.numRegions(); ++r)
+      assign(op.body(r));
+    const LayoutAttr *l = nullptr;
+    bool strong = false;
+    for (Value *r : op.results())
+      if (!l && want(r))
+        l = want(r), strong = true;
+    for (Value *v : op.operands())
+      if (!l || (!strong && isStrong(v)))
+        l = layout(v), strong = isStrong(v);
+    for (Value *r : op.results())
+      set(r, l, strong);
   }
 
   void assignFor(Operation &op) {

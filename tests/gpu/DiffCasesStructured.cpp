@@ -206,6 +206,68 @@ CaseRun buildScan(Rng &rng, const std::string &kind, DType d, int axis, bool rev
   return run;
 }
 
+/// A two-operand associative_scan along `axis`: the running maximum of x
+/// and the position it came from (the left pair when its value is greater,
+/// else the right one, so a tie takes the later position), the positions a
+/// broadcast int64 arange. Its operands come from a load and a range and one
+/// result goes to a store, the other nowhere: --coalesce must put them in one
+/// layout. Rows are ragged (a mask on them only, so the accesses stay
+/// vectors: the case where the load's, the store's and the default layouts
+/// differ); scanning forward, the masked tail comes after every valid row.
+CaseRun buildScanMaxIndex(Rng &rng, DType d, int axis) {
+  CaseRun run;
+  Tile t = pickTile(rng, run, axis, 128);
+  // Every column is valid: the axis-1 lines are full, the axis-0 programs
+  // cover whole column blocks.
+  t.n = axis == 1 ? t.bn : int64_t(t.programs) * t.bn;
+  run.opts.constants["W"] = ConstValue::ofInt(t.n);
+  run.shapeNote += fmt::format(" W={}", t.n);
+  Gen g = isFloat(d) ? smallWhole(d, d == DType::BF16 ? 2 : 8) : anyInt(d);
+  run.buffers.push_back(inputBuffer("x", d, t.m * t.n, g, rng));
+  run.buffers.push_back(outputBuffer("out", DType::I64, t.m * t.n));
+  run.buffers.back().shape = {t.m, t.n};
+  std::string lines = axis == 1 ? "    rows = tk.program_id(0) * BM + tk.arange(0, BM)\n"
+                                  "    cols = tk.arange(0, BN)\n"
+                                : "    rows = tk.arange(0, BM)\n"
+                                  "    cols = tk.program_id(0) * BN + tk.arange(0, BN)\n";
+  std::string along = axis == 1 ? "tk.arange(0, BN)[None, :]" : "tk.arange(0, BM)[:, None]";
+  run.source = std::string(kHeader) +
+               "def pick_max(v0, i0, v1, i1):\n"
+               "    gt = v0 > v1\n"
+               "    return tk.where(gt, v0, v1), tk.where(gt, i0, i1)\n\n\n@tk.jit\n"
+               "def k(x_ptr, out_ptr, M, BM: tk.constexpr, BN: tk.constexpr, W: tk.constexpr):\n" +
+               lines +
+               "    mask = tk.broadcast_to(rows[:, None] < M, [BM, BN])\n"
+               "    offs = rows[:, None] * W + cols[None, :]\n"
+               "    x = tk.load(x_ptr + offs, mask=mask)\n"
+               "    pos = tk.broadcast_to(" +
+               along + ".to(tk.int64), [BM, BN])\n    _, r = tk.associative_scan((x, pos), axis=" +
+               std::to_string(axis) +
+               ", combine_fn=pick_max)\n    tk.store(out_ptr + offs, r, mask=mask)\n";
+  run.opts.signature = "*" + ir(d) + ":16, *i64:16, i32";
+  argsAllBuffers(run);
+  run.args.push_back(CaseArg::integer(t.m));
+  run.reference = [=](const std::vector<CaseBuffer> &bufs) {
+    Expected e = unwritten(bufs[1]);
+    int64_t lines = axis == 1 ? t.m : t.n, len = axis == 1 ? t.n : t.m;
+    for (int64_t line = 0; line < lines; ++line) {
+      Elem best;
+      int64_t where = 0;
+      for (int64_t k = 0; k < len; ++k) {
+        int64_t idx = axis == 1 ? line * t.n + k : k * t.n + line;
+        Elem v = at(bufs[0], idx);
+        if (k == 0 || !less(d, v, best)) {
+          best = v;
+          where = k;
+        }
+        expectAt(e, bufs[1], idx, Elem::ofInt(where));
+      }
+    }
+    return std::vector<Expected>{std::move(e)};
+  };
+  return run;
+}
+
 //===----------------------------------------------------------------------===//
 // 1-D cases: loads with `other`, atomics
 //===----------------------------------------------------------------------===//
@@ -752,6 +814,10 @@ void addStructuredCases(std::vector<CaseDef> &cases) {
   for (DType d : {DType::I32, DType::F32})
     add("scan_cumsum/reverse/" + ir(d), "scan_cumsum", ir(d),
         [=](Rng &r) { return buildScan(r, "cumsum", d, 1, true); });
+  for (int axis : {0, 1})
+    for (DType d : {DType::I8, DType::U32, DType::I64, DType::F16, DType::BF16, DType::F32})
+      add(fmt::format("scan_max_index/axis{}/{}", axis, ir(d)), "scan_max_index", ir(d),
+          [=](Rng &r) { return buildScanMaxIndex(r, d, axis); });
 
   const std::vector<DType> words = {DType::I32, DType::U32, DType::I64, DType::U64};
   std::vector<DType> addTypes = words;
