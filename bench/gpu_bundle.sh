@@ -20,6 +20,10 @@
 #   novel    bench/novel_bench.py and bench/novel_matmul_bench.py (needs python)
 #   attention bench/attention_bench.py: the plain attention forward, tk against Triton
 #            and torch SDPA (needs python; estimated 3-6 minutes, a call of its own)
+#   membound bench/membound_bench.py: memory-bound forward and backward kernels from one
+#            plain source (tutorials 07-11, bench/membound_kernels.py), tk against Triton,
+#            a same-bytes copy, torch eager and torch.compile (needs python; stops
+#            itself after MEMBOUND_BUDGET_S seconds, default 280: a call of its own)
 #   matmul   bench/matmul_bench.py: the dot correctness sweep and the matmul configs
 #            against Triton and cuBLAS (WGMMA_VARIANTS=1, MATMUL_EXPERIMENTS=1 add
 #            variants and hand-edited experiments, as their comments below say)
@@ -78,7 +82,7 @@ while [ $# -gt 0 ]; do
   *) echo "gpu_bundle.sh: unknown argument '$1'" >&2; usage ;;
   esac
 done
-all_parts="tests python bench smoke novel attention matmul compile autotune ln-sweep interp"
+all_parts="tests python bench smoke novel attention membound matmul compile autotune ln-sweep interp"
 [ "$only" = all ] && only=${all_parts// /,}
 if [ "$ptx_only" = 1 ] && [ "$only" = tests,python,bench,novel,matmul ]; then only=bench; fi
 parts=()
@@ -89,6 +93,7 @@ done
 has() { [[ " ${parts[*]} " == *" $1 "* ]]; }
 if has novel && ! has python; then parts+=(python); fi
 if has attention && ! has python; then parts+=(python); fi
+if has membound && ! has python; then parts+=(python); fi
 if has smoke && ! has bench; then parts+=(bench); fi
 [ -d "$build" ] || { echo "gpu_bundle.sh: no build tree at '$build' (bash run.sh makes build/)" >&2; exit 1; }
 build=$(cd "$build" && pwd)
@@ -636,7 +641,7 @@ for p in "${parts[@]}"; do
   ln-sweep) ln_sweep_ptx "$stage/ln-sweep" ;;
   interp) strip_copy "${built[interp_bench]}" "$stage/interp/interp_bench" ;;
   smoke) ;; # the bench part's ptx/
-  attention) ;; # the python part's package
+  attention | membound) ;; # the python part's package
   esac
 done
 if [ -z "$commit" ]; then
@@ -781,6 +786,13 @@ run_part() {
     echo "== attention: the plain attention forward, tk vs Triton vs torch SDPA"
     PYTHONPATH="$x/py" python3 -u bench/attention_bench.py --out-dir "$o" --commit "$commit" \
       2>&1 | tail -n 30
+    [ "${PIPESTATUS[0]}" = 0 ] || status=1
+    ;;
+  membound)
+    [ $gpu = 1 ] || { skip "membound"; return; }
+    echo "== membound: memory-bound kernels from one plain source, tk vs Triton vs copy vs torch"
+    PYTHONPATH="$x/py" python3 -u bench/membound_bench.py --out-dir "$o" --commit "$commit" \
+      --budget-s "${MEMBOUND_BUDGET_S:-280}" 2>&1 | tail -n 100
     [ "${PIPESTATUS[0]}" = 0 ] || status=1
     ;;
   matmul)

@@ -16,6 +16,7 @@ run.sh gathers them under $OUT), each recognised by its content:
     matmul_bench.py       matmul-<date>.json      -> matmul
     novel_bench.py        novel-<date>.json       -> novel
     novel_matmul_bench.py novel-matmul-<date>.json-> novel-matmul
+    membound_bench.py     membound-<date>.json    -> membound
     python_launch_bench.py python-launch.json     -> python-launch
     compile_bench --load --json F                 -> compile-load
     compile_bench --jit-files DIR --json F        -> jit
@@ -293,6 +294,68 @@ def novel_matmul_headline(s):
     bad = [c["case"] for c in s["cases"] if c.get("tk_error") or (c.get("tk_rel_error") or 0) > 2e-2]
     return "/Triton " + ", ".join(f"{c['case']} {f2(c.get('tk_over_triton'))}" for c in s["cases"]) + \
         (f"; WRONG: {', '.join(bad)}" if bad else "; errors within 2e-2 of torch")
+
+
+# --- memory-bound kernels from one plain source (membound_bench.py) ----------------------
+
+MEMBOUND_RATIOS = ("tk_over_triton", "tk_over_copy", "tk_over_eager", "tk_over_compile")
+
+
+def membound(raw):
+    out = base(raw, "membound")
+    out["seconds"] = raw.get("seconds")
+    rows = []
+    for r in raw["rows"]:
+        s = collections.OrderedDict((k, r.get(k)) for k in ("kernel", "kind", "dtype", "N"))
+        if r.get("skipped"):
+            s["skipped"] = r["skipped"]
+            rows.append(s)
+            continue
+        for k in ("tk_gbps", "triton_gbps", "copy_gbps", "eager_gbps", "compile_gbps"):
+            if r.get(k) is not None:
+                s[k] = round(r[k], 1)
+        for k in MEMBOUND_RATIOS:
+            if r.get(k) is not None:
+                s[k] = round(r[k], 3)
+        for k in ("tk_regs", "triton_regs", "tk_spills", "triton_spills"):
+            if r.get(k) is not None:
+                s[k] = r[k]
+        for k in ("tk_error", "triton_error", "compile_error", "row_error"):
+            if r.get(k):
+                s[k] = r[k]
+        rows.append(s)
+    out["rows"] = rows
+    return out
+
+
+def membound_headline(s):
+    """Per kernel the range of tk/Triton over its rows; the lowest tk/copy of
+    forward kernels at N >= 4096 and of backward kernels; the lowest
+    tk/eager and tk/compile of backward kernels; errors and skipped rows."""
+    measured = [r for r in s["rows"] if not r.get("skipped")]
+    parts = []
+    for kernel in dict.fromkeys(r["kernel"] for r in measured):
+        v = [r["tk_over_triton"] for r in measured
+             if r["kernel"] == kernel and r.get("tk_over_triton") is not None]
+        if v:
+            parts.append(f"{kernel} {min(v):.2f}-{max(v):.2f}")
+    text = "/Triton " + ", ".join(parts)
+
+    def lowest(key, pick):
+        v = [r[key] for r in measured if pick(r) and r.get(key) is not None]
+        return f"{min(v):.2f}" if v else "-"
+    text += (f"; /copy lowest: forward N>=4096 "
+             f"{lowest('tk_over_copy', lambda r: r['kind'] == 'fwd' and r['N'] >= 4096)}, "
+             f"backward {lowest('tk_over_copy', lambda r: r['kind'] == 'bwd')}; backward "
+             f"lowest /eager {lowest('tk_over_eager', lambda r: r['kind'] == 'bwd')}, "
+             f"/torch.compile {lowest('tk_over_compile', lambda r: r['kind'] == 'bwd')}")
+    errors = sum(1 for r in measured if r.get("tk_error") or r.get("row_error"))
+    skipped = len(s["rows"]) - len(measured)
+    text += f"; {len(measured)} rows, {errors} with tk errors" if errors else \
+        f"; {len(measured)} rows, every tk output matches torch"
+    if skipped:
+        text += f", {skipped} skipped (time budget)"
+    return text
 
 
 # --- Python launch (python_launch_bench.py) -------------------------------------------------
@@ -613,6 +676,7 @@ KINDS = {
     "matmul": (matmul, matmul_headline),
     "novel": (novel, novel_headline),
     "novel-matmul": (novel_matmul, novel_matmul_headline),
+    "membound": (membound, membound_headline),
     "python-launch": (python_launch, python_launch_headline),
     "compile-load": (compile_load, compile_load_headline),
     "jit": (jit, jit_headline),
@@ -644,6 +708,8 @@ def detect(raw):
         return "softmax-layernorm"
     if "workload" in r0 and "torch_gbps" in r0:
         return "gpu-smoke"
+    if "kernel" in r0 and "kind" in r0:
+        return "membound"
     if "case" in r0 and "tk_gbps" in r0:
         return "novel"
     if "case" in r0 and "tk_tflops" in r0:

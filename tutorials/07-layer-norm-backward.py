@@ -94,28 +94,36 @@ def default_warps(block):
 layer_norm_bwd_dx_tuned = tk.autotune(configs=dx_configs(), key=["N"])(layer_norm_bwd_dx)
 
 
+def default_programs(M, sms):
+    """The P of the first stage without tuning: up to 4 programs per SM, but
+    32 rows or more each where the SMs are busy anyway (each program's
+    partial rows, 2 x N fp32, are written and read once more), and never more
+    programs than rows."""
+    return max(1, min(M, 4 * sms, max(sms, M // 32)))
+
+
 def layer_norm_bwd(x, dy, w, mean, rstd, programs=None, tuned=False):
     """(dx, dw, db) of an (M, N) x (torch tensors on the GPU, or numpy arrays):
     dx in x's dtype, dw and db in fp32. programs: the P of the first stage
-    (default: 4 per SM on a GPU, 8 on the interpreter)."""
+    (default: default_programs on a GPU, 8 on the interpreter)."""
     M, N = x.shape
     block = tk.next_power_of_2(N)
     if isinstance(x, np.ndarray):
+        programs = min(M, programs or 8)
         dx = np.empty_like(x)
-        programs = programs or 8
         part = np.empty((2, programs, N), dtype=np.float32)
         dw, db = np.empty(N, dtype=np.float32), np.empty(N, dtype=np.float32)
         stride = x.strides[0] // x.itemsize
     else:
         import torch
 
+        sms = torch.cuda.get_device_properties(x.device).multi_processor_count
+        programs = min(M, programs or default_programs(M, sms))
         dx = torch.empty_like(x)
-        programs = programs or 4 * torch.cuda.get_device_properties(x.device).multi_processor_count
         part = torch.empty((2, programs, N), dtype=torch.float32, device=x.device)
         dw = torch.empty(N, dtype=torch.float32, device=x.device)
         db = torch.empty(N, dtype=torch.float32, device=x.device)
         stride = x.stride(0)
-    programs = min(programs, M)
     args = (x, dy, dx, w, mean, rstd, part[0], part[1], stride, M, N)
     if tuned:
         layer_norm_bwd_dx_tuned[(programs,)](*args, BLOCK_N=block)

@@ -115,14 +115,27 @@ def rms_norm(x, w, eps=1e-6, tuned=False):
     return y, rstd
 
 
+def default_programs(M, sms):
+    """The P of the first stage without tuning: up to 4 programs per SM, but
+    32 rows or more each where the SMs are busy anyway (each program's
+    partial row, N fp32, is written and read once more), and never more
+    programs than rows."""
+    return max(1, min(M, 4 * sms, max(sms, M // 32)))
+
+
 def rms_norm_bwd(x, dy, w, rstd, programs=None, tuned=False):
     """(dx, dw): dx in x's dtype, dw in fp32. programs: the P of the first
-    stage (default: 4 per SM on a GPU, 8 on the interpreter)."""
+    stage (default: default_programs on a GPU, 8 on the interpreter)."""
     M, N = x.shape
     dx = np.empty_like(x) if isinstance(x, np.ndarray) else x.new_empty(x.shape)
     if programs is None:
-        programs = 8 if isinstance(x, np.ndarray) else \
-            4 * __import__("torch").cuda.get_device_properties(x.device).multi_processor_count
+        if isinstance(x, np.ndarray):
+            programs = 8
+        else:
+            import torch
+
+            sms = torch.cuda.get_device_properties(x.device).multi_processor_count
+            programs = default_programs(M, sms)
     programs = min(programs, M)
     part = _empty(x, (programs, N), "float32")
     dw = _empty(x, (N,), "float32")

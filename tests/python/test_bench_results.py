@@ -181,3 +181,34 @@ def test_summarize_walks_a_bundle_results_folder(tmp_path):
     assert cur["command"] == "compile_bench --repeat 20 --json F"
     row = [l for l in (tmp_path / "history.md").read_text().split("\n") if l.startswith("| compile |")]
     assert len(row) == 1 and "softmax-1024 5.3 (4.9)" in row[0] and "| 89abcde |" in row[0]
+
+
+def test_summarize_membound_rows_ratios_errors_and_skips(tmp_path):
+    """membound_bench.py's rows: per kernel the range of tk/Triton, the lowest
+    tk/copy (forward at N >= 4096, backward), /eager and /torch.compile of the
+    backward rows, and a tk error or a row skipped by the time guard said."""
+    row = {"kind": "fwd", "dtype": "fp16", "bytes": 1, "tk_error": None, "triton_error": None}
+    rows = [dict(row, kernel="layer_norm_fwd", N=1024, tk_over_triton=0.97, tk_over_copy=0.5),
+            dict(row, kernel="layer_norm_fwd", N=16384, tk_over_triton=0.63,
+                 tk_over_copy=0.61, tk_gbps=2400.04, tk_regs=128),
+            dict(row, kernel="softmax_bwd", kind="bwd", N=4096, tk_over_triton=1.02,
+                 tk_over_copy=0.85, tk_over_eager=1.7, tk_over_compile=1.1,
+                 tk_error="output 0: 3 mismatches"),
+            {"kernel": "softmax_bwd", "kind": "bwd", "dtype": "fp32", "N": 4096,
+             "skipped": "time budget of 280 s spent"}]
+    raw = {"date": "2026-12-02", "commit": "fedcba9876", "device": "NVIDIA H200",
+           "command": "bench/membound_bench.py --out-dir X", "seconds": 281.0, "rows": rows}
+    src = tmp_path / "membound-2026-12-02.json"
+    src.write_text(json.dumps(raw))
+    out = run_summarize(tmp_path, str(src))
+    assert out.returncode == 0, out.stderr
+    cur = json.loads((tmp_path / "membound.json").read_text())
+    assert cur["rows"][1]["tk_gbps"] == 2400.0 and cur["rows"][1]["tk_regs"] == 128
+    assert cur["rows"][3]["skipped"].startswith("time budget")
+    row = [l for l in (tmp_path / "history.md").read_text().split("\n")
+           if l.startswith("| membound |")]
+    assert len(row) == 1
+    assert "layer_norm_fwd 0.63-0.97" in row[0] and "softmax_bwd 1.02-1.02" in row[0]
+    assert "forward N>=4096 0.61, backward 0.85" in row[0]
+    assert "/eager 1.70, /torch.compile 1.10" in row[0]
+    assert "1 with tk errors" in row[0] and "1 skipped" in row[0]
