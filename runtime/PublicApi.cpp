@@ -364,8 +364,7 @@ std::string countMismatch(const detail::KernelData &d, size_t passed) {
 
 } // namespace
 
-bool Kernel::launchRaw(Grid grid, std::span<const Arg> args, void *stream,
-                       Status *status) const noexcept {
+bool Kernel::launchRaw(Grid grid, ArgList args, void *stream, Status *status) const noexcept {
   constexpr size_t kMaxArgs = 64;
   if (!data_) {
     *status = Status::failure("launch of an empty tk::Kernel");
@@ -428,7 +427,7 @@ bool Kernel::launchRaw(Grid grid, std::span<const Arg> args, void *stream,
   return true;
 }
 
-Kernel Kernel::specialized(std::span<const Arg> args) const {
+Kernel Kernel::specialized(ArgList args) const {
   if (!data_ || !data_->variants)
     return *this;
   const detail::KernelData &d = *data_;
@@ -446,8 +445,7 @@ Kernel Kernel::specialized(std::span<const Arg> args) const {
   return Kernel(detail::KernelData::fromGpu(v->kernel));
 }
 
-Status Kernel::tryLaunch(Grid grid, std::span<const Arg> args,
-                         const Stream &stream) const noexcept {
+Status Kernel::tryLaunch(Grid grid, ArgList args, const Stream &stream) const noexcept {
   Status s;
   launchRaw(grid, args, stream.handle(), &s);
   return s;

@@ -640,8 +640,7 @@ Autotuner Autotuner::fromImages(const std::string &identity, std::vector<Config>
   return Autotuner(d);
 }
 
-Status Autotuner::tryLaunch(const GridFn &grid, std::span<const Arg> args,
-                            const Stream &stream) noexcept {
+Status Autotuner::tryLaunch(const GridFn &grid, ArgList args, const Stream &stream) noexcept {
   try {
     detail::AutotunerData &d = *data_;
     // A tuned key: no lock, no allocation, no Kernel copy (the entry's own
@@ -660,7 +659,7 @@ Status Autotuner::tryLaunch(const GridFn &grid, std::span<const Arg> args,
   }
 }
 
-const Config &Autotuner::best(const GridFn &grid, std::span<const Arg> args, const Stream &stream) {
+const Config &Autotuner::best(const GridFn &grid, ArgList args, const Stream &stream) {
   std::lock_guard<std::mutex> lock(data_->mutex);
   size_t best = 0;
   detail::Specializer::Key key;
@@ -668,7 +667,7 @@ const Config &Autotuner::best(const GridFn &grid, std::span<const Arg> args, con
   return data_->configs[best];
 }
 
-Kernel Autotuner::bestKernel(const GridFn &grid, std::span<const Arg> args, const Stream &stream) {
+Kernel Autotuner::bestKernel(const GridFn &grid, ArgList args, const Stream &stream) {
   std::lock_guard<std::mutex> lock(data_->mutex);
   size_t best = 0;
   detail::Specializer::Key key;
@@ -678,7 +677,7 @@ Kernel Autotuner::bestKernel(const GridFn &grid, std::span<const Arg> args, cons
   return k;
 }
 
-std::string Autotuner::keyOf(std::span<const Arg> args) {
+std::string Autotuner::keyOf(ArgList args) {
   std::lock_guard<std::mutex> lock(data_->mutex);
   check(data_->resolve());
   return data_->keyText(args);

@@ -159,21 +159,19 @@ public:
   /// Tunes for these arguments' key if it is new, then launches the best.
   template <class... Ts> void launch(const GridFn &grid, const Stream &stream, const Ts &...args) {
     const Arg list[] = {Arg(args)...};
-    check(tryLaunch(grid, std::span<const Arg>(list, sizeof...(Ts)), stream));
+    check(tryLaunch(grid, ArgList(list, sizeof...(Ts)), stream));
   }
-  void launch(const GridFn &grid, std::span<const Arg> args, const Stream &stream = Stream()) {
+  void launch(const GridFn &grid, ArgList args, const Stream &stream = Stream()) {
     check(tryLaunch(grid, args, stream));
   }
-  Status tryLaunch(const GridFn &grid, std::span<const Arg> args,
-                   const Stream &stream = Stream()) noexcept;
+  Status tryLaunch(const GridFn &grid, ArgList args, const Stream &stream = Stream()) noexcept;
 
   /// The best config for these arguments, tuning (with `grid`) if needed.
-  const Config &best(const GridFn &grid, std::span<const Arg> args,
-                     const Stream &stream = Stream());
+  const Config &best(const GridFn &grid, ArgList args, const Stream &stream = Stream());
   /// Its kernel.
-  Kernel bestKernel(const GridFn &grid, std::span<const Arg> args, const Stream &stream = Stream());
+  Kernel bestKernel(const GridFn &grid, ArgList args, const Stream &stream = Stream());
   /// The key text of these arguments: "n_cols=4096; x_ptr:fp32, ...".
-  std::string keyOf(std::span<const Arg> args);
+  std::string keyOf(ArgList args);
 
   const std::vector<Config> &configs() const;
 

@@ -41,11 +41,15 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <map>
 #include <memory>
-#include <span>
 #include <string>
+#include <type_traits>
 #include <vector>
+#if __cplusplus >= 202002L
+#include <span>
+#endif
 
 namespace tk {
 
@@ -69,7 +73,11 @@ struct Constant {
   Constant(std::string v) : kind(Kind::String), stringValue(std::move(v)) {}
   /// Python's spelling: 128, 0.5, True, 'relu'.
   std::string str() const;
-  bool operator==(const Constant &) const = default;
+  bool operator==(const Constant &o) const {
+    return kind == o.kind && intValue == o.intValue && floatValue == o.floatValue &&
+           boolValue == o.boolValue && stringValue == o.stringValue;
+  }
+  bool operator!=(const Constant &o) const { return !(*this == o); }
 };
 
 struct KernelOptions {
@@ -170,6 +178,34 @@ private:
   }
 };
 
+/// The arguments of one launch: a read-only view of contiguous Args (a
+/// std::vector, a std::array, a C array, or a std::span in C++20). The public headers are C++17;
+/// this is what they take where C++20 code would take a std::span<const Arg>.
+class ArgList {
+public:
+  constexpr ArgList() noexcept = default;
+  constexpr ArgList(const Arg *data, size_t size) noexcept : data_(data), size_(size) {}
+  template <class C,
+            class = std::enable_if_t<
+                !std::is_same_v<std::decay_t<C>, ArgList> &&
+                std::is_convertible_v<decltype(std::data(std::declval<const C &>())), const Arg *>>>
+  ArgList(const C &contiguous) noexcept
+      : data_(std::data(contiguous)), size_(std::size(contiguous)) {}
+#if __cplusplus >= 202002L
+  operator std::span<const Arg>() const noexcept { return {data_, size_}; }
+#endif
+  const Arg *data() const noexcept { return data_; }
+  size_t size() const noexcept { return size_; }
+  bool empty() const noexcept { return size_ == 0; }
+  const Arg *begin() const noexcept { return data_; }
+  const Arg *end() const noexcept { return data_ + size_; }
+  const Arg &operator[](size_t i) const noexcept { return data_[i]; }
+
+private:
+  const Arg *data_ = nullptr;
+  size_t size_ = 0;
+};
+
 /// "pointer", "i1", "i8", "i16", "i32", "i64", "fp16", "bf16", "fp32", "fp64".
 const char *argKindName(Arg::Kind kind);
 
@@ -220,21 +256,20 @@ public:
   /// Launches on `grid` programs on `stream` (see the header comment).
   template <class... Ts> void launch(Grid grid, const Stream &stream, const Ts &...args) const {
     const Arg list[] = {Arg(args)...};
-    launch(grid, std::span<const Arg>(list, sizeof...(Ts)), stream);
+    launch(grid, ArgList(list, sizeof...(Ts)), stream);
   }
-  void launch(Grid grid, std::span<const Arg> args, const Stream &stream = Stream()) const {
+  void launch(Grid grid, ArgList args, const Stream &stream = Stream()) const {
     Status s;
     if (!launchRaw(grid, args, stream.handle(), &s))
       throw Error(s);
   }
-  Status tryLaunch(Grid grid, std::span<const Arg> args,
-                   const Stream &stream = Stream()) const noexcept;
+  Status tryLaunch(Grid grid, ArgList args, const Stream &stream = Stream()) const noexcept;
 
   /// The kernel launch() runs for these arguments: the one compiled for
   /// their facts (compiling it if they are new), or this one when the kernel
   /// does not specialise. Its ptx() shows what the facts changed. Throws
   /// tk::Error on a count or kind mismatch or a failed compile.
-  Kernel specialized(std::span<const Arg> args) const;
+  Kernel specialized(ArgList args) const;
 
   bool valid() const { return data_ != nullptr; }
   const std::string &name() const;
@@ -253,7 +288,7 @@ public:
 
   /// The launch itself: false with `status` set on a mismatch or a CUDA
   /// error. Does not throw.
-  bool launchRaw(Grid grid, std::span<const Arg> args, void *stream, Status *status) const noexcept;
+  bool launchRaw(Grid grid, ArgList args, void *stream, Status *status) const noexcept;
 
 private:
   explicit Kernel(std::shared_ptr<const detail::KernelData> data) : data_(std::move(data)) {}
