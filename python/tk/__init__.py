@@ -55,6 +55,7 @@ from .autotuner import Autotuner, Config, Heuristics, autotune, heuristics
 from . import testing
 from . import knobs
 from . import tools
+from . import library
 
 __version__ = _C.__version__
 
