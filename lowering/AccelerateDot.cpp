@@ -8,6 +8,9 @@
 // and M, N, K are multiples of the instruction and of a warp arrangement:
 // the program's warps are split [wm, wn] over M and N (halving the longer
 // per-warp side first), each warp taking a multiple of 16 rows and 8 columns;
+// warps left over when no side can be halved again go along N, where the
+// layout wraps (a 16x16 result on [1, 4] warps: warps 2 and 3 compute the
+// pieces of warps 0 and 1);
 // a dot of a chain (its result reaches another dot's A or accumulator, as
 // attention's S = Q K^T reaches P V) takes [W, 1] when M allows 16 rows per
 // warp, so the rows of both dots are the same threads' registers.
@@ -301,12 +304,11 @@ private:
       bool mFits = M % (32 * wm_) == 0, nFits = N % (16 * wn_) == 0;
       if (mFits && (M / wm_ >= N / wn_ || !nFits))
         wm_ *= 2;
-      else if (nFits)
-        wn_ *= 2;
       else
-        return fmt::format("{} warps cannot split a {}x{} result into pieces of at least 16x8 "
-                           "per warp",
-                           numWarps_, M, N);
+        // Past the last whole piece the warps along N wrap: several compute
+        // the same 16x8 pieces (Triton's choice too), which beats the FMA
+        // path on the small tiles that get here (16x16 on 4 warps).
+        wn_ *= 2;
     }
     return {};
   }

@@ -6,7 +6,7 @@
 //   tf32:      mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32
 //              (operands rounded with cvt.rna.tf32.f32 as they are staged,
 //              or after the read from a ring; the interpreter's rounding)
-//   int8:      mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32
+//   int8:      mma.sync.aligned.m16n8k32.row.col.satfinite.s32.s8.s8.s32
 //
 // An A operand in the dot_operand layout (--propagate-dot-layouts: the
 // previous dot's accumulator cast to 16 bits, or a loop-invariant tile
@@ -52,10 +52,15 @@ public:
     Value *a = op_.operand(0), *bv = op_.operand(1), *res = op_.result();
     DType dt = a->type()->dtype();
     M_ = a->type()->shape()[0], K_ = a->type()->shape()[1], N_ = bv->type()->shape()[1];
-    wm_ = mma_->warps()[0], wn_ = mma_->warps()[1];
+    wm_ = mma_->warps()[0], wn_ = mma_->warps()[1], warpsN_ = wn_;
     eb_ = dtypeBytes(dt);
     kStep_ = 32 / eb_;
-    if (M_ % (16 * wm_) || N_ % (8 * wn_) || K_ % kStep_ || fl_.numWarps() != wm_ * wn_)
+    // More warps along N than 8-column pieces (a 16x16 result on [1, 4]
+    // warps): the layout wraps (ThreadMap), warp w computes what warp
+    // w % (N / 8) does, and only N / 8 of them are distinct.
+    if (N_ % 8 == 0 && N_ < 8 * wn_)
+      wn_ = N_ / 8;
+    if (M_ % (16 * wm_) || N_ % (8 * wn_) || K_ % kStep_ || fl_.numWarps() != wm_ * warpsN_)
       return fl_.unsupported(op_, fmt::format("on the tensor cores with shape {}x{}x{} and {}", M_,
                                               N_, K_, mma_->str()));
     ringA_ = isRingView(a), ringB_ = isRingView(bv);
@@ -246,8 +251,8 @@ private:
   // The lane's coordinates in the warp arrangement, at the insertion point.
   void setUpLanes() {
     llvm::Value *lane = fl_.laneId(), *warp = fl_.warpId();
-    warpM_ = b_.CreateURem(b_.CreateUDiv(warp, b_.getInt32(wn_)), b_.getInt32(wm_));
-    warpN_ = b_.CreateURem(warp, b_.getInt32(wn_));
+    warpM_ = b_.CreateURem(b_.CreateUDiv(warp, b_.getInt32(warpsN_)), b_.getInt32(wm_));
+    warpN_ = b_.CreateURem(b_.CreateURem(warp, b_.getInt32(warpsN_)), b_.getInt32(wn_));
     quad_ = b_.CreateUDiv(lane, b_.getInt32(8));
     rowInMatrix_ = b_.CreateURem(lane, b_.getInt32(8));
     laneGroup_ = b_.CreateUDiv(lane, b_.getInt32(4));
@@ -393,7 +398,9 @@ private:
   llvm::IRBuilder<> &b_;
   Operation &op_;
   const MmaLayout *mma_;
-  int64_t M_ = 0, N_ = 0, K_ = 0, wm_ = 1, wn_ = 1, eb_ = 2, kStep_ = 16, numMi_ = 0, numNi_ = 0;
+  // wn_: the distinct warps along N; warpsN_: the layout's (more when it wraps).
+  int64_t M_ = 0, N_ = 0, K_ = 0, wm_ = 1, wn_ = 1, warpsN_ = 1, eb_ = 2, kStep_ = 16, numMi_ = 0,
+          numNi_ = 0;
   bool transA_ = false, transB_ = false, ringA_ = false, ringB_ = false, regA_ = false;
   llvm::Value *warpM_ = nullptr, *warpN_ = nullptr, *quad_ = nullptr, *rowInMatrix_ = nullptr;
   llvm::Value *laneGroup_ = nullptr, *laneInGroup_ = nullptr;

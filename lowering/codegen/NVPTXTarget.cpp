@@ -226,10 +226,13 @@ public:
       shape = "m16n8k8", types = "f32.tf32.tf32.f32";
       break;
     case DType::U8:
-      shape = "m16n8k32", types = "s32.u8.u8.s32";
+      shape = "m16n8k32", types = "satfinite.s32.u8.u8.s32";
       break;
     default:
-      shape = "m16n8k32", types = "s32.s8.s8.s32";
+      // .satfinite as Triton's: a sum past the int32 range saturates
+      // (only past K = 133,000 int8 products), where the FMA path and the
+      // interpreter wrap.
+      shape = "m16n8k32", types = "satfinite.s32.s8.s8.s32";
       break;
     }
     bool isInt = operands == DType::I8 || operands == DType::U8;

@@ -539,6 +539,7 @@ CaseRun buildReshape(Rng &rng, DType d, bool transposed) {
 
 struct DotShape {
   int64_t bm, bn, bk;
+  int warps = 0; // 0: 1 to 8 at random
 };
 
 CaseRun buildDot(Rng &rng, DType in, DType acc, const std::string &precision, DotShape s) {
@@ -549,7 +550,7 @@ CaseRun buildDot(Rng &rng, DType in, DType acc, const std::string &precision, Do
   int64_t k = uniformInt(rng, 1, 3 * s.bk - 1);
   run.grid = {gm, gn, 1};
   run.opts.kernel = "k";
-  run.opts.numWarps = int(pow2(rng, 0, 3));
+  run.opts.numWarps = s.warps ? s.warps : int(pow2(rng, 0, 3));
   run.opts.constants["BM"] = ConstValue::ofInt(s.bm);
   run.opts.constants["BN"] = ConstValue::ofInt(s.bn);
   run.opts.constants["BK"] = ConstValue::ofInt(s.bk);
@@ -871,6 +872,16 @@ void addStructuredCases(std::vector<CaseDef> &cases) {
     for (const DotShape &s : shapes) {
       std::string dt = ir(dc.in) + (*dc.precision ? std::string("-") + dc.precision : "");
       add(fmt::format("dot/{}/{}x{}x{}", dt, s.bm, s.bn, s.bk), "dot", ir(dc.in),
+          [=](Rng &r) { return buildDot(r, dc.in, dc.acc, dc.precision, s); });
+    }
+
+  // More warps than 16x8 pieces: the mma layout wraps along N (warps that
+  // compute the same pieces; --accelerate-dot).
+  const DotShape wrapped[] = {{16, 16, 32, 4}, {32, 32, 32, 16}, {16, 32, 32, 8}};
+  for (const DotCase &dc : {dots[0], dots[3], dots[4]})
+    for (const DotShape &s : wrapped) {
+      std::string dt = ir(dc.in) + (*dc.precision ? std::string("-") + dc.precision : "");
+      add(fmt::format("dot_wrap/{}/{}x{}x{}w{}", dt, s.bm, s.bn, s.bk, s.warps), "dot", ir(dc.in),
           [=](Rng &r) { return buildDot(r, dc.in, dc.acc, dc.precision, s); });
     }
 
