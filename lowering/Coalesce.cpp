@@ -27,7 +27,12 @@
 //     blocked layout of its shape.
 // A loop-carried value whose body turns out to yield an anchored layout (a
 // LayerNorm accumulator `acc += load(...)`) is re-run with that layout as the
-// loop's, so the accumulator is not converted on every iteration.
+// loop's, so the accumulator is not converted on every iteration. That holds
+// too when a user after the loop wants another layout (the partial sums
+// `dw += dy * xhat` of a LayerNorm backward, stored as fp32 after the loop
+// from fp16 loads inside it): the loop carries the layout of the loads that
+// feed the yielded value, and the one conversion to the store's layout is
+// after the loop instead of one per load on every iteration.
 #include "analysis/AxisInfo.h"
 #include "ir/Builder.h"
 #include "ir/IRContext.h"
@@ -130,14 +135,38 @@ private:
       want_.emplace(v, l);
   }
 
-  // The layout the loop carries in slot i, when something decided it.
+  // The layout the loop carries in slot i, when something decided it: what
+  // an earlier round learnt from the body (assignFor), else what the users
+  // of the result or of the argument want.
   const LayoutAttr *carried(Operation &loop, unsigned i, Value *result, Value *arg) {
+    if (auto it = hints_.find({&loop, i}); it != hints_.end())
+      return it->second;
     if (const LayoutAttr *l = want(result))
       return l;
-    if (const LayoutAttr *l = want(arg))
-      return l;
-    auto it = hints_.find({&loop, i});
-    return it == hints_.end() ? nullptr : it->second;
+    return want(arg);
+  }
+
+  // The layout of a load or store of `body` (an anchor, so run on every
+  // iteration) that computes `v` through elementwise ops of `body` alone;
+  // null when there is none. The walk stops at other ops (a dot, a
+  // reduction, a broadcast) and at values from outside the body.
+  const LayoutAttr *bodyAnchorLayout(Block &body, Value *v) const {
+    std::vector<Value *> work = {v};
+    std::map<Value *, bool> seen;
+    while (!work.empty() && seen.size() < 64) {
+      Value *x = work.back();
+      work.pop_back();
+      Operation *def = x->definingOp();
+      if (!def || def->parentBlock() != &body || !seen.emplace(x, true).second)
+        continue;
+      if (auto a = anchors_.find(def); a != anchors_.end())
+        return a->second;
+      if (def->hasTrait(OpTrait::Elementwise))
+        for (Value *operand : def->operands())
+          if (operand->type()->isTensor())
+            work.push_back(operand);
+    }
+    return nullptr;
   }
 
   void propagateWants(Block &block) {
@@ -348,10 +377,21 @@ private:
       Value *y = body.terminator()->operand(i);
       Value *arg = body.argument(i + 1);
       set(op.result(i), slots[i], isStrong(arg));
+      if (!y->type()->isTensor() || hints_.count({&op, i}))
+        continue;
       // The body yields an anchored layout the loop did not carry: carry it
       // next round.
-      if (y->type()->isTensor() && isStrong(y) && !isStrong(arg) && layout(y) != slots[i]) {
-        hints_[{&op, i}] = layout(y);
+      const LayoutAttr *hint = nullptr;
+      if (isStrong(y) && !isStrong(arg) && layout(y) != slots[i])
+        hint = layout(y);
+      // The loop carries what a user after it wants, but loads in the body
+      // compute the yielded value in another layout: carry theirs, and
+      // convert once after the loop.
+      else if (want(op.result(i)) == slots[i])
+        if (const LayoutAttr *l = bodyAnchorLayout(body, y); l && l != slots[i])
+          hint = l;
+      if (hint) {
+        hints_[{&op, i}] = hint;
         hintsChanged_ = true;
       }
     }
