@@ -72,6 +72,17 @@ public:
     if (!reason.empty()) {
       dot.attrs().set("fma_reason", reason);
       const LayoutAttr *l = layoutOf(dot.result());
+      // The FMA lowering computes in a blocked layout: a result in another
+      // (a slice of a 3-D layout, where a batched dot was split per batch)
+      // is computed in the shape's default blocked layout and converted.
+      if (l && !isa<BlockedLayout>(l)) {
+        const LayoutAttr *blocked =
+            defaultBlockedLayout(ctx_, dot.result()->type()->shape(), numWarps_);
+        dot.result()->setType(withLayout(dot.result(), blocked));
+        dot.setOperand(2, convertBefore(&dot, dot.operand(2), blocked));
+        replaceUsesAfter(&dot, dot.result(), l);
+        return;
+      }
       if (l && layoutOf(dot.operand(2)) != l)
         dot.setOperand(2, convertBefore(&dot, dot.operand(2), l));
       return;

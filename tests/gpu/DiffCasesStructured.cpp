@@ -542,6 +542,14 @@ struct DotShape {
   int warps = 0; // 0: 1 to 8 at random
 };
 
+/// The dot cases' parameters (a, b, c, M, N, K) and their arguments.
+void dotSignatureAndArgs(CaseRun &run, DType in, DType acc, int64_t m, int64_t n, int64_t k) {
+  run.opts.signature = "*" + ir(in) + ", *" + ir(in) + ", *" + ir(acc) + ", i32, i32, i32";
+  argsAllBuffers(run);
+  for (int64_t v : {m, n, k})
+    run.args.push_back(CaseArg::integer(v));
+}
+
 CaseRun buildDot(Rng &rng, DType in, DType acc, const std::string &precision, DotShape s) {
   CaseRun run;
   unsigned gm = unsigned(uniformInt(rng, 1, 2)), gn = unsigned(uniformInt(rng, 1, 2));
@@ -581,10 +589,7 @@ CaseRun buildDot(Rng &rng, DType in, DType acc, const std::string &precision, Do
                ")\n"
                "    tk.store(c_ptr + rm[:, None] * N + rn[None, :], acc,\n"
                "             mask=(rm[:, None] < M) & (rn[None, :] < N))\n";
-  run.opts.signature = "*" + ir(in) + ", *" + ir(in) + ", *" + ir(acc) + ", i32, i32, i32";
-  argsAllBuffers(run);
-  for (int64_t v : {m, n, k})
-    run.args.push_back(CaseArg::integer(v));
+  dotSignatureAndArgs(run, in, acc, m, n, k);
   run.reference = [=](const std::vector<CaseBuffer> &bufs) {
     Expected e = unwritten(bufs[2]);
     for (int64_t i = 0; i < m; ++i)
@@ -598,6 +603,61 @@ CaseRun buildDot(Rng &rng, DType in, DType acc, const std::string &precision, Do
         }
         expectAt(e, bufs[2], i * n + j, isFloat(acc) ? real(sf) : wrapped(si));
       }
+    return std::vector<Expected>{std::move(e)};
+  };
+  return run;
+}
+
+/// A batched dot of 3-D tiles, [BB, BM, BK] x [BB, BK, BN] with out_dtype
+/// `acc`, M, N and K ragged (masked, other=0). The batches are split into
+/// 2-D dots whose results are slices of the 3-D layout; those on the FMA
+/// path (a 16-bit or fp64 accumulator, exact fp32) compute in a blocked
+/// layout (--accelerate-dot).
+CaseRun buildDot3d(Rng &rng, DType in, DType acc, const std::string &precision, int64_t bb,
+                   DotShape s) {
+  CaseRun run;
+  int64_t m = uniformInt(rng, 1, s.bm), n = uniformInt(rng, 1, s.bn), k = uniformInt(rng, 1, s.bk);
+  run.grid = {1, 1, 1};
+  run.opts.kernel = "k";
+  run.opts.numWarps = int(pow2(rng, 0, 3));
+  run.opts.constants["BB"] = ConstValue::ofInt(bb);
+  run.opts.constants["BM"] = ConstValue::ofInt(s.bm);
+  run.opts.constants["BN"] = ConstValue::ofInt(s.bn);
+  run.opts.constants["BK"] = ConstValue::ofInt(s.bk);
+  run.shapeNote = fmt::format("BB={} BM={} BN={} BK={} M={} N={} K={} num_warps={}", bb, s.bm, s.bn,
+                              s.bk, m, n, k, run.opts.numWarps);
+  Gen g = smallWhole(in, 4);
+  run.buffers.push_back(inputBuffer("a", in, bb * m * k, g, rng));
+  run.buffers.push_back(inputBuffer("b", in, bb * k * n, g, rng));
+  run.buffers.push_back(outputBuffer("c", acc, bb * m * n));
+  std::string prec = precision.empty() ? "" : ", input_precision=\"" + precision + "\"";
+  run.source =
+      std::string(kHeader) +
+      "def k(a_ptr, b_ptr, c_ptr, M, N, K, BB: tk.constexpr, BM: tk.constexpr, "
+      "BN: tk.constexpr, BK: tk.constexpr):\n"
+      "    rb = tk.arange(0, BB)[:, None, None]\n"
+      "    rm = tk.arange(0, BM)[None, :, None]\n"
+      "    rk = tk.arange(0, BK)\n"
+      "    rn = tk.arange(0, BN)[None, None, :]\n"
+      "    a = tk.load(a_ptr + rb * (M * K) + rm * K + rk[None, None, :],\n"
+      "                mask=(rb < BB) & (rm < M) & (rk[None, None, :] < K), other=0)\n"
+      "    b = tk.load(b_ptr + rb * (K * N) + rk[None, :, None] * N + rn,\n"
+      "                mask=(rb < BB) & (rk[None, :, None] < K) & (rn < N), other=0)\n"
+      "    c = tk.dot(a, b, out_dtype=" +
+      py(acc) + prec +
+      ")\n"
+      "    tk.store(c_ptr + rb * (M * N) + rm * N + rn, c, mask=(rb < BB) & (rm < M) & (rn < N))\n";
+  dotSignatureAndArgs(run, in, acc, m, n, k);
+  run.reference = [=](const std::vector<CaseBuffer> &bufs) {
+    Expected e = unwritten(bufs[2]);
+    for (int64_t z = 0; z < bb; ++z)
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < n; ++j) {
+          double sum = 0;
+          for (int64_t q = 0; q < k; ++q)
+            sum += at(bufs[0], (z * m + i) * k + q).f * at(bufs[1], (z * k + q) * n + j).f;
+          expectAt(e, bufs[2], (z * m + i) * n + j, real(sum));
+        }
     return std::vector<Expected>{std::move(e)};
   };
   return run;
@@ -873,6 +933,24 @@ void addStructuredCases(std::vector<CaseDef> &cases) {
       std::string dt = ir(dc.in) + (*dc.precision ? std::string("-") + dc.precision : "");
       add(fmt::format("dot/{}/{}x{}x{}", dt, s.bm, s.bn, s.bk), "dot", ir(dc.in),
           [=](Rng &r) { return buildDot(r, dc.in, dc.acc, dc.precision, s); });
+    }
+
+  struct Dot3dCase {
+    DType in, acc;
+    const char *precision;
+  };
+  const Dot3dCase dots3d[] = {{DType::F16, DType::F16, ""},
+                              {DType::F16, DType::F32, ""},
+                              {DType::F32, DType::F32, "ieee"},
+                              {DType::F64, DType::F64, ""}};
+  const std::pair<int64_t, DotShape> shapes3d[] = {
+      {1, {32, 32, 32}}, {2, {16, 32, 16}}, {4, {32, 16, 32}}};
+  for (const Dot3dCase &dc : dots3d)
+    for (const auto &[bb, s] : shapes3d) {
+      std::string dt =
+          ir(dc.in) + "-" + ir(dc.acc) + (*dc.precision ? std::string("-") + dc.precision : "");
+      add(fmt::format("dot3d/{}/{}x{}x{}x{}", dt, bb, s.bm, s.bn, s.bk), "dot", ir(dc.in),
+          [=](Rng &r) { return buildDot3d(r, dc.in, dc.acc, dc.precision, bb, s); });
     }
 
   // More warps than 16x8 pieces: the mma layout wraps along N (warps that
