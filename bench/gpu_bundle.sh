@@ -12,7 +12,8 @@
 # of a commit; `all` for every part):
 #   tests    gpu_tests (tutorials, hand-written kernels, the public C++ API),
 #            gpu_difftest (GPU against the interpreter, 16 gtest shards), autotuner_tests,
-#            tutorial 05 twice on one fresh cache (tuning, then a second process)
+#            tutorial 05 twice on one fresh cache (tuning, then a second process),
+#            tutorial 06 from C++ (attention forward and backward, checked)
 #   python   the package: bench/python_launch_bench.py (launch, first call, the GPU pytest)
 #   bench    bench/gpu_bench.py: softmax and LayerNorm PTX variants against Triton and
 #            torch, with compile_bench --load and launch_bench folded in
@@ -113,7 +114,7 @@ find_built() {
   [ -z "$f" ] || echo "$f"
 }
 need=()
-has tests && need+=(libtk.so gpu_tests gpu_difftest autotuner_tests 05-host-autotune)
+has tests && need+=(libtk.so gpu_tests gpu_difftest autotuner_tests 05-host-autotune 06-fused-attention)
 has python && need+=(libtk.so)
 has bench && need+=(libtk.so compile_bench launch_bench)
 has compile && need+=(libtk.so compile_bench)
@@ -607,7 +608,7 @@ for p in "${parts[@]}"; do
   case "$p" in
   tests)
     lib
-    for n in gpu_tests gpu_difftest autotuner_tests 05-host-autotune; do
+    for n in gpu_tests gpu_difftest autotuner_tests 05-host-autotune 06-fused-attention; do
       strip_copy "${built[$n]}" "$stage/tests/$n"
     done
     ;;
@@ -743,6 +744,9 @@ run_part() {
           --tutorials "$PWD/tutorials" 2>&1 || { echo "exit $?"; status=1; }
       done >"$o/05-host-autotune.log"
       rm -rf "$cache"
+      echo "== tutorial 06 (attention from C++)" >"$o/06-fused-attention.log"
+      timeout 300 "$x/tests/06-fused-attention" --tutorials "$PWD/tutorials" \
+        >>"$o/06-fused-attention.log" 2>&1 || { echo "exit $?" >>"$o/06-fused-attention.log"; status=1; }
     else
       skip "tests: tutorial 05"
     fi
@@ -751,6 +755,7 @@ run_part() {
     grep -h -E '^\[  (PASSED|FAILED|SKIPPED) +\] [0-9]+ test' "$o/gpu_difftest.log" | sort | uniq -c
     echo "autotuner_tests: $(grep -E '^\[  (PASSED|FAILED|SKIPPED) +\] [0-9]+ test' "$o/autotuner_tests.log" | tr '\n' ' ')"
     [ -f "$o/05-host-autotune.log" ] && grep -E '^== |^matmul|^softmax|launch overhead|all results match|MISMATCH|skipped|FAILED|error|exit' "$o/05-host-autotune.log"
+    [ -f "$o/06-fused-attention.log" ] && cat "$o/06-fused-attention.log"
     ;;
   python)
     [ $gpu = 1 ] || { skip "python (launch bench, first call, GPU pytest)"; return; }

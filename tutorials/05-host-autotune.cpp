@@ -24,6 +24,8 @@
 // stderr. Without a GPU the program says so and exits 0. Built by the normal
 // build (tutorials/CMakeLists.txt); outside the tree: find_package(tk) and
 // target_link_libraries(app PRIVATE tk::tk).
+#include "tutorial_host.h"
+
 #include <tk/tk.h>
 
 #include <algorithm>
@@ -41,31 +43,17 @@
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-double msSince(Clock::time_point t) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
-}
+using tutorial::Clock;
+using tutorial::fromHalf;
+using tutorial::msSince;
+using tutorial::timeMs;
+using tutorial::toHalf;
 
 unsigned nextPowerOfTwo(unsigned n) {
   unsigned p = 1;
   while (p < n)
     p *= 2;
   return p;
-}
-
-// Median time of `launch` over `reps` runs, with events replaced by a
-// synchronize (the host view a user sees).
-template <class F> double timeMs(F &&launch, int reps) {
-  std::vector<double> t;
-  for (int i = 0; i < reps; ++i) {
-    auto start = Clock::now();
-    launch();
-    tk::synchronize();
-    t.push_back(msSince(start));
-  }
-  std::nth_element(t.begin(), t.begin() + ptrdiff_t(t.size() / 2), t.end());
-  return t[t.size() / 2];
 }
 
 //
@@ -147,38 +135,6 @@ bool runSoftmax(Softmax &sm, int rows, int cols, std::mt19937 &rng, bool firstOn
 // Matmul (fp16 in, fp16 out, fp32 accumulation): tunes the tile sizes and
 // warps, keyed by M, N and K.
 //
-
-uint16_t toHalf(float f) {
-  uint32_t x;
-  std::memcpy(&x, &f, 4);
-  uint32_t sign = (x >> 16) & 0x8000u;
-  int exp = int((x >> 23) & 0xff) - 127 + 15;
-  uint32_t mant = x & 0x7fffffu;
-  if (exp <= 0) { // subnormal or zero (inputs here are not that small)
-    return uint16_t(sign);
-  }
-  if (exp >= 31)
-    return uint16_t(sign | 0x7c00u);
-  uint32_t h = sign | uint32_t(exp) << 10 | mant >> 13;
-  uint32_t rest = mant & 0x1fffu; // round to nearest even
-  if (rest > 0x1000u || (rest == 0x1000u && (h & 1)))
-    ++h;
-  return uint16_t(h);
-}
-
-float fromHalf(uint16_t h) {
-  uint32_t sign = uint32_t(h & 0x8000u) << 16;
-  int exp = (h >> 10) & 0x1f;
-  uint32_t mant = h & 0x3ffu;
-  float v;
-  if (exp == 0)
-    v = std::ldexp(float(mant), -24);
-  else if (exp == 31)
-    v = mant ? NAN : INFINITY;
-  else
-    v = std::ldexp(float(mant | 0x400u), exp - 25);
-  return sign ? -v : v;
-}
 
 // The matmul autotuner over the 8 configs bench/autotune_triton.py gives
 // Triton. `timeline`: a line per benchmarked config on stdout (the first
