@@ -149,10 +149,17 @@ std::optional<Val> BuiltinCall::lowerReduction() {
     if (!x->type()->isTensor() || x->type()->isPointerLike())
       return L.fail(
           loc, fmt::format("{} needs a numeric tensor, got {}", qualifiedName(info), typeStr(x)));
-    if (args.has("dtype") && args.get("dtype").kind == Val::Kind::DType)
+    // Triton's rules: bf16 is scanned in fp32 (the result is fp32); then a
+    // cumsum takes `dtype`, or widens integers narrower than 32 bits to
+    // int32 / uint32 of their signedness (i1 counts as unsigned); cumprod
+    // keeps the dtype.
+    bool isSum = info.id == BuiltinId::Cumsum;
+    if (x->type()->dtype() == DType::BF16)
+      x = L.castTo(x, ctx.f32(), loc);
+    if (isSum && args.has("dtype") && args.get("dtype").kind == Val::Kind::DType)
       x = L.castTo(x, args.get("dtype").type, loc);
-    else if (x->type()->isIntLike() && dtypeBits(x->type()->dtype()) < 32)
-      x = L.castTo(x, ctx.i32(), loc);
+    else if (isSum && x->type()->isIntLike() && dtypeBits(x->type()->dtype()) < 32)
+      x = L.castTo(x, isSigned(x->type()->dtype()) ? ctx.i32() : ctx.scalar(DType::U32), loc);
     std::optional<int64_t> a =
         constInt(L, args.get("axis").kind == Val::Kind::None ? Val::ofInt(0) : args.get("axis"),
                  args.loc("axis"), "axis");
