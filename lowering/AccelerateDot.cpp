@@ -3,6 +3,8 @@
 //
 // A dot qualifies for mma.sync when its operands and accumulator are
 //   fp16 x fp16 + fp32, bf16 x bf16 + fp32   (m16n8k16)
+//   fp16 x fp16 + fp16                       (m16n8k16, f16x2 accumulator
+//                                             registers; mma.sync only)
 //   fp32 x fp32 + fp32 with input_precision "tf32" (tk.dot's default; m16n8k8)
 //   int8 x int8 + int32                      (m16n8k32)
 // and M, N, K are multiples of the instruction and of a warp arrangement:
@@ -277,7 +279,8 @@ private:
     DType at = a->dtype(), ct = c->dtype();
     std::string precision = dot.attrs().getString("input_precision").value_or("ieee");
     int64_t kStep;
-    if ((at == DType::F16 || at == DType::BF16) && ct == DType::F32)
+    bool f16Acc = at == DType::F16 && ct == DType::F16;
+    if (((at == DType::F16 || at == DType::BF16) && ct == DType::F32) || f16Acc)
       kStep = 16;
     else if (at == DType::F32 && ct == DType::F32 && precision == "tf32")
       kStep = 8;
@@ -286,12 +289,15 @@ private:
     else if (at == DType::F32 && ct == DType::F32)
       return fmt::format("input_precision \"{}\" is computed exactly on the CUDA cores", precision);
     else
-      return fmt::format("{} x {} + {} has no tensor-core instruction (fp16/bf16 + fp32, tf32 + "
-                         "fp32, int8 + int32)",
-                         a->elementType()->str(), a->elementType()->str(), c->elementType()->str());
+      return fmt::format(
+          "{} x {} + {} has no tensor-core instruction (fp16/bf16 + fp32, fp16 + fp16, tf32 + "
+          "fp32, int8 + int32)",
+          a->elementType()->str(), a->elementType()->str(), c->elementType()->str());
     int64_t M = a->shape()[0], K = a->shape()[1], N = c->shape()[1];
     version_ = 2, instr_ = {16, 8};
-    if (kStep == 16 && isWgmmaArch()) {
+    if (f16Acc && isWgmmaArch())
+      dot.attrs().set("wgmma_reason", "an fp16 accumulator takes mma.sync");
+    if (kStep == 16 && !f16Acc && isWgmmaArch()) {
       std::string why = whyNotWgmma(M, N, K);
       if (why.empty()) {
         version_ = 3, wm_ = numWarps_, wn_ = 1, instr_ = {64, N};

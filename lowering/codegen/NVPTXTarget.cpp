@@ -214,6 +214,10 @@ public:
                                      const std::vector<llvm::Value *> &a,
                                      const std::vector<llvm::Value *> &bFrag,
                                      const std::vector<llvm::Value *> &c) const override {
+    // An fp16 accumulator (out_dtype=tk.float16) is two f16x2 registers,
+    // (c0, c1) and (c2, c3): the same elements per lane as fp32's four.
+    if (operands == DType::F16 && c[0]->getType()->isHalfTy())
+      return warpMmaF16Accumulator(b, a, bFrag, c);
     std::string shape, types;
     switch (operands) {
     case DType::F16:
@@ -252,6 +256,33 @@ public:
     std::vector<llvm::Value *> out;
     for (unsigned i = 0; i < 4; ++i)
       out.push_back(b.CreateExtractValue(call, {i}));
+    return out;
+  }
+
+  std::vector<llvm::Value *> warpMmaF16Accumulator(llvm::IRBuilderBase &b,
+                                                   const std::vector<llvm::Value *> &a,
+                                                   const std::vector<llvm::Value *> &bFrag,
+                                                   const std::vector<llvm::Value *> &c) const {
+    llvm::Type *pair = llvm::FixedVectorType::get(b.getHalfTy(), 2);
+    auto pack = [&](llvm::Value *lo, llvm::Value *hi) {
+      llvm::Value *v = b.CreateInsertElement(llvm::PoisonValue::get(pair), lo, uint64_t(0));
+      return b.CreateBitCast(b.CreateInsertElement(v, hi, uint64_t(1)), b.getInt32Ty());
+    };
+    std::string text = "mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16 {$0, $1}, "
+                       "{$2, $3, $4, $5}, {$6, $7}, {$8, $9};";
+    std::vector<llvm::Type *> params(8, b.getInt32Ty());
+    auto *retTy = llvm::StructType::get(b.getContext(), {b.getInt32Ty(), b.getInt32Ty()});
+    auto *fnTy = llvm::FunctionType::get(retTy, params, false);
+    std::vector<llvm::Value *> args = {
+        a[0], a[1], a[2], a[3], bFrag[0], bFrag[1], pack(c[0], c[1]), pack(c[2], c[3])};
+    llvm::Value *call =
+        b.CreateCall(llvm::InlineAsm::get(fnTy, text, "=r,=r,r,r,r,r,r,r,0,1", false), args);
+    std::vector<llvm::Value *> out;
+    for (unsigned i = 0; i < 2; ++i) {
+      llvm::Value *v = b.CreateBitCast(b.CreateExtractValue(call, {i}), pair);
+      out.push_back(b.CreateExtractElement(v, uint64_t(0)));
+      out.push_back(b.CreateExtractElement(v, uint64_t(1)));
+    }
     return out;
   }
 

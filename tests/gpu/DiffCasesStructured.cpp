@@ -922,15 +922,14 @@ void addStructuredCases(std::vector<CaseDef> &cases) {
     DType in, acc;
     const char *precision;
   };
-  const DotCase dots[] = {{DType::F16, DType::F32, ""},
-                          {DType::BF16, DType::F32, ""},
-                          {DType::F32, DType::F32, "ieee"},
-                          {DType::F32, DType::F32, "tf32"},
-                          {DType::I8, DType::I32, ""}};
+  const DotCase dots[] = {{DType::F16, DType::F32, ""},     {DType::BF16, DType::F32, ""},
+                          {DType::F32, DType::F32, "ieee"}, {DType::F32, DType::F32, "tf32"},
+                          {DType::I8, DType::I32, ""},      {DType::F16, DType::F16, ""}};
   const DotShape shapes[] = {{16, 16, 16}, {32, 32, 16}, {64, 64, 32}, {16, 64, 32}};
   for (const DotCase &dc : dots)
     for (const DotShape &s : shapes) {
-      std::string dt = ir(dc.in) + (*dc.precision ? std::string("-") + dc.precision : "");
+      std::string dt = ir(dc.in) + (*dc.precision ? std::string("-") + dc.precision : "") +
+                       (dc.acc == DType::F16 ? "-fp16acc" : "");
       add(fmt::format("dot/{}/{}x{}x{}", dt, s.bm, s.bn, s.bk), "dot", ir(dc.in),
           [=](Rng &r) { return buildDot(r, dc.in, dc.acc, dc.precision, s); });
     }
