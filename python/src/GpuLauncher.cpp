@@ -10,6 +10,7 @@
 
 #include <structmember.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
@@ -251,6 +252,9 @@ GpuLauncher::GpuLauncher(py::object jitFunction, std::vector<std::string> names,
     environ_ = environ.attr("_data");
     interpretKey_ = py::bytes("TK_INTERPRET");
     checkKey_ = py::bytes("TK_CHECK");
+    for (const KnobInfo &k : allKnobs())
+      if (k.effect != KnobEffect::Nothing)
+        codeKnobKeys_.push_back(py::bytes(std::string(k.name)));
   }
 }
 
@@ -266,6 +270,8 @@ int GpuLauncher::traverse(visitproc visit, void *arg) const {
        {&jit_, &missing_, &rawStream_, &deviceZero_, &environ_, &interpretKey_, &checkKey_})
     v(*o);
   for (const py::object &o : names_)
+    v(o);
+  for (const py::object &o : codeKnobKeys_)
     v(o);
   for (const py::object &o : defaults_)
     v(o);
@@ -322,6 +328,11 @@ void GpuLauncher::readModeKnobs() const {
     std::optional<std::string> interpret = readRaw(Knob::Interpret), check = readRaw(Knob::Check);
     interpretCached_ = boolKnob(Knob::Interpret, interpret ? interpret->c_str() : nullptr);
     checkCached_ = boolKnob(Knob::Check, check ? check->c_str() : nullptr);
+    std::string text;
+    for (const KnobInfo &k : allKnobs())
+      if (k.effect != KnobEffect::Nothing)
+        text += readRaw(k.id).value_or("") + '\0';
+    setCodeKnobs(std::move(text));
     return;
   }
   // Read again only when the dict changed since (its version tag).
@@ -338,7 +349,29 @@ void GpuLauncher::readModeKnobs() const {
   };
   interpretCached_ = read(interpretKey_, Knob::Interpret);
   checkCached_ = read(checkKey_, Knob::Check);
+  // The code knobs' values as they are, unset and empty alike (the table's
+  // rule reads both as the default; where it does not, two numbers for one
+  // compile key only cost a trip to the Python side).
+  std::string text;
+  for (const py::object &key : codeKnobKeys_) {
+    PyObject *v = PyDict_GetItemWithError(environ_.ptr(), key.ptr());
+    if (v && PyBytes_Check(v))
+      text += PyBytes_AS_STRING(v);
+    else
+      PyErr_Clear();
+    text += '\0';
+  }
+  setCodeKnobs(std::move(text));
   environVersion_ = version;
+}
+
+void GpuLauncher::setCodeKnobs(std::string text) const {
+  if (!codeKnobValues_.empty() && codeKnobValues_[codeKnobsNumber_] == text)
+    return;
+  auto it = std::find(codeKnobValues_.begin(), codeKnobValues_.end(), text);
+  codeKnobsNumber_ = uint32_t(it - codeKnobValues_.begin());
+  if (it == codeKnobValues_.end())
+    codeKnobValues_.push_back(std::move(text));
 }
 
 bool GpuLauncher::interpretMode() const {
@@ -801,6 +834,7 @@ py::object GpuLauncher::launch(py::handle grid, PyObject *const *args, size_t nu
       d[PyTuple_GET_ITEM(kwnames, j)] = py::reinterpret_borrow<py::object>(args[numArgs + j]);
     return std::make_pair(t, d);
   };
+  readModeKnobs(); // the code knobs' number, for the key
   if (interpretMode()) {
     auto [t, d] = pythonArgs();
     return jitFunction().attr("_interpret_run")(grid, t, d);
@@ -873,6 +907,7 @@ py::object GpuLauncher::launch(py::handle grid, PyObject *const *args, size_t nu
   // storeArg rounds into an fp32 slot as it stores it.
   ArgValue runtime[kMaxParams];
   size_t numRuntime = 0;
+  appendRaw(key, codeKnobsNumber_);
   for (size_t o = 0; anyOption && keyable && o < kStreamOption; ++o)
     if (options[o]) {
       key += char('A' + o);

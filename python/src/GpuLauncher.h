@@ -36,7 +36,12 @@
 //   bool, float, None 'B', 'F', 'N'
 //   constexpr         its value: int64, double bits, bool, None, or the
 //                     identity of any other object (kept alive)
-// plus the launch options given (num_warps, num_stages, ...; not stream).
+// plus the launch options given (num_warps, num_stages, ...; not stream),
+// after the values of the knobs that change code or cubins (Effect Code or
+// Cubin in support/Knobs.def: TK_ARCH, TK_TEST_MISCOMPILE, ...) as a number,
+// one per distinct set of values seen: the Python side's compile key has
+// them, so a launch after TK_LLVM_OPT is set to O0 in os.environ runs the kernel
+// compiled under it, not the one found before.
 // The types and facts come from the specialisation rule the Python side's
 // signature comes from (compiler/ArgSpecialization.h: integerType,
 // integerFact, pointerFact), and the facts are left out for
@@ -149,7 +154,11 @@ private:
   bool interpretMode() const;
   /// TK_CHECK=1: launches are checked against the interpreter.
   bool checkMode() const;
+  /// Reads TK_INTERPRET, TK_CHECK and the code knobs again if os.environ
+  /// changed.
   void readModeKnobs() const;
+  /// codeKnobsNumber_ for the code knobs' values `text`.
+  void setCodeKnobs(std::string text) const;
   /// jit_, or a ReferenceError once clear() has run.
   pybind11::object jitFunction() const;
   /// The type's entry: a scan of the few types seen, inlined; the first
@@ -198,10 +207,15 @@ private:
   // os.environ's dict of bytes (TK_INTERPRET is read there at each launch:
   // a dict lookup, where getenv scans the whole environment).
   pybind11::object environ_, interpretKey_, checkKey_;
-  // TK_INTERPRET's and TK_CHECK's answers and os.environ's version tag when
-  // they were read.
+  // The names of the knobs that change code or cubins, as os.environ's keys.
+  std::vector<pybind11::object> codeKnobKeys_;
+  // TK_INTERPRET's and TK_CHECK's answers, the number of the code knobs'
+  // values (an index into codeKnobValues_, every set of values seen) and
+  // os.environ's version tag when they were read.
   mutable uint64_t environVersion_ = 0;
   mutable bool interpretCached_ = false, checkCached_ = false;
+  mutable uint32_t codeKnobsNumber_ = 0;
+  mutable std::vector<std::string> codeKnobValues_;
   const std::string *lastKey_ = nullptr; // a key of entries_ (nodes never move)
   Entry *lastEntry_ = nullptr;           // its entry: compared before hashing
 };

@@ -1,7 +1,7 @@
 """TK_CHECK=1 against the stand-in CUDA driver (fake_cuda.c), whose launches
-do what a hook in this script says: the right sum, the sum with one element
-wrong, or what the PTX compiled with TK_TEST_MISCOMPILE=1 computes (x - y:
-its float adds are subtracts). Device memory is host memory under the
+do what a hook in this script says: what the launched PTX computes (x + y,
+or x - y for the PTX compiled with TK_TEST_MISCOMPILE=1, whose float adds
+are subtracts), or that with one element wrong. Device memory is host memory under the
 stand-in, so numpy arrays behind a __cuda_array_interface__ play the GPU's
 tensors. Run by test_check_mode.py in a process of its own:
 
@@ -47,8 +47,8 @@ class Gpu:
                                          "shape": a.shape, "strides": None, "version": 3}
 
 
-# What the "GPU" computes at each launch: set by each check.
-behaviour = {"op": "add", "wrong": None}
+# Which element the "GPU" gets wrong at each launch: set by each check.
+behaviour = {"wrong": None}
 
 
 def array_at(address, n):
@@ -61,11 +61,16 @@ def hook(gx, gy, gz, params):
     x_addr, y_addr, out_addr, n = params[0], params[1], params[2], params[3] & 0xFFFFFFFF
     n = min(n, gx * 128)
     x, y, out = array_at(x_addr, n), array_at(y_addr, n), array_at(out_addr, n)
-    out[:] = x + y if behaviour["op"] == "add" else x - y
+    # What the launched kernel's PTX computes: the stand-in keeps the text
+    # of the module it was loaded from.
+    ptx = fake.fake_last_image().decode()
+    assert ("add.f32" in ptx) != ("sub.f32" in ptx), ptx
+    out[:] = x + y if "add.f32" in ptx else x - y
     if behaviour["wrong"] is not None:
         out[behaviour["wrong"]] += 0.5
 
 
+fake.fake_last_image.restype = ctypes.c_char_p
 fake.fake_set_launch_hook(hook)
 set_sizes(8, 8, 8, 4)
 rng = np.random.default_rng(7)
@@ -90,7 +95,7 @@ def launch(x, y, out, n):
 
 @check
 def a_right_launch_passes_and_keeps_its_summary():
-    behaviour.update(op="add", wrong=None)
+    behaviour.update(wrong=None)
     x, y, out = arrays(1000)
     k = launch(x, y, out, 1000)
     assert np.array_equal(out, x + y)
@@ -100,7 +105,7 @@ def a_right_launch_passes_and_keeps_its_summary():
 
 @check
 def one_wrong_element_is_reported_at_its_store():
-    behaviour.update(op="add", wrong=900)
+    behaviour.update(wrong=900)
     x, y, out = arrays(1000)
     try:
         launch(x, y, out, 1000)
@@ -120,7 +125,7 @@ def one_wrong_element_is_reported_at_its_store():
 
 @check
 def large_grids_are_sampled_and_their_last_program_checked():
-    behaviour.update(op="add", wrong=None)
+    behaviour.update(wrong=None)
     n = 128 * 1000 - 3
     x, y, out = arrays(n)
     k = launch(x, y, out, n)
@@ -136,7 +141,7 @@ def large_grids_are_sampled_and_their_last_program_checked():
 
 @check
 def an_in_place_kernel_is_checked_on_the_inputs_before_the_launch():
-    behaviour.update(op="add", wrong=None)
+    behaviour.update(wrong=None)
     x, y, _ = arrays(300)
     before = x.copy()
     k = add_kernel[(3,)](Gpu(x), Gpu(y), Gpu(x), 300, BLOCK=128)
@@ -146,7 +151,7 @@ def an_in_place_kernel_is_checked_on_the_inputs_before_the_launch():
 
 @check
 def the_miscompile_knob_changes_the_code_and_the_check_catches_it():
-    behaviour.update(op="add", wrong=None)
+    behaviour.update(wrong=None)
     x, y, out = arrays(1000)
     plain = launch(x, y, out, 1000).asm["ptx"]
     os.environ["TK_TEST_MISCOMPILE"] = "1"
@@ -155,22 +160,43 @@ def the_miscompile_knob_changes_the_code_and_the_check_catches_it():
         miscompiled = k.asm["ptx"]
         assert "add.f32" in plain and "sub.f32" not in plain
         assert "sub.f32" in miscompiled and "add.f32" not in miscompiled, miscompiled
-        # The stand-in computes what that PTX computes.
-        behaviour["op"] = "sub"
+        # The launch after the knob changed runs the miscompiled PTX (the
+        # launcher's key has the code knobs), which the stand-in computes.
         try:
             launch(x, y, out, 1000)
-            raise AssertionError("no CheckError")
+            raise AssertionError("no CheckError: the launch ran the kernel compiled before")
         except tk.CheckError as e:
             assert "in program (0, 0, 0): element 0 of 'out_ptr'" in str(e), e
+        assert np.array_equal(out, x - y)
     finally:
         del os.environ["TK_TEST_MISCOMPILE"]
-        behaviour["op"] = "add"
     assert launch(x, y, out, 1000).asm["ptx"] == plain, "the knob is in the key"
+    assert np.array_equal(out, x + y)
+
+
+@check
+def a_code_knob_set_between_launches_reaches_the_next_launch():
+    # Without TK_CHECK too: the launcher's fast path keys on the code knobs.
+    behaviour.update(wrong=None)
+    x, y, out = arrays(1000)
+    os.environ.pop("TK_CHECK")
+    try:
+        launch(x, y, out, 1000)
+        assert np.array_equal(out, x + y)
+        os.environ["TK_TEST_MISCOMPILE"] = "1"
+        launch(x, y, out, 1000)
+        assert np.array_equal(out, x - y), "the launch ran the kernel compiled before the knob"
+        del os.environ["TK_TEST_MISCOMPILE"]
+        launch(x, y, out, 1000)
+        assert np.array_equal(out, x + y)
+    finally:
+        os.environ.pop("TK_TEST_MISCOMPILE", None)
+        os.environ["TK_CHECK"] = "1"
 
 
 @check
 def without_the_knob_nothing_is_checked():
-    behaviour.update(op="add", wrong=5)
+    behaviour.update(wrong=5)
     os.environ.pop("TK_CHECK")
     try:
         x, y, out = arrays(1000)
@@ -182,7 +208,7 @@ def without_the_knob_nothing_is_checked():
 
 @check
 def an_empty_grid_launches_nothing():
-    behaviour.update(op="add", wrong=None)
+    behaviour.update(wrong=None)
     x, y, out = arrays(16)
     before = fake.fake_launch_count()
     add_kernel[(0,)](Gpu(x), Gpu(y), Gpu(out), 16, BLOCK=128)

@@ -14,6 +14,7 @@
  *   lib.fake_replay_launches(n)  # ns per call of this stand-in's cuLaunchKernel
  *
  *   lib.fake_set_launch_hook(hook)  # hook(gx, gy, gz, params): the kernel's work, in the test
+ *   lib.fake_last_image()  # the text of the launched kernel's module (its PTX), for the hook
  *
  * Knobs (environment, read at each call): FAKE_CUDA_LOAD_ERROR makes module
  * loading fail with that text as the JIT error log; FAKE_CUDA_MAX_THREADS is
@@ -41,6 +42,22 @@ static __thread unsigned lastGrid[3], lastBlock[3], lastShared;
 static __thread uint64_t lastStream;
 static int paramSizes[64], numParamSizes;
 static __thread uint64_t lastParams[64];
+
+/* A loaded module keeps a copy of its image up to the first NUL (all of a
+ * PTX text), so a launch hook can compute what the launched code says
+ * (fake_last_image); the module's one function is the module itself. The
+ * copies are never freed: a launch hook may read one after an unload, and a
+ * test process loads a few dozen modules. */
+typedef struct {
+  char *image;
+} FakeModule;
+static __thread FakeModule *lastFunction;
+static void *loadModule(const void *image) {
+  FakeModule *m = (FakeModule *)malloc(sizeof(FakeModule));
+  m->image = strdup(image ? (const char *)image : "");
+  return m;
+}
+const char *fake_last_image(void) { return lastFunction ? lastFunction->image : ""; }
 
 void fake_set_param_sizes(const int *sizes, int n) {
   numParamSizes = n > 64 ? 64 : n;
@@ -141,18 +158,16 @@ static CUresult loadResult(unsigned n, int *opts, void **vals) {
   return 218; /* CUDA_ERROR_INVALID_PTX */
 }
 CUresult cuModuleLoadDataEx(void **m, const void *image, unsigned n, int *opts, void **vals) {
-  (void)image;
-  *m = (void *)0x20;
   CUresult r = loadResult(n, opts, vals);
   if (r == OK) {
+    *m = loadModule(image);
     ADD(loadedModules, 1);
     ADD(moduleLoads, 1);
   }
   return r;
 }
 CUresult cuModuleLoadData(void **m, const void *image) {
-  (void)image;
-  *m = (void *)0x20;
+  *m = loadModule(image);
   ADD(loadedModules, 1);
   ADD(moduleLoads, 1);
   return OK;
@@ -166,9 +181,8 @@ CUresult cuModuleUnload(void *m) {
   return OK;
 }
 CUresult cuModuleGetFunction(void **f, void *m, const char *name) {
-  (void)m;
   (void)name;
-  *f = (void *)0x30;
+  *f = m;
   return OK;
 }
 CUresult cuFuncGetAttribute(int *v, int attr, void *f) {
@@ -228,11 +242,11 @@ void fake_set_launch_hook(LaunchHook hook) { launchHook = hook; }
 
 CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
                         unsigned bz, unsigned shared, void *stream, void **params, void **extra) {
-  (void)f;
   const char *fail = getenv("FAKE_CUDA_LAUNCH_ERROR");
   if (fail && fail[0] == '1')
     return 700; /* CUDA_ERROR_ILLEGAL_ADDRESS */
   ADD(launches, 1);
+  lastFunction = (FakeModule *)f;
   lastGrid[0] = gx, lastGrid[1] = gy, lastGrid[2] = gz;
   lastBlock[0] = bx, lastBlock[1] = by, lastBlock[2] = bz;
   lastShared = shared;
@@ -253,7 +267,7 @@ double fake_replay_launches(long n) {
   struct timespec t0, t1;
   clock_gettime(CLOCK_MONOTONIC, &t0);
   for (long i = 0; i < n; ++i)
-    cuLaunchKernel((void *)0x30, lastGrid[0], lastGrid[1], lastGrid[2], lastBlock[0], lastBlock[1],
+    cuLaunchKernel(lastFunction, lastGrid[0], lastGrid[1], lastGrid[2], lastBlock[0], lastBlock[1],
                    lastBlock[2], lastShared, (void *)(uintptr_t)lastStream, params, 0);
   clock_gettime(CLOCK_MONOTONIC, &t1);
   ADD(launches, -(int)n);
