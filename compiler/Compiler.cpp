@@ -43,7 +43,33 @@ bool filterNames(std::string_view filter, std::string_view name) {
 // Options and hooks
 //===----------------------------------------------------------------------===//
 
+namespace {
+int64_t knobDefault(Knob knob) { return parseIntKnob(knobInfo(knob), "").value; }
+} // namespace
+
+CompileLimits::CompileLimits()
+    : maxOps(knobDefault(Knob::MaxOps)),
+      maxElementsPerThread(knobDefault(Knob::MaxElementsPerThread)),
+      maxLLVMInstructions(knobDefault(Knob::MaxLLVMInstructions)) {}
+
+bool CompileLimits::readKnobs(std::string &error) {
+  KnobValue<int64_t> ops = readInt(Knob::MaxOps);
+  KnobValue<int64_t> elements = readInt(Knob::MaxElementsPerThread);
+  KnobValue<int64_t> instructions = readInt(Knob::MaxLLVMInstructions);
+  for (const std::string *e : {&ops.error, &elements.error, &instructions.error})
+    if (!e->empty()) {
+      error = *e;
+      return false;
+    }
+  maxOps = ops.value;
+  maxElementsPerThread = elements.value;
+  maxLLVMInstructions = instructions.value;
+  return true;
+}
+
 bool CompileOptions::readKnobs(std::string &error) {
+  if (!limits.readKnobs(error))
+    return false;
   KnobValue<bool> inflight = readBool(Knob::WgmmaInflight);
   KnobValue<bool> native = readBool(Knob::WgmmaNative);
   KnobValue<std::string> llvm = readString(Knob::LLVMOpt);
@@ -84,6 +110,8 @@ TargetOptions CompileOptions::target() const {
   t.llvmOpt = llvmOpt;
   t.libdevicePath = libdevicePath;
   t.testMiscompile = testMiscompile;
+  t.maxElementsPerThread = limits.maxElementsPerThread;
+  t.maxLLVMInstructions = limits.maxLLVMInstructions;
   return t;
 }
 
@@ -125,7 +153,10 @@ Compilation::Compilation(CompileOptions options, CompileHooks hooks)
     : options_(std::move(options)), hooks_(std::move(hooks)),
       sm_(std::make_unique<SourceManager>()), diag_(std::make_unique<DiagnosticEngine>(*sm_)),
       astContext_(std::make_unique<ast::Context>()), ir_(std::make_unique<IRContext>(*sm_)),
-      module_(std::make_unique<Module>(*ir_)) {}
+      module_(std::make_unique<Module>(*ir_)) {
+  ir_->limits().maxOps = options_.limits.maxOps;
+  ir_->limits().interrupted = hooks_.interrupted;
+}
 
 Compilation::~Compilation() = default;
 

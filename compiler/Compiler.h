@@ -63,6 +63,31 @@ constexpr int kMaxNumStages = 16;
 inline bool isValidNumWarps(int64_t n) { return n >= 1 && n <= kMaxNumWarps && (n & (n - 1)) == 0; }
 inline bool isValidNumStages(int64_t n) { return n >= 1 && n <= kMaxNumStages; }
 
+/// The compile's budgets, so that a small source cannot make the compiler
+/// run for minutes or exhaust memory: past one, the compile is an error at
+/// the op (or kernel) that went over, naming the limit and what to change
+/// (0: no limit). The defaults are support/Knobs.def's and README's; the
+/// largest kernels of the project stay far below them (docs/compiler.md,
+/// "Budgets").
+///   maxOps                 ops and statements of one kernel once
+///                          tk.static_range loops are unrolled and helpers
+///                          inlined (front end, --inline): TK_MAX_OPS
+///   maxElementsPerThread   elements one thread holds in one tensor, once
+///                          layouts are given: TK_MAX_ELEMENTS_PER_THREAD
+///   maxLLVMInstructions    a kernel's LLVM instructions while it is lowered
+///                          and before NVPTX code generation:
+///                          TK_MAX_LLVM_INSTRUCTIONS
+struct CompileLimits {
+  int64_t maxOps;
+  int64_t maxElementsPerThread;
+  int64_t maxLLVMInstructions;
+
+  CompileLimits(); // the knob table's defaults
+  /// From the environment; false with `error` naming the variable when one
+  /// does not parse.
+  bool readKnobs(std::string &error);
+};
+
 /// Everything that changes the code a kernel compiles to, beyond its source,
 /// signature and constexprs.
 struct CompileOptions {
@@ -76,9 +101,12 @@ struct CompileOptions {
   bool testMiscompile = false; // TK_TEST_MISCOMPILE: float adds lowered as subtracts
   std::string llvmOpt;         // TK_LLVM_OPT: "" is tk's pipeline, else O0..O3
   std::string libdevicePath;   // TK_LIBDEVICE_PATH: "" is the toolkit's
+  // Not in keyText: a budget decides only whether the compile ends in an
+  // error, never what code it makes, and errors are not cached.
+  CompileLimits limits;
 
-  /// Sets the knob fields from the environment; false with `error` naming
-  /// the variable when one does not parse.
+  /// Sets the knob fields (and the limits) from the environment; false with
+  /// `error` naming the variable when one does not parse.
   bool readKnobs(std::string &error);
   /// Every field as text, for cache keys.
   std::string keyText() const;
@@ -97,6 +125,12 @@ struct CompileHooks {
   /// TK_TIME_PASSES: a table of every pass's and stage's time, to `sink`.
   bool timePasses = false;
   Sink sink;
+  /// Asked every few milliseconds while the compile runs (between
+  /// statements, passes and ops, and LLVM's passes; not inside NVPTX code
+  /// generation, which the budgets bound); true stops it with an error.
+  /// How Ctrl-C reaches a compile: tkc's SIGINT handler, Python's signal
+  /// check (the compile then raises KeyboardInterrupt).
+  std::function<bool()> interrupted;
 
   /// TK_DUMP_IR and TK_TIME_PASSES, with `sink` for their text (none: the
   /// text is dropped).

@@ -299,7 +299,39 @@ bool Lowerer::assign(const Expr *target, Val value, SourceLoc loc) {
   return true;
 }
 
+bool Lowerer::withinBudget(SourceLoc loc) {
+  IRLimits &limits = ctx_.limits();
+  ++statements_;
+  if (limits.interruptRequested()) {
+    fail(loc, fmt::format("the compile of '{}' was interrupted", spec_.kernel));
+    return false;
+  }
+  int64_t made = b_.numCreated() + statements_;
+  if (limits.maxOps <= 0 || made <= limits.maxOps)
+    return true;
+  Diagnostic &d = diag_.error(
+      loc, fmt::format("kernel '{}' is over the compile's budget of {} operations (TK_MAX_OPS): "
+                       "unrolling its tk.static_range loops and inlining its helpers made {} "
+                       "operations and statements by here; use tk.range for a loop that need not "
+                       "be unrolled, unroll fewer iterations, or call helpers in fewer places",
+                       spec_.kernel, limits.maxOps, made));
+  // Innermost first: the two innermost expansions and the two outermost,
+  // the kernel's own loop or call that a change would start from.
+  for (size_t i = expanding.size(); i-- > 0;) {
+    if (i + 2 < expanding.size() && i >= 2)
+      continue;
+    const Expansion &e = expanding[i];
+    d.notes.push_back({e.loc, e.helper.empty()
+                                  ? fmt::format("in iteration {} of {} of this tk.static_range",
+                                                e.iteration + 1, e.count)
+                                  : fmt::format("in this call of '{}'", e.helper)});
+  }
+  return false;
+}
+
 bool Lowerer::lowerStmt(const Stmt *s) {
+  if (!withinBudget(s->loc))
+    return false;
   switch (s->kind) {
   case NodeKind::ExprStmt:
     return expr(cast<ExprStmt>(s)->value).ok();
@@ -629,12 +661,17 @@ bool Lowerer::lowerStaticRange(const For *s, const Call *iter) {
                                        "use tk.range",
                                        count, kMaxUnroll))
         .ok();
+  expanding.push_back({iter->loc, "", 0, count});
   for (int64_t k = 0; k < count; ++k) {
-    if (!assign(s->target, Val::ofInt(lo + k * step), s->loc) || !lowerBlock(s->body))
+    expanding.back().iteration = k;
+    if (!assign(s->target, Val::ofInt(lo + k * step), s->loc) || !lowerBlock(s->body)) {
+      expanding.pop_back();
       return false;
+    }
     if (ret->returned)
       break;
   }
+  expanding.pop_back();
   return true;
 }
 
@@ -765,7 +802,9 @@ Val Lowerer::inlineCall(const FunctionDef *fn, std::vector<Val> args,
   env = &callee;
   ret = &rs;
   ++inlineDepth;
+  expanding.push_back({callLoc, fn->name});
   bool ok = lowerBlock(fn->body);
+  expanding.pop_back();
   --inlineDepth;
   env = savedEnv;
   ret = savedRet;

@@ -199,6 +199,22 @@ public:
   ReturnState *ret = nullptr;
   unsigned inlineDepth = 0;
 
+  /// The compile's budget (IRContext::limits): true while this kernel's
+  /// lowering has made no more operations and statements than maxOps allows
+  /// and no interruption was asked for; else false after an error at `loc`
+  /// that names the limit and what to change, with a note at each
+  /// tk.static_range iteration and helper call being expanded.
+  bool withinBudget(SourceLoc loc);
+  /// A tk.static_range iteration or a helper call being expanded, for the
+  /// budget's notes (innermost last).
+  struct Expansion {
+    SourceLoc loc;
+    std::string helper;    // the helper called, or "" for a tk.static_range
+    int64_t iteration = 0; // of a tk.static_range: which, of `count`
+    int64_t count = 0;
+  };
+  std::vector<Expansion> expanding;
+
   /// A module-level name: -D, then a module constant (folded on first use).
   Val global(const std::string &name, SourceLoc loc);
 
@@ -210,6 +226,7 @@ private:
   DiagnosticEngine &diag_;
   Builder b_;
   std::map<std::string, Val> globals_;
+  int64_t statements_ = 0; // lowered, for the budget
   std::vector<std::string> globalsInProgress_;
 
   bool lowerIf(const ast::If *s);

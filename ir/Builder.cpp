@@ -6,6 +6,7 @@ namespace tk {
 
 Operation *Builder::insert(std::unique_ptr<Operation> op) {
   assert(ip_.block && "no insertion point");
+  ++numCreated_;
   return ip_.block->insert(ip_.before, std::move(op));
 }
 

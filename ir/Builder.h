@@ -46,6 +46,8 @@ public:
   explicit Builder(IRContext &ctx) : ctx_(&ctx) {}
 
   IRContext &context() const { return *ctx_; }
+  /// How many operations this builder has made (create and insert).
+  int64_t numCreated() const { return numCreated_; }
 
   // --- insertion point: new ops go before `before`, or at the block's end.
   struct InsertPoint {
@@ -172,6 +174,7 @@ public:
 
 private:
   IRContext *ctx_;
+  int64_t numCreated_ = 0;
   InsertPoint ip_;
 };
 

@@ -9,11 +9,16 @@
 //
 // A context outlives every module built with it. It is not thread-safe: one
 // compilation, one context.
+//
+// It also carries the compilation's bounds on building IR (IRLimits), which
+// the front end, the passes and the LLVM lowering read.
 #pragma once
 
 #include "ir/Types.h"
 #include "lang/SourceManager.h"
 
+#include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -21,6 +26,39 @@
 #include <vector>
 
 namespace tk {
+
+/// Bounds on the work of a compile that a small source can make huge: the
+/// front end unrolls tk.static_range loops and inlines helpers, --inline
+/// copies callees, and both count what they make against `maxOps`; Ctrl-C
+/// reaches them, the passes and the LLVM lowering through `interrupted`.
+/// The compile sets them (compiler/Compiler.h: CompileLimits, CompileHooks).
+struct IRLimits {
+  /// The most operations (and statements of unrolled loops and inlined
+  /// helpers, which take time even when they fold to constants) one kernel
+  /// may be made of; 0: no limit. TK_MAX_OPS.
+  int64_t maxOps = 0;
+  /// Asked at most every few milliseconds (interruptRequested()); true stops
+  /// the compile with an error. Unset: never.
+  std::function<bool()> interrupted;
+
+  /// Whether `interrupted` says to stop; it is called only when 10 ms have
+  /// passed since the last call, so this is cheap enough for every op. Once
+  /// it said yes, the answer stays yes.
+  bool interruptRequested() {
+    if (!interrupted || stopped_)
+      return stopped_;
+    auto now = std::chrono::steady_clock::now();
+    if (now - lastPoll_ < std::chrono::milliseconds(10))
+      return false;
+    lastPoll_ = now;
+    stopped_ = interrupted();
+    return stopped_;
+  }
+
+private:
+  std::chrono::steady_clock::time_point lastPoll_{};
+  bool stopped_ = false;
+};
 
 class IRContext {
 public:
@@ -61,7 +99,10 @@ public:
   /// parsed IR: an existing buffer of that name, or a new one with no text.
   BufferId bufferForFile(const std::string &fileName);
 
+  IRLimits &limits() { return limits_; }
+
 private:
+  IRLimits limits_;
   SourceManager *sm_;
   std::vector<std::unique_ptr<Type>> owned_;
   std::vector<Type *> scalars_;

@@ -16,7 +16,12 @@
 // once. A function is a kernel, and stays, when no call named it before the
 // pass ran; a function that was called and is not called any more goes.
 // Recursion cannot be inlined: it is reported at the call that closes the
-// cycle and that call stays.
+// cycle and that call stays. A chain of helpers each calling the next twice
+// doubles at every level, so a file of 30 small functions could make a
+// billion ops: a function may grow to the compile's budget of operations
+// (IRLimits::maxOps, TK_MAX_OPS) and no further; the call that would take
+// it past is an error, and the pass stops there.
+#include "ir/IRContext.h"
 #include "lowering/Pass.h"
 
 #include <fmt/format.h>
@@ -69,6 +74,12 @@ std::vector<Operation *> callsIn(Function &fn) {
 
 std::string calleeName(Operation *call) { return call->attrs().getString("callee").value_or(""); }
 
+int64_t numOps(Function &fn) {
+  int64_t n = 0;
+  fn.walk([&](Operation *) { ++n; });
+  return n;
+}
+
 class Inliner {
 public:
   Inliner(Module &module, DiagnosticEngine &diag) : module_(module), diag_(diag) {}
@@ -102,9 +113,11 @@ private:
   // the number of functions (a cycle stops at a Visiting function).
   void inlineInto(Function &fn) {
     State &state = states_[&fn];
-    if (state != State::Unvisited)
+    if (state != State::Unvisited || overBudget_)
       return;
     state = State::Visiting;
+    const int64_t maxOps = module_.context().limits().maxOps;
+    int64_t size = numOps(fn);
     for (Operation *call : callsIn(fn)) {
       Function *callee = module_.lookup(calleeName(call));
       if (!callee)
@@ -115,17 +128,35 @@ private:
         continue;
       }
       inlineInto(*callee);
-      inlineCall(call, *callee);
+      if (overBudget_)
+        break;
+      // The call goes, the callee's body less its return comes.
+      auto [known, fresh] = sizes_.try_emplace(callee, 0);
+      if (fresh)
+        known->second = numOps(*callee);
+      int64_t grown = size + known->second - 2;
+      if (maxOps > 0 && grown > maxOps) {
+        diag_.error(call->loc(),
+                    fmt::format("inlining '@{}' here would make '@{}' {} operations, over the "
+                                "compile's budget of {} (TK_MAX_OPS); call helpers in fewer "
+                                "places, or in a loop",
+                                callee->name(), fn.name(), grown, maxOps));
+        overBudget_ = true; // one error: the callers would only repeat it
+        break;
+      }
+      if (inlineCall(call, *callee))
+        size = grown;
     }
     states_[&fn] = State::Done;
   }
 
-  void inlineCall(Operation *call, Function &callee) {
+  // False for a call left alone.
+  bool inlineCall(Operation *call, Function &callee) {
     Operation *ret = callee.body().terminator();
     // Mismatched calls are the verifier's to report; leave them alone.
     if (!ret || !ret->is(Opcode::Return) || ret->numOperands() != call->numResults() ||
         callee.numArguments() != call->numOperands())
-      return;
+      return false;
     ValueMap map;
     for (unsigned i = 0; i < callee.numArguments(); ++i)
       map[callee.argument(i)] = call->operand(i);
@@ -137,13 +168,16 @@ private:
       call->result(i)->replaceAllUsesWith(lookup(map, ret->operand(i)));
     call->erase();
     changed_ = true;
+    return true;
   }
 
   Module &module_;
   DiagnosticEngine &diag_;
   // Looked up only, never iterated.
   std::map<Function *, State> states_;
+  std::map<Function *, int64_t> sizes_; // of callees, once inlined into
   bool changed_ = false;
+  bool overBudget_ = false;
 };
 
 class InlinePass : public Pass {

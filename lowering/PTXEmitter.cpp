@@ -1,5 +1,6 @@
 #include "lowering/PTXEmitter.h"
 
+#include "ir/IRContext.h"
 #include "lowering/LLVMTarget.h"
 #include "lowering/codegen/LowerToLLVM.h"
 #ifdef TK_WITH_LLVM
@@ -20,6 +21,7 @@
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/LegacyPassManager.h>
 #include <llvm/IR/Module.h>
+#include <llvm/IR/PassInstrumentation.h>
 #include <llvm/IR/PassManager.h>
 #include <llvm/IR/Verifier.h>
 #include <llvm/MC/TargetRegistry.h>
@@ -178,6 +180,27 @@ LLVMPipeline llvmPipeline(const std::string &level) {
   return LLVMPipeline::Tk;
 }
 
+// NVPTX's code generation of a kernel grows faster than its size (a
+// 1024x1024 fp32 tile on 4 warps: minutes; docs/codegen/llvm-pipeline.md,
+// "Large tiles"), so the optimised kernel's instructions are counted first,
+// against TargetOptions::maxLLVMInstructions (TK_MAX_LLVM_INSTRUCTIONS).
+bool withinInstructionBudget(Module &module, const llvm::Module &llmod, int64_t budget,
+                             DiagnosticEngine &diag) {
+  if (budget <= 0)
+    return true;
+  bool ok = true;
+  for (const llvm::Function &f : llmod) {
+    int64_t count = int64_t(f.getInstructionCount());
+    if (f.isDeclaration() || count <= budget)
+      continue;
+    Function *fn = module.lookup(f.getName().str());
+    diag.error(fn ? fn->loc() : SourceLoc{},
+               overInstructionBudget(f.getName().str(), count, budget, "after tk's LLVM pipeline"));
+    ok = false;
+  }
+  return ok;
+}
+
 // Lowers, verifies and optimises; null after reporting an error.
 std::unique_ptr<llvm::Module> buildOptimized(Module &module, const TargetOptions &options,
                                              llvm::LLVMContext &llctx, llvm::TargetMachine &tm,
@@ -204,7 +227,13 @@ std::unique_ptr<llvm::Module> buildOptimized(Module &module, const TargetOptions
   llvm::FunctionAnalysisManager fam;
   llvm::CGSCCAnalysisManager cgam;
   llvm::ModuleAnalysisManager mam;
-  llvm::PassBuilder pb(&tm);
+  // Ctrl-C (IRLimits::interrupted): the passes not yet run are skipped, and
+  // the compile ends after the pipeline.
+  IRLimits &limits = module.context().limits();
+  llvm::PassInstrumentationCallbacks callbacks;
+  callbacks.registerShouldRunOptionalPassCallback(
+      [&limits](llvm::StringRef, llvm::Any) { return !limits.interruptRequested(); });
+  llvm::PassBuilder pb(&tm, llvm::PipelineTuningOptions(), std::nullopt, &callbacks);
   pb.registerModuleAnalyses(mam);
   pb.registerCGSCCAnalyses(cgam);
   pb.registerFunctionAnalyses(fam);
@@ -235,7 +264,13 @@ std::unique_ptr<llvm::Module> buildOptimized(Module &module, const TargetOptions
   mpm.run(*llmod, mam);
   if (timings)
     timings->optMs = msSince(t0);
-  return llmod;
+  if (limits.interruptRequested()) {
+    diag.error({}, "the compile was interrupted in LLVM's optimisation pipeline");
+    return nullptr;
+  }
+  return withinInstructionBudget(module, *llmod, options.maxLLVMInstructions, diag)
+             ? std::move(llmod)
+             : nullptr;
 }
 
 } // namespace

@@ -1,5 +1,6 @@
 #include "lowering/PassManager.h"
 
+#include "ir/IRContext.h"
 #include "ir/IRPrinter.h"
 #include "ir/Verifier.h"
 
@@ -49,6 +50,12 @@ bool PassManager::run(Module &module) {
   times_.clear();
   bool ok = true;
   for (auto &pass : passes_) {
+    // Ctrl-C (IRLimits::interrupted) stops the run between passes.
+    if (module.context().limits().interruptRequested()) {
+      diag_.error({}, fmt::format("the compile was interrupted before pass '{}'", pass->flag()));
+      ok = false;
+      break;
+    }
     unsigned errorsBefore = diag_.numErrors();
     pass->setOutput(sink_);
     Clock::time_point start = Clock::now();

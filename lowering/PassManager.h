@@ -15,6 +15,8 @@
 //   "// -----// IR after canonicalize //----- //" and the module text.
 // - setTimePasses(true): a table of wall time per pass after the run;
 //   lastTimes() has the same figures either way.
+// - between passes, the module's IRLimits::interrupted (Ctrl-C) is asked
+//   whether to stop: an error, and the run ends there.
 // The entry points fill these from TK_DUMP_IR and TK_TIME_PASSES
 // (compiler/Compiler.h's CompileHooks); the PassManager reads no environment.
 //

@@ -11,6 +11,7 @@
 //   -> 8 float registers: elements 4t..4t+3 and 512+4t..512+4t+3 of thread t
 #pragma once
 
+#include "ir/IRContext.h"
 #include "ir/Layout.h"
 #include "ir/Module.h"
 #include "lang/Diagnostics.h"
@@ -43,6 +44,13 @@ public:
 
   /// Lowers the body; false after reporting an error.
   bool run();
+  /// What bounds the lowering (checked before each op): `limits`'s
+  /// interruption, and `maxInstructions` LLVM instructions in the function
+  /// (0: no limit), past which it is an error at the op that went over.
+  void setBudget(IRLimits *limits, int64_t maxInstructions) {
+    limits_ = limits;
+    maxInstructions_ = maxInstructions;
+  }
 
   // --- shared helpers (FunctionToLLVM.cpp)
   llvm::IRBuilder<> &builder() { return b_; }
@@ -131,6 +139,8 @@ private:
   llvm::Value *smem_;         // the current op's scratch in it
   int64_t numWarps_;
   DiagnosticEngine &diag_;
+  IRLimits *limits_ = nullptr;
+  int64_t maxInstructions_ = 0;
   llvm::IRBuilder<> b_;
   llvm::BasicBlock *entry_ = nullptr;
   llvm::Value *lane_ = nullptr, *warp_ = nullptr;

@@ -172,9 +172,22 @@ bool FunctionLowering::run() {
 }
 
 bool FunctionLowering::lowerBlock(Block &block) {
-  for (Operation &op : block)
-    if (!op.is(Opcode::Yield) && !op.is(Opcode::Condition) && !lowerOp(op))
+  for (Operation &op : block) {
+    if (op.is(Opcode::Yield) || op.is(Opcode::Condition))
+      continue;
+    if (limits_ && limits_->interruptRequested()) {
+      diag_.error(op.loc(), fmt::format("the compile of '{}' was interrupted", fn_.name()));
       return false;
+    }
+    // Counted over the blocks made so far (a few per loop and branch).
+    if (maxInstructions_ > 0 && int64_t(llfn_->getInstructionCount()) > maxInstructions_) {
+      diag_.error(op.loc(), overInstructionBudget(fn_.name(), llfn_->getInstructionCount(),
+                                                  maxInstructions_, "by here"));
+      return false;
+    }
+    if (!lowerOp(op))
+      return false;
+  }
   return true;
 }
 
@@ -233,6 +246,59 @@ bool FunctionLowering::lowerOp(Operation &op) {
   }
 }
 
+std::string overInstructionBudget(std::string_view kernel, int64_t count, int64_t budget,
+                                  std::string_view when) {
+  return fmt::format("kernel '{}' is {} LLVM instructions {}, over the compile's budget of {} "
+                     "(TK_MAX_LLVM_INSTRUCTIONS), past which NVPTX code generation takes "
+                     "minutes; use smaller blocks, more warps, fewer unrolled iterations, or a "
+                     "loop (tk.range) over the work",
+                     kernel, count, when, budget);
+}
+
+namespace {
+
+// Every element a thread holds is a register of its own in the LLVM IR, and
+// every op on a tensor is one instruction per register: past the budget
+// (TK_MAX_ELEMENTS_PER_THREAD) NVPTX's code generation runs for minutes
+// (docs/codegen/llvm-pipeline.md, "Large tiles"), and the registers would
+// spill anyway. The first op whose result is over it is the error.
+bool withinElementBudget(Function &fn, int64_t budget, DiagnosticEngine &diag) {
+  if (budget <= 0)
+    return true;
+  Operation *over = nullptr;
+  int64_t count = 0;
+  Type *type = nullptr;
+  fn.walk([&](Operation *op) {
+    for (Value *r : op->results()) {
+      auto *t = dyn_cast<TensorType>(r->type());
+      if (over || !t || !t->layout() || isa<SharedLayout>(t->layout()))
+        continue;
+      ThreadMap map(t->layout(), t->shape());
+      if (map.numRegisters() > budget) {
+        over = op;
+        count = map.numRegisters();
+        type = t;
+      }
+    }
+  });
+  if (!over)
+    return true;
+  ThreadMap map(cast<TensorType>(type)->layout(), type->shape());
+  std::string shape; // the type without its layout, which says nothing here
+  for (int64_t d : type->shape())
+    shape += fmt::format("{}x", d);
+  diag.error(over->loc(),
+             fmt::format("'{}' makes a {}, {} elements per thread on {} warps: over the compile's "
+                         "budget of {} elements per thread (TK_MAX_ELEMENTS_PER_THREAD); use a "
+                         "smaller block, more warps (num_warps), or a loop (tk.range) over parts "
+                         "of the tile",
+                         over->name(), "tensor<" + shape + type->elementType()->str() + ">", count,
+                         map.numWarps(), budget));
+  return false;
+}
+
+} // namespace
+
 std::unique_ptr<llvm::Module> lowerToLLVM(Module &module, const TargetOptions &options,
                                           llvm::LLVMContext &llctx, DiagnosticEngine &diag) {
   std::unique_ptr<TargetInfo> target = createNVPTXTarget(options);
@@ -261,6 +327,10 @@ std::unique_ptr<llvm::Module> lowerToLLVM(Module &module, const TargetOptions &o
       diag.error(unlaid->loc(), fmt::format("'{}' result {} has no layout; run the GPU passes "
                                             "(--coalesce) before code generation",
                                             unlaid->name(), unlaid->result()->type()->str()));
+      ok = false;
+      continue;
+    }
+    if (!withinElementBudget(fn, options.maxElementsPerThread, diag)) {
       ok = false;
       continue;
     }
@@ -329,6 +399,7 @@ std::unique_ptr<llvm::Module> lowerToLLVM(Module &module, const TargetOptions &o
     target->markKernel(llfn, numWarps * kWarpSize);
     AxisInfoAnalysis axis(fn);
     FunctionLowering lowering(fn, llfn, *target, axis, smem, numWarps, diag);
+    lowering.setBudget(&module.context().limits(), options.maxLLVMInstructions);
     if (!lowering.run()) {
       ok = false;
       llfn->eraseFromParent();

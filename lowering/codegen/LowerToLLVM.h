@@ -17,6 +17,8 @@
 #include "lowering/codegen/TargetOptions.h"
 
 #include <memory>
+#include <string>
+#include <string_view>
 
 namespace llvm {
 class LLVMContext;
@@ -25,7 +27,15 @@ class Module;
 
 namespace tk {
 
+/// Null after reporting errors, among them the budgets of TargetOptions
+/// (elements per thread, LLVM instructions) and an interruption
+/// (IRLimits::interrupted of the module's context).
 std::unique_ptr<llvm::Module> lowerToLLVM(Module &module, const TargetOptions &options,
                                           llvm::LLVMContext &llctx, DiagnosticEngine &diag);
+
+/// The error of a kernel over TargetOptions::maxLLVMInstructions: `count`
+/// instructions `when` ("by here", "after tk's LLVM pipeline").
+std::string overInstructionBudget(std::string_view kernel, int64_t count, int64_t budget,
+                                  std::string_view when);
 
 } // namespace tk

@@ -26,6 +26,13 @@ struct TargetOptions {
   /// Test only (TK_TEST_MISCOMPILE): every floating-point add is lowered as
   /// a subtract, a wrong answer for TK_CHECK's tests to catch.
   bool testMiscompile = false;
+  /// Budgets (0: no limit), whose errors name them and what to change: the
+  /// elements a thread may hold in one tensor (TK_MAX_ELEMENTS_PER_THREAD),
+  /// and the LLVM instructions of a kernel as lowered and after tk's LLVM
+  /// pipeline, before NVPTX code generation (TK_MAX_LLVM_INSTRUCTIONS). A
+  /// budget never changes the code, only whether there is any.
+  int64_t maxElementsPerThread = 0;
+  int64_t maxLLVMInstructions = 0;
 };
 
 /// Whether tk compiles for `arch`: `sm_NN` with NN >= 80, optionally with the

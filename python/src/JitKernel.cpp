@@ -79,7 +79,9 @@ std::unique_ptr<JitKernel> JitKernel::compile(const JitRequest &req, std::string
   options.arch = req.arch;
   options.numWarps = req.numWarps;
   options.numStages = req.numStages;
-  if (req.gpu && !options.readKnobs(errors))
+  // The interpreter's compile reads only the budgets: the code knobs are
+  // the GPU's.
+  if (req.gpu ? !options.readKnobs(errors) : !options.limits.readKnobs(errors))
     return nullptr;
   std::unique_ptr<JitKernel> k(new JitKernel);
   k->name_ = req.kernel;
@@ -102,8 +104,10 @@ std::unique_ptr<JitKernel> JitKernel::compile(const JitRequest &req, std::string
   // TK_TIME_PASSES text is kept for the Python side to write to stderr
   // (library code does not print).
   JitKernel *raw = k.get();
-  k->comp_ = std::make_unique<Compilation>(
-      options, CompileHooks::fromKnobs([raw](std::string_view text) { raw->passLog_ += text; }));
+  CompileHooks hooks =
+      CompileHooks::fromKnobs([raw](std::string_view text) { raw->passLog_ += text; });
+  hooks.interrupted = req.interrupted;
+  k->comp_ = std::make_unique<Compilation>(options, std::move(hooks));
   Compilation &c = *k->comp_;
   std::vector<SourceText> texts;
   for (const JitSource &src : req.sources)

@@ -82,6 +82,8 @@ struct JitRequest {
   int numWarps = 4;
   int numStages = 0;          // the cp.async ring's depth (--pipeline); 0: its default (3)
   std::string arch = "sm_90"; // sm_90a lets tk.dot use wgmma
+  /// CompileHooks::interrupted: Ctrl-C reaching the compile.
+  std::function<bool()> interrupted;
 };
 
 /// One kernel argument of a run, as the Python side describes it. A pointer

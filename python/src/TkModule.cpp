@@ -121,6 +121,15 @@ const char *kindName(BuiltinKind k) {
   return "unknown";
 }
 
+// Ctrl-C stops a compile or a run: every 10 ms it takes the GIL and lets
+// Python run its signal handlers; a KeyboardInterrupt (or whatever a handler
+// raised) stops it and is raised once it has ended. Off the main thread (an
+// autotuner's compile threads) Python runs no handlers and this says no.
+bool pythonSignalled() {
+  py::gil_scoped_acquire gil;
+  return PyErr_CheckSignals() != 0;
+}
+
 py::tuple compile(const std::vector<std::tuple<std::string, std::string, uint32_t>> &sources,
                   const std::string &kernel, const std::string &signature,
                   const py::dict &constants, const std::vector<std::string> &externalGlobals,
@@ -143,12 +152,15 @@ py::tuple compile(const std::vector<std::tuple<std::string, std::string, uint32_
   req.externalGlobals = externalGlobals;
   req.moduleAliases = moduleAliases;
   req.doNotSpecialize = doNotSpecialize;
+  req.interrupted = pythonSignalled;
   std::string errors;
   std::unique_ptr<JitKernel> k;
   {
     py::gil_scoped_release noGil;
     k = JitKernel::compile(req, errors);
   }
+  if (PyErr_Occurred()) // Ctrl-C: the KeyboardInterrupt, not the compile's error
+    throw py::error_already_set();
   if (!k)
     return py::make_tuple(py::none(), errors);
   return py::make_tuple(py::cast(std::move(k)), "");
@@ -202,14 +214,6 @@ py::tuple specializeOne(const std::string &kind, py::handle value, bool speciali
                           kind + "'");
   }
   return py::make_tuple(specializeArg(arg, specialize).entry(), launchValue);
-}
-
-// Ctrl-C stops a run: every 10 ms the run takes the GIL and lets Python run
-// its signal handlers; a KeyboardInterrupt (or whatever a handler raised)
-// stops the run and is raised once it has ended.
-bool pythonSignalled() {
-  py::gil_scoped_acquire gil;
-  return PyErr_CheckSignals() != 0;
 }
 
 py::tuple run(JitKernel &k, const py::list &args, const std::array<int64_t, 3> &grid,

@@ -106,6 +106,25 @@ def start_python(code, env=None):
                             preexec_fn=_limits(DEFAULT_MEMORY_MB))
 
 
+def interrupt(p, after, ready=None):
+    """Sends SIGINT to the running process `p` `after` seconds from now (from
+    when it printed the line `ready`, if given): (stdout, stderr, seconds it
+    took to end after the signal). `p` does not outlive the call."""
+    try:
+        if ready is not None:
+            assert p.stdout.readline().strip() == ready
+        time.sleep(after)
+        assert p.poll() is None, p.communicate()
+        sent = time.monotonic()
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=20)
+        return out, err, time.monotonic() - sent
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.communicate()
+
+
 def tkc_binary():
     """build/bin/tkc next to the tk package pytest imports, or None."""
     import tk

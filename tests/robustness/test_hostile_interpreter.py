@@ -3,13 +3,12 @@ a block too big for memory, a loop that never ends, Ctrl-C in the middle of
 a run (Python and `tkc run`), and other Python threads running meanwhile.
 Each case runs in its own process with its time (and memory) bounded."""
 
-import signal
 import textwrap
 import time
 
 import pytest
 
-from hostile import child_env, run_process, run_python, start_python
+from hostile import child_env, interrupt, run_process, run_python, start_python
 
 HUGE_REDUCTION = textwrap.dedent("""
     import numpy as np, tk
@@ -51,25 +50,6 @@ def test_the_memory_budget_is_a_knob():
     assert f"sum {wrapped}" in r.stdout, r
     r = run_python(HUGE_REDUCTION, timeout=60, env=child_env(TK_INTERPRET_MAX_MEMORY="lots"))
     assert "TK_INTERPRET_MAX_MEMORY" in r.stderr, r
-
-
-def interrupt(p, after, ready=None):
-    """Sends SIGINT to the running process `p` `after` seconds from now (from
-    when it printed the line `ready`, if given): (stdout, stderr, seconds it
-    took to end after the signal). `p` does not outlive the call."""
-    try:
-        if ready is not None:
-            assert p.stdout.readline().strip() == ready
-        time.sleep(after)
-        assert p.poll() is None, p.communicate()
-        sent = time.monotonic()
-        p.send_signal(signal.SIGINT)
-        out, err = p.communicate(timeout=20)
-        return out, err, time.monotonic() - sent
-    finally:
-        if p.poll() is None:
-            p.kill()
-            p.communicate()
 
 
 # A kernel that never ends (a while loop on a value it never changes) with

@@ -178,6 +178,13 @@ int run(int argc, char **argv) {
 
   SourceManager sm;
   IRContext ctx(sm);
+  // The compile's budget of ops (TK_MAX_OPS), which --inline keeps to.
+  CompileLimits limits;
+  if (!limits.readKnobs(ioError)) {
+    std::fprintf(stderr, "tkc-opt: error: %s\n", ioError.c_str());
+    return kExitInputError;
+  }
+  ctx.limits().maxOps = limits.maxOps;
   DiagnosticEngine diag(sm);
   std::string out;
   bool ok = true;
