@@ -859,6 +859,8 @@ void collectFunctionRefs(const ast::Node *n, std::set<std::string> &out, unsigne
       out.insert(cast<Name>(n)->id);
     return;
   case NodeKind::Attribute:
+    if (!cast<ast::Attribute>(n)->function.empty())
+      out.insert(cast<ast::Attribute>(n)->function);
     return sub(cast<ast::Attribute>(n)->value);
   case NodeKind::Call: {
     auto *c = cast<Call>(n);

@@ -836,6 +836,14 @@ Val Lowerer::expr(const Expr *e) {
     auto *a = cast<ast::Attribute>(e);
     if (a->builtin >= 0)
       return builtinValue(builtinInfo(a->builtin), a->loc);
+    if (!a->function.empty()) { // a user module's @tk.jit function
+      Val f;
+      f.kind = Val::Kind::Func;
+      f.fn = astModule_.findFunction(a->function);
+      if (!f.fn)
+        return fail(a->attrLoc, fmt::format("unknown function '{}'", a->function));
+      return f;
+    }
     // tk.PropagateNan.ALL: an enum member is its integer, as in Triton.
     if (const BuiltinInfo *owner = namedBuiltin(a->value);
         owner && owner->kind == BuiltinKind::Enum) {
@@ -850,7 +858,7 @@ Val Lowerer::expr(const Expr *e) {
   }
   case NodeKind::Call: {
     auto *c = cast<Call>(e);
-    if (auto *a = dyn_cast<ast::Attribute>(c->callee)) {
+    if (auto *a = dyn_cast<ast::Attribute>(c->callee); a && a->function.empty()) {
       if (a->builtin >= 0)
         return callBuiltin(builtinInfo(a->builtin), c);
       Val self = expr(a->value);

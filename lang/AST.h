@@ -115,6 +115,8 @@ enum class NameBinding : uint8_t {
   Module,   // the `tk` module or an alias of it (`import tk as tl`)
   Builtin,  // a name imported from tk (`from tk import load`) or a Python builtin (`range`, `min`,
             // ...)
+  UserModule, // a Python module other than tk's whose @tk.jit functions the kernel calls
+              // (`triton_helpers.maximum`; CheckOptions::externalUserModules)
 };
 
 #define TK_AST_LEAF(NAME)                                                                          \
@@ -164,6 +166,9 @@ struct Attribute : Expr {
   std::string attr;
   SourceLoc attrLoc;
   int builtin = -1; // index into the builtin table when `value` is the tk module
+  // The @tk.jit function this names when `value` is a user module
+  // (NameBinding::UserModule); empty otherwise.
+  std::string function;
   Attribute(SourceLoc l, Expr *v, std::string a, SourceLoc al)
       : Expr(NodeKind::Attribute, l), value(v), attr(std::move(a)), attrLoc(al) {}
 };

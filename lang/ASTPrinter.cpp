@@ -39,6 +39,8 @@ const char *bindingName(NameBinding b) {
     return "module";
   case NameBinding::Builtin:
     return "builtin";
+  case NameBinding::UserModule:
+    return "user-module";
   }
   return "";
 }

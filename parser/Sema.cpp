@@ -12,6 +12,8 @@ void Checker::run() {
     globals_[name] = {GlobalKind::External, {}};
   for (const std::string &name : opts_.externalModuleAliases)
     globals_[name] = {GlobalKind::ModuleAlias, {}};
+  for (const auto &[name, members] : opts_.externalUserModules)
+    globals_[name] = {GlobalKind::UserModule, {}, nullptr, {}, &members};
 
   // Functions are visible everywhere in the module (Python looks them up when
   // a kernel runs, after the whole file has executed); imports and constants

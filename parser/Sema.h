@@ -31,6 +31,7 @@
 #include "lang/Diagnostics.h"
 #include "lang/SourceManager.h"
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -45,6 +46,12 @@ struct CheckOptions {
   /// after `import tk as tl` in the user's Python file); they resolve as
   /// NameBinding::Module, so `tl.load` is checked like in a .tk file.
   std::vector<std::string> externalModuleAliases;
+  /// Globals the environment binds to Python modules other than tk's (an
+  /// Inductor-style `triton_helpers`, a user's helper module): for each, the
+  /// attributes the kernel reads and the @tk.jit function of the sources
+  /// each one is (`maximum` -> "maximum"). They resolve as
+  /// NameBinding::UserModule; `m.f(...)` calls the function.
+  std::map<std::string, std::map<std::string, std::string>> externalUserModules;
 };
 
 /// Resolves names and checks the module; returns false if it reported errors.

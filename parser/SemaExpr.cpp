@@ -144,6 +144,9 @@ void Checker::resolveName(Name *n) {
     case GlobalKind::ModuleAlias:
       n->binding = NameBinding::Module;
       break;
+    case GlobalKind::UserModule:
+      n->binding = NameBinding::UserModule;
+      break;
     case GlobalKind::ImportedBuiltin:
       n->binding = NameBinding::Builtin;
       n->builtin = static_cast<int>(g->second.builtin);
@@ -251,6 +254,10 @@ const BuiltinInfo *Checker::checkAttribute(Attribute *a) {
     a->builtin = static_cast<int>(*id);
     return &info;
   }
+  if (base && base->binding == NameBinding::UserModule) {
+    checkUserModuleMember(base, a);
+    return nullptr;
+  }
   if (isOpaque(a->value))
     return nullptr; // a Python object the environment passed; not ours to check
   if (const BuiltinInfo *owner = enumNamed(a->value)) {
@@ -272,6 +279,33 @@ const BuiltinInfo *Checker::checkAttribute(Attribute *a) {
                                         didYouMean(a->attr, names)));
   }
   return nullptr;
+}
+
+// `m.f` for a user module `m`: f must be one of its @tk.jit functions the
+// environment passed; the attribute then names that function.
+void Checker::checkUserModuleMember(const Name *base, Attribute *a) {
+  const GlobalSymbol &module = globals_[base->id];
+  auto it = module.members->find(a->attr);
+  if (it == module.members->end()) {
+    std::vector<std::string> names;
+    for (const auto &[attr, fn] : *module.members)
+      names.push_back(attr);
+    diag_.error(a->attrLoc,
+                fmt::format("'{}.{}' is not a @tk.jit function: a kernel can call the @tk.jit "
+                            "functions of a module it reads, nothing else of it",
+                            base->id, a->attr));
+    return;
+  }
+  auto g = globals_.find(it->second);
+  if (g == globals_.end() || g->second.kind != GlobalKind::Function) {
+    diag_.error(a->attrLoc, fmt::format("'{}.{}' names the function '{}', which is not among the "
+                                        "sources given",
+                                        base->id, a->attr, it->second));
+    return;
+  }
+  a->function = it->second;
+  if (current_)
+    current_->callees.push_back({g->second.fn, a->attrLoc});
 }
 
 void Checker::checkArguments(const std::string &callee, const Signature &sig, Call *c) {
@@ -398,6 +432,9 @@ void Checker::checkCall(Call *c, bool asIterable) {
     case NameBinding::Module:
       diag_.error(n->loc, "module 'tk' is not callable");
       return;
+    case NameBinding::UserModule:
+      diag_.error(n->loc, fmt::format("module '{}' is not callable", n->id));
+      return;
     case NameBinding::Param:
       if (scope_ && scope_->constexprParams.count(n->id))
         return; // a @tk.jit function passed as a constexpr argument
@@ -418,6 +455,17 @@ void Checker::checkCall(Call *c, bool asIterable) {
       return;
     if (info)
       return checkBuiltinCall(*info, c, asIterable);
+    if (!a->function.empty()) {
+      FunctionDef *fn = globals_[a->function].fn;
+      if (!functions_[fn].isJit) {
+        diag_
+            .error(a->attrLoc,
+                   fmt::format("cannot call '{}': it is not a @tk.jit function", spell(a)))
+            .notes.push_back({fn->nameLoc, fmt::format("'{}' is defined here", fn->name)});
+        return;
+      }
+      return checkArguments(spell(a), functions_[fn].signature, c);
+    }
     if (isOpaque(a->value))
       return;
     if (auto id = lookupTensorMember(a->attr)) {

@@ -171,13 +171,15 @@ struct FlowState {
 // The checker
 //===----------------------------------------------------------------------===//
 
-enum class GlobalKind { Constant, Function, ModuleAlias, ImportedBuiltin, External };
+enum class GlobalKind { Constant, Function, ModuleAlias, ImportedBuiltin, External, UserModule };
 
 struct GlobalSymbol {
   GlobalKind kind;
   SourceLoc loc;             // of the definition; invalid for externals
   FunctionDef *fn = nullptr; // kind Function
   BuiltinId builtin{};       // kind ImportedBuiltin
+  // kind UserModule: attribute -> @tk.jit function name (CheckOptions).
+  const std::map<std::string, std::string> *members = nullptr;
 };
 
 struct FunctionInfo {
@@ -239,6 +241,7 @@ private:
   void checkExpr(Expr *e);
   void resolveName(Name *n);
   const BuiltinInfo *checkAttribute(Attribute *a);
+  void checkUserModuleMember(const Name *base, Attribute *a);
   void checkCall(Call *c, bool asIterable = false);
   void checkBuiltinCall(const BuiltinInfo &info, Call *c, bool asIterable);
   void checkArguments(const std::string &callee, const Signature &sig, Call *c);

@@ -30,6 +30,12 @@ CacheKey gpuKey(const JitRequest &req, const CompileOptions &options) {
     for (const std::string &x : *list)
       b.add(x);
   }
+  b.add(int64_t(req.userModules.size()));
+  for (const auto &[module, members] : req.userModules) {
+    b.add(module).add(int64_t(members.size()));
+    for (const auto &[attr, fn] : members)
+      b.add(attr).add(fn);
+  }
   return b.add(int64_t(req.numWarps)).add(int64_t(req.numStages)).add(req.arch).key();
 }
 
@@ -115,6 +121,7 @@ std::unique_ptr<JitKernel> JitKernel::compile(const JitRequest &req, std::string
   CheckOptions check;
   check.externalGlobals = req.externalGlobals;
   check.externalModuleAliases = req.moduleAliases;
+  check.externalUserModules = req.userModules;
   if (!c.parse(texts, check)) {
     errors = c.diag().renderAll();
     return nullptr;

@@ -75,6 +75,9 @@ struct JitRequest {
   std::map<std::string, ConstValue> constants; // constexpr parameters and globals
   std::vector<std::string> externalGlobals;    // names of the globals in `constants`
   std::vector<std::string> moduleAliases;      // globals bound to the tk module
+  // Globals bound to other Python modules: attribute -> @tk.jit function
+  // (CheckOptions::externalUserModules).
+  std::map<std::string, std::map<std::string, std::string>> userModules;
   std::vector<std::string> doNotSpecialize;
   // For the GPU (`gpu` true): the GPU pipeline and PTX follow the common
   // pipeline, and the kernel can no longer run on the interpreter.

@@ -135,7 +135,8 @@ py::tuple compile(const std::vector<std::tuple<std::string, std::string, uint32_
                   const py::dict &constants, const std::vector<std::string> &externalGlobals,
                   const std::vector<std::string> &moduleAliases,
                   const std::vector<std::string> &doNotSpecialize, bool gpu, int numWarps,
-                  int numStages, const std::string &arch) {
+                  int numStages, const std::string &arch,
+                  const std::map<std::string, std::map<std::string, std::string>> &userModules) {
   JitRequest req;
   req.gpu = gpu;
   req.numWarps = numWarps;
@@ -151,6 +152,7 @@ py::tuple compile(const std::vector<std::tuple<std::string, std::string, uint32_
   }
   req.externalGlobals = externalGlobals;
   req.moduleAliases = moduleAliases;
+  req.userModules = userModules;
   req.doNotSpecialize = doNotSpecialize;
   req.interrupted = pythonSignalled;
   std::string errors;
@@ -425,7 +427,10 @@ PYBIND11_MODULE(_C, m) {
         py::arg("constants"), py::arg("external_globals"), py::arg("module_aliases"),
         py::arg("do_not_specialize"), py::arg("gpu") = false, py::arg("num_warps") = 4,
         py::arg("num_stages") = 0, py::arg("arch") = "sm_90",
-        "Compiles a kernel; returns (CompiledKernel, '') or (None, rendered diagnostics).");
+        py::arg("user_modules") = std::map<std::string, std::map<std::string, std::string>>{},
+        "Compiles a kernel; returns (CompiledKernel, '') or (None, rendered diagnostics). "
+        "user_modules: globals bound to Python modules other than tk's, each {attribute: the "
+        "@tk.jit function it is}.");
 
   m.def("specialize_arg", &specializeOne, py::arg("kind"), py::arg("value"),
         py::arg("specialize") = true, py::arg("dtype") = "",

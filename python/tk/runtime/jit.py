@@ -307,6 +307,10 @@ class _Closure:
         # global name -> the tk submodule it is bound to (`from
         # tk.language.extra import libdevice`), for the prelude's imports.
         self.modules = {}
+        # global name -> {attribute: @tk.jit function name} of the globals
+        # bound to other Python modules (a helper module, Inductor's
+        # triton_helpers): their @tk.jit functions the kernel calls as m.f.
+        self.user_modules = {}
         self.unusable = {}  # global name -> (type name, function) of other globals
         # (globals dict, name, value) of every global the functions read: the
         # GPU launcher (_C.Launcher) checks these objects are still bound
@@ -327,6 +331,16 @@ class _Closure:
                     self.aliases.add(name)
                 elif isinstance(value, types.ModuleType) and _C.kernel_module(value.__name__):
                     self.modules[name] = value.__name__
+                elif isinstance(value, types.ModuleType):
+                    members = self.user_modules.setdefault(name, {})
+                    for attr in _attributes_of(jf.source.text, name):
+                        member = getattr(value, attr, None)
+                        if not isinstance(member, JITFunction):
+                            continue  # the front end says what m.attr may be
+                        self.guards.append((value.__dict__, attr, member))
+                        members[attr] = member.fn.__name__
+                        if all(member.fn is not f.fn for f in self.functions):
+                            self.functions.append(member)
                 elif isinstance(value, JITFunction):
                     if value.fn.__name__ != name:
                         raise CompilationError(
@@ -384,7 +398,8 @@ class _Closure:
                 notes.append(
                     f"note: '{name}' is a global of type {type_name} where '{fn_name}' is "
                     "defined; kernels can read only globals that are ints, floats, bools, "
-                    "strings, None, tk dtypes, tk.constexpr values and @tk.jit functions\n"
+                    "strings, None, tk dtypes, tk.constexpr values, @tk.jit functions and "
+                    "modules (calling their @tk.jit functions)\n"
                 )
         return errors + "".join(notes)
 
@@ -395,7 +410,21 @@ class _Closure:
             tuple(sorted(self.aliases)),
             tuple(sorted(self.imports.items())),
             tuple(sorted(self.modules.items())),
+            tuple(sorted((n, tuple(sorted(m.items()))) for n, m in self.user_modules.items())),
         )
+
+
+def _attributes_of(text, name):
+    """The attributes `name.attr` that a function's text reads."""
+    import ast
+
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return []  # the front end reports what is wrong with the text
+    return sorted({node.attr for node in ast.walk(tree)
+                   if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+                   and node.value.id == name})
 
 
 def _is_constant(value):
@@ -1071,6 +1100,7 @@ class JITFunction(_C.LaunchBase):
             # Checked on both paths; the interpreter has no cp.async ring.
             _num_stages(options.get("num_stages"), self.__name__) * gpu,
             arch or "sm_90",
+            closure.user_modules,
         )
         if compiled is None:
             raise CompilationError(closure.explain(errors), kernel=self.__name__)
