@@ -428,8 +428,13 @@ TK_MATH_1(log2_, std::log2(x))
 TK_MATH_1(log10_, std::log10(x))
 TK_MATH_1(log1p_, std::log1p(x))
 TK_MATH_1(logb_, std::logb(x))
-TK_MATH_1(cbrt_, std::cbrt(x))
-TK_MATH_1(rcbrt_, 1 / std::cbrt(x))
+// glibc's cbrtl is up to 3 ulps of double off (-54.02196081819512: cbrtl
+// rounded to double is 3 ulps from the correctly rounded cube root), while its
+// double cbrt is within one: fp64 takes the double function.
+TK_F32_1(cbrt_f, std::cbrt(x))
+TK_F64_1(cbrt_d, std::cbrt(static_cast<double>(x)))
+TK_F32_1(rcbrt_f, 1 / std::cbrt(x))
+TK_F64_1(rcbrt_d, 1 / static_cast<ld>(std::cbrt(static_cast<double>(x))))
 TK_MATH_1(erf_, std::erf(x))
 TK_MATH_1(erfc_, std::erfc(x))
 TK_MATH_1(erfinv_, erfinvL(x))
