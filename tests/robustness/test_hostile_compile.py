@@ -42,8 +42,11 @@ def test_ctrl_c_during_a_compile_raises_keyboard_interrupt_promptly():
     out, err, waited = interrupt(p, after=1.0, ready="compiling")
     assert p.returncode == 3, (out, err)
     assert "KeyboardInterrupt after" in out, (out, err)
-    # Polled every 10 ms; the bound leaves room for a loaded machine.
-    assert waited < 10, f"Ctrl-C took {waited:.1f} s to stop the compile"
+    # Polled every 10 ms. `waited` runs until the process has ended, which
+    # includes freeing what the compile had built of the 16.7M bodies: 12 s
+    # on a 2-core CI machine busy with a sanitizer build, against minutes for
+    # the whole compile; the bound leaves room for such a machine.
+    assert waited < 30, f"Ctrl-C took {waited:.1f} s to stop the compile"
 
 
 def test_ctrl_c_during_a_compile_ends_tkc(tmp_path):
