@@ -945,7 +945,11 @@ void addStructuredCases(std::vector<CaseDef> &cases) {
   const std::pair<int64_t, DotShape> shapes3d[] = {
       {1, {32, 32, 32}}, {2, {16, 32, 16}}, {4, {32, 16, 32}}};
   for (const Dot3dCase &dc : dots3d)
-    for (const auto &[bb, s] : shapes3d) {
+    for (const auto &[batch, shape] : shapes3d) {
+      // Copies: clang before 16 (the sanitizer tree's) cannot capture
+      // structured bindings.
+      const int64_t bb = batch;
+      const DotShape s = shape;
       std::string dt =
           ir(dc.in) + "-" + ir(dc.acc) + (*dc.precision ? std::string("-") + dc.precision : "");
       add(fmt::format("dot3d/{}/{}x{}x{}x{}", dt, bb, s.bm, s.bn, s.bk), "dot", ir(dc.in),
