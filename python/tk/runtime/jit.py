@@ -203,6 +203,22 @@ class _FunctionSource:
         code = code or fn.__code__
         names = set(code.co_names) | _header_names(self.text, index)
         self.global_names = sorted(names - set(code.co_varnames))
+        self._attributes = None  # name -> the attributes `name.attr` the text reads
+
+    def attributes_of(self, name):
+        """The attributes `name.attr` the text reads, parsed once per source."""
+        if self._attributes is None:
+            import ast
+
+            self._attributes = {}
+            try:
+                tree = ast.parse(self.text)
+            except SyntaxError:
+                tree = None  # the front end reports what is wrong with the text
+            for node in ast.walk(tree) if tree is not None else ():
+                if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+                    self._attributes.setdefault(node.value.id, set()).add(node.attr)
+        return sorted(self._attributes.get(name, ()))
 
     def as_tuple(self):
         return (self.file_name, self.text, self.first_line)
@@ -333,7 +349,7 @@ class _Closure:
                     self.modules[name] = value.__name__
                 elif isinstance(value, types.ModuleType):
                     members = self.user_modules.setdefault(name, {})
-                    for attr in _attributes_of(jf.source.text, name):
+                    for attr in jf.source.attributes_of(name):
                         member = getattr(value, attr, None)
                         if not isinstance(member, JITFunction):
                             continue  # the front end says what m.attr may be
@@ -412,19 +428,6 @@ class _Closure:
             tuple(sorted(self.modules.items())),
             tuple(sorted((n, tuple(sorted(m.items()))) for n, m in self.user_modules.items())),
         )
-
-
-def _attributes_of(text, name):
-    """The attributes `name.attr` that a function's text reads."""
-    import ast
-
-    try:
-        tree = ast.parse(text)
-    except SyntaxError:
-        return []  # the front end reports what is wrong with the text
-    return sorted({node.attr for node in ast.walk(tree)
-                   if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
-                   and node.value.id == name})
 
 
 def _is_constant(value):
