@@ -68,7 +68,7 @@ def _strides(t):
     return t.stride(0), t.stride(1), t.stride(2)
 
 
-def _forward(q, k, v, causal, sm_scale, tune=True, config=None):
+def _forward(q, k, v, causal, sm_scale, tune=True):
     import torch
 
     Z, H, N, D = q.shape
@@ -76,11 +76,11 @@ def _forward(q, k, v, causal, sm_scale, tune=True, config=None):
     m = torch.empty((Z * H, N), device=q.device, dtype=torch.float32)
     args = (q, k, v, o, m, sm_scale, *_strides(q), H, N)
     even = dict(HEAD_DIM=D, CAUSAL=causal, EVEN_N=N % 128 == 0)
-    if tune and config is None:
+    if tune:
         grid = lambda meta: (tk.cdiv(N, meta["BLOCK_M"]), Z * H)  # noqa: E731
         attn_fwd_tuned[grid](*args, **even)
     else:
-        c = dict(config or forward_config(D))
+        c = forward_config(D)
         kernels.attn_fwd[(tk.cdiv(N, c["BLOCK_M"]), Z * H)](*args, **even, **c)
     return o, m
 
