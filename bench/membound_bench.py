@@ -169,45 +169,35 @@ def ln_inputs(dt, m, n):
     return x, w, b
 
 
-def case_layer_norm_fwd(dt, n):
+def _layer_norm_fwd_case(dt, n, kernel, block, warps):
+    """A LayerNorm forward row: `kernel` of the fwd sources with BLOCK_N=block."""
     m = rows_for(n, dt)
     x, w, b = ln_inputs(dt, m, n)
     y = torch.empty_like(x)
     mean = torch.empty(m, device="cuda")
     rstd = torch.empty(m, device="cuda")
-    block = next_pow2(n)
-
-    # 8 warps, the launch issue 20 reports (0.63 of Triton at 16384); 32 at
-    # 65536, where 8 would hold 256 fp32 values per thread.
-    warps = 8 if block <= 16384 else 32
 
     def main(mods):
-        return (mods["fwd"].layer_norm_fwd, (m,), (x, y, w, b, mean, rstd, x.stride(0), n, EPS),
-                dict(BLOCK_N=block, num_warps=warps))
-
-    return dict(m=m, bytes=nbytes(x, y, w, b, mean, rstd), main=main, outputs=lambda: [y],
-                reference=lambda: [F.layer_norm(x.double(), (n,), w.double(), b.double(), EPS)],
-                tol=[(2e-2, 1e-2)], eager=lambda: F.layer_norm(x, (n,), w, b, EPS),
-                compiled=None)
-
-
-def case_layer_norm_fwd_loop(dt, n):
-    m = rows_for(n, dt)
-    x, w, b = ln_inputs(dt, m, n)
-    y = torch.empty_like(x)
-    mean = torch.empty(m, device="cuda")
-    rstd = torch.empty(m, device="cuda")
-    block = min(next_pow2(n), 65536 // x.element_size())
-    warps = min(max(block // 256, 1), 8)
-
-    def main(mods):
-        return (mods["fwd"].layer_norm_fwd_loop, (m,),
+        return (getattr(mods["fwd"], kernel), (m,),
                 (x, y, w, b, mean, rstd, x.stride(0), n, EPS), dict(BLOCK_N=block, num_warps=warps))
 
     return dict(m=m, bytes=nbytes(x, y, w, b, mean, rstd), main=main, outputs=lambda: [y],
                 reference=lambda: [F.layer_norm(x.double(), (n,), w.double(), b.double(), EPS)],
                 tol=[(2e-2, 1e-2)], eager=lambda: F.layer_norm(x, (n,), w, b, EPS),
                 compiled=None)
+
+
+def case_layer_norm_fwd(dt, n):
+    block = next_pow2(n)
+    # 8 warps, the launch issue 20 reports (0.63 of Triton at 16384); 32 at
+    # 65536, where 8 would hold 256 fp32 values per thread.
+    return _layer_norm_fwd_case(dt, n, "layer_norm_fwd", block, 8 if block <= 16384 else 32)
+
+
+def case_layer_norm_fwd_loop(dt, n):
+    block = min(next_pow2(n), 65536 // dt.itemsize)
+    return _layer_norm_fwd_case(dt, n, "layer_norm_fwd_loop", block,
+                                min(max(block // 256, 1), 8))
 
 
 def case_rms_norm_fwd(dt, n):
