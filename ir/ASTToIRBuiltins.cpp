@@ -8,10 +8,42 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 
 namespace tk::astir {
+
+namespace {
+
+// Python's float(str): surrounding whitespace, an optional sign, then "inf",
+// "infinity" or "nan" in any case, or a decimal number; nullopt otherwise.
+std::optional<double> parsePythonFloat(const std::string &text) {
+  const char *space = " \t\n\r\f\v";
+  size_t b = text.find_first_not_of(space);
+  if (b == std::string::npos)
+    return std::nullopt;
+  std::string t = text.substr(b, text.find_last_not_of(space) - b + 1);
+  size_t signLen = (t[0] == '+' || t[0] == '-') ? 1 : 0;
+  double sign = t[0] == '-' ? -1 : 1;
+  std::string lower;
+  for (char c : t.substr(signLen))
+    lower.push_back(char(std::tolower(static_cast<unsigned char>(c))));
+  if (lower == "inf" || lower == "infinity")
+    return sign * std::numeric_limits<double>::infinity();
+  if (lower == "nan")
+    return std::copysign(std::numeric_limits<double>::quiet_NaN(), sign);
+  if (lower.empty() || !(std::isdigit(static_cast<unsigned char>(lower[0])) || lower[0] == '.'))
+    return std::nullopt;
+  char *end = nullptr;
+  double f = std::strtod(t.c_str(), &end);
+  if (end != t.c_str() + t.size())
+    return std::nullopt;
+  return f;
+}
+
+} // namespace
 
 using namespace ast;
 
@@ -194,12 +226,9 @@ std::optional<Val> BuiltinCall::lowerCompileTime() {
   case BuiltinId::PyBool: {
     Val x = args.get("x");
     if (info.id == BuiltinId::PyFloat && x.kind == Val::Kind::Str) {
-      if (x.s == "inf" || x.s == "+inf")
-        return Val::ofFloat(std::numeric_limits<double>::infinity());
-      if (x.s == "-inf")
-        return Val::ofFloat(-std::numeric_limits<double>::infinity());
-      if (x.s == "nan")
-        return Val::ofFloat(std::numeric_limits<double>::quiet_NaN());
+      if (std::optional<double> f = parsePythonFloat(x.s))
+        return Val::ofFloat(*f);
+      return L.fail(loc, fmt::format("could not convert string to float: '{}'", x.s));
     }
     if (!x.isScalarConst())
       return L.fail(
@@ -214,6 +243,15 @@ std::optional<Val> BuiltinCall::lowerCompileTime() {
       return Val::ofInt(int64_t(x.f));
     }
     return Val::ofInt(x.i);
+  }
+  case BuiltinId::PyDivmod: {
+    Val q = L.binary(ast::BinaryOp::FloorDiv, args.get("a"), args.get("b"), loc);
+    if (!q.ok())
+      return q;
+    Val r = L.binary(ast::BinaryOp::Mod, args.get("a"), args.get("b"), loc);
+    if (!r.ok())
+      return r;
+    return Val::tuple({q, r});
   }
   case BuiltinId::PyLen: {
     Val x = args.get("obj");

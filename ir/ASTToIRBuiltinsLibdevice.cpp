@@ -46,22 +46,8 @@ std::optional<Val> BuiltinCall::lowerLibdevice() {
   for (const ParamSpec &p : args.sig->params) {
     Val v = args.get(p.name);
     SourceLoc at = args.loc(p.name);
-    Type *like = nullptr;
-    if (v.kind == Val::Kind::Int) {
-      // Triton's to_tensor: the narrowest of int32, uint32, int64 that holds it.
-      if (v.i >= std::numeric_limits<int32_t>::min() && v.i <= std::numeric_limits<int32_t>::max())
-        like = ctx.i32();
-      else if (v.i >= 0 && v.i <= std::numeric_limits<uint32_t>::max())
-        like = ctx.scalar(DType::U32);
-      else
-        like = ctx.i64();
-    } else if (v.kind == Val::Kind::Float) {
-      double a = std::fabs(v.f);
-      bool fp32 =
-          std::isinf(a) || a == 0 || std::isnan(a) ||
-          (a >= std::numeric_limits<float>::min() && a <= std::numeric_limits<float>::max());
-      like = fp32 ? ctx.f32() : ctx.scalar(DType::F64);
-    }
+    // Triton's to_tensor dtype for a number.
+    Type *like = L.constantDType(v);
     Value *x = L.materialize(v, at, like);
     if (!x)
       return Val::error();

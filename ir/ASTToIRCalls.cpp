@@ -64,6 +64,8 @@ std::string memberName(TensorMemberId id) { return std::string(tensorMemberInfo(
 } // namespace
 
 Val Lowerer::callBuiltin(const BuiltinInfo &info, const Call *call) {
+  if (info.id == BuiltinId::PyGetattr)
+    return getattrCall(call);
   Args args;
   if (!bindArgs(*this, info.signature, call, nullptr, args))
     return Val::error();
@@ -74,27 +76,31 @@ Val Lowerer::callBuiltin(const BuiltinInfo &info, const Call *call) {
 // Members: x.to(...), x.shape, x.dtype.element_ty, ...
 //===----------------------------------------------------------------------===//
 
-Val Lowerer::member(const Val &self, const ast::Attribute *a) {
-  std::optional<TensorMemberId> id = lookupTensorMember(a->attr);
+Val Lowerer::member(const Val &self, const std::string &attr, SourceLoc attrLoc, SourceLoc loc) {
+  std::optional<TensorMemberId> id = lookupTensorMember(attr);
   if (!id || tensorMemberInfo(*id).kind != MemberKind::Property)
-    return fail(a->attrLoc, fmt::format("{} has no attribute '{}'", describe(self), a->attr));
+    return fail(attrLoc, fmt::format("{} has no attribute '{}'", describe(self), attr));
   if (self.kind == Val::Kind::DType) {
     Type *t = self.type;
     switch (*id) {
     case TensorMemberId::ElementTy:
       if (!t->isPointer())
-        return fail(a->attrLoc, fmt::format("{} is not a pointer dtype", describe(self)));
+        return fail(attrLoc, fmt::format("{} is not a pointer dtype", describe(self)));
       return Val::ofType(cast<PointerType>(t)->pointee());
     case TensorMemberId::PrimitiveBitwidth:
       return Val::ofInt(t->isPointer() ? 64 : dtypeBits(t->dtype()));
     default:
-      return fail(a->attrLoc, fmt::format("a dtype has no attribute '{}'", a->attr));
+      return fail(attrLoc, fmt::format("a dtype has no attribute '{}'", attr));
     }
   }
   if (*id == TensorMemberId::Value && self.isConst())
     return self;
+  // A compile-time number's dtype is the one Triton gives it as a tensor
+  // (`value = 1; tl.full(..., dtype=value.dtype)`).
+  if (*id == TensorMemberId::MDtype && self.isScalarConst())
+    return Val::ofType(constantDType(self));
   if (!self.isDyn())
-    return fail(a->attrLoc, fmt::format("{} has no attribute '{}'", describe(self), a->attr));
+    return fail(attrLoc, fmt::format("{} has no attribute '{}'", describe(self), attr));
   Type *t = self.v->type();
   switch (*id) {
   case TensorMemberId::Shape: {
@@ -111,11 +117,96 @@ Val Lowerer::member(const Val &self, const ast::Attribute *a) {
     return Val::ofInt(t->numElements());
   case TensorMemberId::T:
     if (t->rank() != 2)
-      return fail(a->attrLoc, fmt::format(".T needs a 2-D tensor, got {}", t->str()));
-    return Val::dyn(b_.trans(a->loc, self.v, {1, 0}));
+      return fail(attrLoc, fmt::format(".T needs a 2-D tensor, got {}", t->str()));
+    return Val::dyn(b_.trans(loc, self.v, {1, 0}));
   default:
-    return fail(a->attrLoc, fmt::format("not supported yet: .{}", memberName(*id)));
+    return fail(attrLoc, fmt::format("not supported yet: .{}", memberName(*id)));
   }
+}
+
+//===----------------------------------------------------------------------===//
+// getattr(object, name[, default])
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+Val builtinRef(const BuiltinInfo &info) {
+  Val r;
+  r.kind = Val::Kind::Builtin;
+  r.builtin = &info;
+  return r;
+}
+
+} // namespace
+
+Val Lowerer::getattrCall(const Call *call) {
+  const Signature &sig = builtinInfo(BuiltinId::PyGetattr).signature;
+  // The object may name tk, a namespace or an enum, which are values only here.
+  auto object = [&](const Expr *e) -> Val {
+    if (auto *n = dyn_cast<Name>(e); n && !env->count(n->id) && n->binding == NameBinding::Builtin)
+      return builtinRef(builtinInfo(n->builtin));
+    if (auto *a = dyn_cast<ast::Attribute>(e); a && a->builtin >= 0)
+      return builtinRef(builtinInfo(a->builtin));
+    return expr(e);
+  };
+  std::vector<std::optional<Val>> vals(sig.params.size());
+  std::vector<SourceLoc> locs(sig.params.size(), call->loc);
+  for (size_t i = 0; i < call->args.size() && i < vals.size(); ++i) {
+    vals[i] = i == 0 ? object(call->args[i]) : expr(call->args[i]);
+    locs[i] = call->args[i]->loc;
+  }
+  for (const Keyword &k : call->keywords)
+    for (size_t i = 0; i < sig.params.size(); ++i)
+      if (sig.params[i].name == k.name) {
+        vals[i] = i == 0 ? object(k.value) : expr(k.value);
+        locs[i] = k.value->loc;
+      }
+  for (const std::optional<Val> &v : vals)
+    if (v && !v->ok())
+      return Val::error();
+  if (!vals[0] || !vals[1])
+    return fail(call->loc, "getattr() needs an object and a name");
+  const Val &self = *vals[0];
+  if (vals[1]->kind != Val::Kind::Str)
+    return fail(locs[1], fmt::format("getattr() needs a compile-time string name, got {}",
+                                     describe(*vals[1])));
+  const std::string &name = vals[1]->s;
+  SourceLoc at = locs[1];
+  auto missing = [&]() -> Val {
+    if (vals[2])
+      return *vals[2];
+    return fail(at, fmt::format("{} has no attribute '{}'", describe(self), name));
+  };
+  // A builtin as a value: dtypes are dtypes; functions, enums and
+  // namespaces are references that a call, an enum member or a further
+  // getattr resolves.
+  auto asValue = [&](const BuiltinInfo &info) -> Val {
+    if (info.kind == BuiltinKind::Unsupported)
+      return fail(at, std::string(info.summary));
+    if (info.kind == BuiltinKind::DType || info.id == BuiltinId::Pi32T)
+      return builtinValue(info, at);
+    return builtinRef(info);
+  };
+  if (self.kind == Val::Kind::Module) {
+    std::optional<BuiltinId> id = lookupTkBuiltin(name);
+    return id ? asValue(builtinInfo(*id)) : missing();
+  }
+  if (self.kind == Val::Kind::Builtin) {
+    const BuiltinInfo &owner = *self.builtin;
+    if (owner.kind == BuiltinKind::Enum) {
+      const EnumMemberInfo *m = lookupEnumMember(owner.id, name);
+      return m ? Val::ofInt(m->value) : missing();
+    }
+    if (owner.kind == BuiltinKind::Namespace) {
+      std::optional<BuiltinId> id = lookupNamespaceMember(owner.id, name);
+      return id ? asValue(builtinInfo(*id)) : missing();
+    }
+    return missing();
+  }
+  std::optional<TensorMemberId> id = lookupTensorMember(name);
+  if (!id || tensorMemberInfo(*id).kind != MemberKind::Property)
+    return missing();
+  return member(self, name, at, call->loc);
 }
 
 Val Lowerer::item(const Val &self, SourceLoc loc) {

@@ -50,6 +50,8 @@ std::string describe(const Val &v) {
     return fmt::format("function '{}'", v.fn->name);
   case Val::Kind::Module:
     return "module 'tk'";
+  case Val::Kind::Builtin:
+    return qualifiedName(*v.builtin);
   }
   return "?";
 }
@@ -108,6 +110,7 @@ std::optional<bool> Lowerer::constTruth(const Val &v) {
   case Val::Kind::DType:
   case Val::Kind::Func:
   case Val::Kind::Module:
+  case Val::Kind::Builtin:
     return true;
   default:
     return std::nullopt;
@@ -145,6 +148,27 @@ Value *Lowerer::materialize(const Val &v, SourceLoc loc, Type *like) {
     return b_.constantFloat(loc, v.f, ctx_.f32());
   default:
     diag_.error(loc, fmt::format("expected a tensor or a number, got {}", describe(v)));
+    return nullptr;
+  }
+}
+
+Type *Lowerer::constantDType(const Val &v) {
+  switch (v.kind) {
+  case Val::Kind::Bool:
+    return ctx_.i1();
+  case Val::Kind::Int:
+    if (v.i >= std::numeric_limits<int32_t>::min() && v.i <= std::numeric_limits<int32_t>::max())
+      return ctx_.i32();
+    if (v.i >= 0 && v.i <= std::numeric_limits<uint32_t>::max())
+      return ctx_.scalar(DType::U32);
+    return ctx_.i64();
+  case Val::Kind::Float: {
+    double a = std::fabs(v.f);
+    bool fp32 = std::isinf(a) || a == 0 || std::isnan(a) ||
+                (a >= std::numeric_limits<float>::min() && a <= std::numeric_limits<float>::max());
+    return fp32 ? ctx_.f32() : ctx_.scalar(DType::F64);
+  }
+  default:
     return nullptr;
   }
 }
@@ -507,7 +531,6 @@ Val Lowerer::binary(BinaryOp op, Val a, Val b, SourceLoc loc) {
   Type *t = x->type();
   bool isF = t->isFloatLike();
   bool isI = t->isIntLike();
-  bool isU = isI && isUnsigned(t->dtype());
   auto needInt = [&]() {
     // "invalid operands of type": Triton's wording, which programs and
     // Triton's tests match on.
@@ -530,10 +553,16 @@ Val Lowerer::binary(BinaryOp op, Val a, Val b, SourceLoc loc) {
     if (!isI)
       return needInt();
     return Val::dyn(b_.binary(Opcode::Shl, loc, x, y));
-  case BinaryOp::RShift:
+  case BinaryOp::RShift: {
     if (!isI)
       return needInt();
-    return Val::dyn(b_.binary(isU ? Opcode::LShr : Opcode::AShr, loc, x, y));
+    // Triton shifts arithmetically when the tensor on the left (a number on
+    // the left: the tensor on the right) is signed, whatever the promoted
+    // type: int16 >> uint16 is an arithmetic shift on uint16.
+    Type *decides = a.isDyn() ? a.v->type() : b.isDyn() ? b.v->type() : t;
+    bool arithmetic = isSigned(decides->elementType()->dtype());
+    return Val::dyn(b_.binary(arithmetic ? Opcode::AShr : Opcode::LShr, loc, x, y));
+  }
   case BinaryOp::BitAnd:
   case BinaryOp::BitOr:
   case BinaryOp::BitXor:
@@ -854,7 +883,7 @@ Val Lowerer::expr(const Expr *e) {
     Val self = expr(a->value);
     if (!self.ok())
       return self;
-    return member(self, a);
+    return member(self, a->attr, a->attrLoc, a->loc);
   }
   case NodeKind::Call: {
     auto *c = cast<Call>(e);
@@ -872,6 +901,21 @@ Val Lowerer::expr(const Expr *e) {
     Val callee = expr(c->callee);
     if (!callee.ok())
       return callee;
+    if (callee.kind == Val::Kind::Builtin) { // getattr(tl, "maximum")(x, y)
+      const BuiltinInfo &info = *callee.builtin;
+      if (info.kind != BuiltinKind::Function)
+        return fail(c->callee->loc, fmt::format("{} is not a function", describe(callee)));
+      unsigned given = unsigned(c->args.size());
+      for (unsigned i = given; i < info.signature.params.size(); ++i) {
+        const ParamSpec &p = info.signature.params[i];
+        bool byKeyword = std::any_of(c->keywords.begin(), c->keywords.end(),
+                                     [&](const ast::Keyword &k) { return k.name == p.name; });
+        if (!p.hasDefault && !p.variadic && !byKeyword)
+          return fail(c->loc, fmt::format("{}() missing required argument '{}'",
+                                          qualifiedName(info), p.name));
+      }
+      return callBuiltin(info, c);
+    }
     if (callee.kind != Val::Kind::Func)
       return fail(c->loc, fmt::format("{} is not callable", describe(callee)));
     std::vector<Val> args;

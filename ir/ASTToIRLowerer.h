@@ -37,8 +37,9 @@ struct Val {
     Str,
     DType, // a dtype: `type` is a scalar or pointer IR type
     Tuple,
-    Func,   // a @tk.jit function
-    Module, // the tk module itself
+    Func,    // a @tk.jit function
+    Module,  // the tk module itself
+    Builtin, // a tk builtin named by getattr: a function, enum or namespace
   };
   Kind kind = Kind::Error;
   Value *v = nullptr;
@@ -48,6 +49,7 @@ struct Val {
   Type *type = nullptr;
   std::vector<Val> elts;
   const ast::FunctionDef *fn = nullptr;
+  const BuiltinInfo *builtin = nullptr; // Builtin
 
   static Val error() { return {}; }
   static Val dyn(Value *value) {
@@ -157,6 +159,10 @@ public:
   /// bool: i1), or in the element type `like` when given (Python scalars take
   /// the type of a tensor of the same kind).
   Value *materialize(const Val &v, SourceLoc loc, Type *like = nullptr);
+  /// The dtype Triton's to_tensor gives a compile-time number: a bool i1; an
+  /// int the first of i32, u32, i64 that holds it; a float fp32 when it is 0,
+  /// inf, nan or within fp32's normal range, else fp64. Null for other values.
+  Type *constantDType(const Val &v);
   /// Converts `v` to element type `elem` (keeping its shape).
   Value *castTo(Value *v, Type *elem, SourceLoc loc, bool bitcast = false);
   /// Triton's promotion of two element types for arithmetic; null (after
@@ -176,7 +182,10 @@ public:
   // Builtins (ASTToIRCalls.cpp).
   Val callBuiltin(const BuiltinInfo &info, const ast::Call *call);
   Val callMethod(const Val &self, const ast::Attribute *callee, const ast::Call *call);
-  Val member(const Val &self, const ast::Attribute *a);
+  /// `self.attr` for a property of a tensor, dtype or number.
+  Val member(const Val &self, const std::string &attr, SourceLoc attrLoc, SourceLoc loc);
+  /// getattr(object, name[, default]) with a compile-time string name.
+  Val getattrCall(const ast::Call *call);
   Val builtinValue(const BuiltinInfo &info, SourceLoc loc);
   Val subscript(const ast::Subscript *s);
   bool sliceBounds(const ast::Slice *sl, Val (&out)[3]);

@@ -481,6 +481,14 @@ void Checker::checkCall(Call *c, bool asIterable) {
     return;
   }
   checkExpr(c->callee);
+  // getattr(tl, NAME)(...): what it names is known when the kernel is
+  // lowered, which checks the arguments.
+  if (auto *inner = dyn_cast<Call>(c->callee)) {
+    auto *n = dyn_cast<Name>(inner->callee);
+    if (n && n->binding == NameBinding::Builtin &&
+        builtinInfo(n->builtin).id == BuiltinId::PyGetattr)
+      return;
+  }
   diag_.error(c->callee->loc, "not supported in tk kernels: calling the result of an "
                               "expression; call tk builtins and @tk.jit functions by name");
 }

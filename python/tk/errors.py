@@ -6,6 +6,8 @@ and a caret), an InterpreterError what the CPU interpreter caught (an
 out-of-bounds access names the element, the address and the nearest buffer).
 """
 
+import re
+
 
 class TritonError(Exception):
     """The base of every error tk raises about a kernel (Triton's name, so
@@ -13,11 +15,23 @@ class TritonError(Exception):
 
 
 class CompilationError(TritonError):
-    """A kernel failed to compile; str(e) is the rendered diagnostics."""
+    """A kernel failed to compile; str(e) is the rendered diagnostics.
+    `error_message` is the first error's text without its location, source
+    line and caret (Triton's attribute of the same name), or None when the
+    text has no "error: " line."""
 
     def __init__(self, message, kernel=None):
         super().__init__(message.rstrip("\n"))
         self.kernel = kernel
+        self.error_message = _first_error(message)
+
+
+def _first_error(text):
+    for line in text.splitlines():
+        m = re.match(r"(?:.*?:\d+:\d+: )?error: (.*)", line)
+        if m:
+            return m.group(1)
+    return None
 
 
 class InterpreterError(TritonError, RuntimeError):

@@ -28,6 +28,7 @@ or global does.
 """
 
 import abc
+import collections
 import ctypes
 import linecache
 import numbers
@@ -881,7 +882,8 @@ class JITFunction(_C.LaunchBase):
     on the launch path. isinstance(kernel, KernelInterface) holds (it is
     registered below)."""
 
-    def __init__(self, fn, do_not_specialize=(), debug=None, interpret=None, noinline=None):
+    def __init__(self, fn, do_not_specialize=(), debug=None, interpret=None, noinline=None,
+                 repr=None):
         if not callable(fn) or not hasattr(fn, "__code__"):
             raise TypeError(f"@tk.jit decorates a Python function, not {fn!r}")
         self.fn = fn
@@ -893,6 +895,8 @@ class JITFunction(_C.LaunchBase):
         self.debug = debug
         self.interpret = interpret
         self.noinline = noinline
+        # Triton's repr=: the compiled kernel's name from its specialisation.
+        self._repr = repr
         self.launch_metadata = None  # tk.profiler's names and metrics of a launch
         import inspect
 
@@ -1070,6 +1074,10 @@ class JITFunction(_C.LaunchBase):
                 kernel = None if _env_flag("TK_ALWAYS_COMPILE") else self.cache.get(key)
                 if kernel is None:
                     kernel = self._compile(closure, signature, constants, options, arch)
+                    if self._repr is not None:
+                        kernel.name = kernel.metadata.name = self._repr(
+                            _specialization(self.params, self.constexprs, entries, values)
+                        )
                     self.cache[key] = kernel
         if kernel._compiled.argument_names != arg_names:
             # Python and the front end disagree on which parameters are
@@ -1192,6 +1200,28 @@ class JITFunction(_C.LaunchBase):
 KernelInterface.register(JITFunction)
 
 
+_Specialization = collections.namedtuple("SpecializationProxy", ["constants", "signature"])
+
+
+def _specialization(params, constexprs, entries, values):
+    """What Triton passes to @jit(repr=...): `signature` maps each parameter
+    to its type ("i32", "*fp32", "constexpr" for compile-time values and for
+    integers specialised as 1) and `constants` each compile-time one to its
+    value. `entries` are the signature entries of the non-constexpr
+    parameters, in order."""
+    signature, constants, it = {}, {}, iter(entries)
+    for i, p in enumerate(params):
+        v = values[p.name]
+        entry = "constexpr" if i in constexprs else next(it)
+        kind, _, fact = entry.partition(":")
+        if i in constexprs or fact == "1" or not (kind[:1] in "*iuf" or kind == "bf16"):
+            signature[p.name] = "constexpr"
+            constants[p.name] = v.value if isinstance(v, constexpr) else (1 if fact == "1" else v)
+        else:
+            signature[p.name] = kind
+    return _Specialization(constants, signature)
+
+
 def _launch_option(name, value, kernel_name):
     """num_warps or num_stages checked by the compiler's one rule
     (compiler/Compiler.h), on the GPU and the interpreter path alike."""
@@ -1246,7 +1276,7 @@ def _is_constexpr(annotation):
 
 
 def jit(fn=None, *, do_not_specialize=None, debug=None, interpret=None, noinline=None,
-        launch_metadata=None, **unused):
+        launch_metadata=None, repr=None, **unused):
     """@tk.jit or @tk.jit(do_not_specialize=["n"], debug=True, interpret=True).
     `launch_metadata(grid, kernel, args)` names and measures launches for
     tk.profiler; Triton's other options are accepted and ignored."""
@@ -1258,6 +1288,7 @@ def jit(fn=None, *, do_not_specialize=None, debug=None, interpret=None, noinline
             debug=debug,
             interpret=interpret,
             noinline=noinline,
+            repr=repr,
         )
         kernel.launch_metadata = launch_metadata
         return kernel

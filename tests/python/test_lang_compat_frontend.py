@@ -1,0 +1,217 @@
+"""Front-end rules of Triton that test_core.py relies on, with only the
+imports changed: a compile-time number's `.dtype`, Python's float(str),
+getattr on tk's namespaces and enums, divmod. Interpreter and (marked `gpu`)
+GPU, each against a numpy reference."""
+
+import math
+
+import numpy as np
+import pytest
+
+import tk as triton
+import tk as tl
+from lang_compat_util import DEVICES, launch
+
+RNG = np.random.default_rng(1802)
+
+
+@triton.jit
+def constant_dtype_kernel(X, Y, N, BLOCK: tl.constexpr, VALUE: tl.constexpr,
+                          EXPECT: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < N
+    value = VALUE
+    tl.static_assert(value.dtype == EXPECT)
+    c = tl.full([BLOCK], value, dtype=value.dtype)
+    tl.store(Y + offs, tl.load(X + offs, mask=mask) + c, mask=mask)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("value,np_dtype,expect", [
+    (3, np.int32, tl.int32), (2**31 + 5, np.uint32, tl.uint32), (2**40 + 3, np.int64, tl.int64),
+    (1.5, np.float32, tl.float32), (1e300, np.float64, tl.float64),
+    (1e-300, np.float64, tl.float64), (True, np.int32, tl.int1)])
+def test_constant_dtype_is_triton_to_tensor_dtype(device, value, np_dtype, expect):
+    # Triton's to_tensor rule: an int is the first of int32, uint32, int64 that
+    # holds it; a float fp32 unless outside fp32's normal range; a bool int1.
+    n = 100
+    x = (RNG.integers(0, 50, n) if expect.is_int() else RNG.random(n)).astype(np_dtype)
+    y = np.zeros(n, np_dtype)
+    launch(constant_dtype_kernel, (2,), x, y, n, 64, value, expect, device=device)
+    np.testing.assert_array_equal(y, x + np.asarray(value).astype(np_dtype))
+
+
+@triton.jit
+def float_of_string_kernel(Y, S: tl.constexpr):
+    val = float(S)
+    tl.store(Y.to(tl.pointer_type(val.dtype)), val)
+
+
+@pytest.mark.parametrize("text,expect", [("-nan", math.nan), ("nan", math.nan), (" inf ", math.inf),
+                                          ("-Infinity", -math.inf), ("2.5e3", 2500.0)])
+def test_float_of_string_follows_python(text, expect):
+    y = np.zeros(1, np.float32)
+    float_of_string_kernel[(1,)](y, text)
+    if math.isnan(expect):
+        assert np.isnan(y[0])
+        assert np.signbit(y[0]) == text.startswith("-")
+    else:
+        assert y[0] == expect
+
+
+def test_float_of_bad_string_is_located_error():
+    with pytest.raises(triton.CompilationError, match="could not convert string to float: 'one'"):
+        float_of_string_kernel[(1,)](np.zeros(1, np.float32), "one")
+
+
+@triton.jit
+def getattr_kernel(A, B, C, N, BLOCK: tl.constexpr, FUNC: tl.constexpr, NAN: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    mask = offs < N
+    a = tl.load(A + offs, mask=mask)
+    b = tl.load(B + offs, mask=mask)
+    if FUNC == "clamp":
+        c = getattr(tl, FUNC)(a, -tl.abs(b), tl.abs(b),
+                              propagate_nan=getattr(tl.PropagateNan, NAN))
+    else:
+        c = getattr(tl, FUNC)(a, b, propagate_nan=getattr(getattr(tl, "PropagateNan"), NAN))
+    tl.store(C + offs, c.to(getattr(tl, "float32")), mask=mask)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("func", ["maximum", "minimum", "clamp"])
+@pytest.mark.parametrize("nan", ["ALL", "NONE"])
+def test_getattr_names_builtins_and_enum_members(device, func, nan):
+    n = 50
+    a = RNG.standard_normal(n).astype(np.float32)
+    b = RNG.standard_normal(n).astype(np.float32)
+    a[::7] = np.nan
+    c = np.zeros(n, np.float32)
+    launch(getattr_kernel, (1,), a, b, c, n, 64, func, nan, device=device)
+    if func == "clamp":
+        ref = np.minimum(np.maximum(a, -np.abs(b)), np.abs(b))
+        number = -np.abs(b)  # fmax(NaN, lo) is lo, and lo <= hi
+    else:
+        ref = (np.maximum if func == "maximum" else np.minimum)(a, b)
+        number = b
+    if nan == "NONE":
+        ref = np.where(np.isnan(a), number, ref)
+    # Only ALL lets a NaN operand through, as test_propagate_nan checks.
+    np.testing.assert_array_equal(np.isnan(c), np.isnan(a) if nan == "ALL" else np.zeros(n, bool))
+    ok = ~np.isnan(ref)
+    np.testing.assert_array_equal(c[ok], ref[ok])
+
+
+@triton.jit
+def getattr_default_kernel(Y, NAME: tl.constexpr):
+    x = tl.arange(0, 4)
+    tl.store(Y + x, x + getattr(tl, NAME, 7) + getattr(x, "shape")[0])
+
+
+def test_getattr_default_and_properties():
+    y = np.zeros(4, np.int32)
+    getattr_default_kernel[(1,)](y, "no_such_name")
+    np.testing.assert_array_equal(y, np.arange(4) + 11)
+
+
+@triton.jit
+def getattr_missing_kernel(Y, NAME: tl.constexpr):
+    tl.store(Y, getattr(tl.PropagateNan, NAME))
+
+
+def test_getattr_missing_name_is_located_error():
+    with pytest.raises(triton.CompilationError) as e:
+        getattr_missing_kernel[(1,)](np.zeros(1, np.int32), "SOME")
+    assert "tk.PropagateNan has no attribute 'SOME'" in str(e.value)
+    assert "getattr(tl.PropagateNan, NAME)" in str(e.value)
+
+
+@triton.jit
+def divmod_kernel(X, Q, R, N, D: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    mask = offs < N
+    q, r = divmod(tl.load(X + offs, mask=mask), D)
+    tl.store(Q + offs, q, mask=mask)
+    tl.store(R + offs, r, mask=mask)
+    cq, cr = divmod(-7, D)
+    tl.store(Q + N, cq)
+    tl.store(R + N, cr)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_divmod(device):
+    # On tensors // and % are Triton's (C's: truncating); on constants Python's.
+    n, d = 37, 5
+    x = RNG.integers(-100, 100, n).astype(np.int32)
+    q = np.zeros(n + 1, np.int32)
+    r = np.zeros(n + 1, np.int32)
+    launch(divmod_kernel, (1,), x, q, r, n, d, 64, device=device)
+    np.testing.assert_array_equal(q[:n], np.trunc(x / d).astype(np.int32))
+    np.testing.assert_array_equal(r[:n], x - np.trunc(x / d).astype(np.int32) * d)
+    assert (q[n], r[n]) == divmod(-7, d)
+
+
+@triton.jit
+def shift_kernel(X, Y, Z, W, N, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    mask = offs < N
+    x = tl.load(X + offs, mask=mask)
+    y = tl.load(Y + offs, mask=mask)
+    tl.store(Z + offs, x >> y, mask=mask)
+    tl.store(W + offs, -64 >> y, mask=mask)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dx,dy", [(np.int16, np.uint16), (np.int8, np.uint32),
+                                   (np.int32, np.uint64), (np.uint16, np.int16)])
+def test_right_shift_follows_the_left_operand_signedness(device, dx, dy):
+    # Triton: `>>` is arithmetic when the left tensor is signed, although the
+    # promoted type of int16 and uint16 is uint16 (test_shift_op).
+    n = 77
+    bits = 8 * max(np.dtype(dx).itemsize, np.dtype(dy).itemsize)
+    x = RNG.integers(np.iinfo(dx).min, np.iinfo(dx).max, n).astype(dx)
+    y = RNG.integers(0, 8 * np.dtype(dx).itemsize, n).astype(dy)
+    wide = np.dtype(f"int{bits}") if np.issubdtype(dx, np.signedinteger) else np.dtype(f"uint{bits}")
+    z = np.zeros(n, wide)
+    w = np.zeros(n, np.dtype(f"int{8 * np.dtype(dy).itemsize}"))
+    launch(shift_kernel, (1,), x, y, z, w, n, 128, device=device)
+    np.testing.assert_array_equal(z, x.astype(wide) >> y.astype(wide))
+    # A number on the left: the right tensor's signedness decides.
+    ref = (np.asarray(-64).astype(dy) >> y) if np.issubdtype(dy, np.unsignedinteger) else -64 >> y
+    np.testing.assert_array_equal(w, ref.astype(w.dtype))
+
+
+def test_repr_names_the_compiled_kernel_from_its_specialization():
+    # test_value_specialization's repr: Triton passes the parameter types
+    # ("constexpr" for an int specialised as 1) and the compile-time values.
+    seen = []
+
+    def name_of(spec):
+        seen.append((dict(spec.signature), dict(spec.constants)))
+        ones = "_".join(k for k, v in spec.constants.items() if v == 1)
+        return f"kernel_{spec.signature['value1']}_{ones}"
+
+    @triton.jit(repr=name_of)
+    def kernel(value1, is_one, X, B: tl.constexpr):
+        tl.store(X, value1 + is_one + B)
+
+    x = np.zeros(1, np.float32)
+    for value, ty in [(-1, "i32"), (2**31, "i64"), (2**64 - 1, "u64"), (7, "i32")]:
+        h = kernel.warmup(value, 1, x, 3, grid=(1,))
+        assert h.name == f"kernel_{ty}_is_one"
+    assert seen[0] == ({"value1": "i32", "is_one": "constexpr", "X": "*fp32", "B": "constexpr"},
+                       {"is_one": 1, "B": 3})
+
+
+@triton.jit
+def bad_store_kernel(X):
+    tl.store(X, tl.zeros([4], dtype=tl.float32) + tl.arange(0, 3))
+
+
+def test_compilation_error_has_error_message():
+    with pytest.raises(triton.CompilationError) as e:
+        bad_store_kernel[(1,)](np.zeros(4, np.float32))
+    assert e.value.error_message is not None
+    assert e.value.error_message in str(e.value)
+    assert not e.value.error_message.startswith("error:")
+    assert "test_lang_compat_frontend.py" not in e.value.error_message
