@@ -10,6 +10,8 @@
 #include <algorithm>
 #include <cassert>
 #include <cstdlib>
+#include <fstream>
+#include <iterator>
 #include <optional>
 
 namespace tk {
@@ -18,6 +20,13 @@ namespace {
 CacheKey gpuKey(const JitRequest &req, const CompileOptions &options) {
   CacheKeyBuilder b;
   b.add("python-jit-v6").add(compilerVersion()).add(options.keyText());
+  // A chosen libdevice file is part of the key by its contents too (as
+  // Triton hashes extern_libs), so a file replaced in place recompiles.
+  if (!options.libdevicePath.empty()) {
+    std::ifstream in(options.libdevicePath, std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    b.add(bytes);
+  }
   b.add(int64_t(req.sources.size()));
   for (const JitSource &src : req.sources)
     b.add(src.fileName).add(src.text).add(int64_t(src.firstLine));
@@ -89,6 +98,8 @@ std::unique_ptr<JitKernel> JitKernel::compile(const JitRequest &req, std::string
   // the GPU's.
   if (req.gpu ? !options.readKnobs(errors) : !options.limits.readKnobs(errors))
     return nullptr;
+  if (!req.libdevicePath.empty())
+    options.libdevicePath = req.libdevicePath;
   std::unique_ptr<JitKernel> k(new JitKernel);
   k->name_ = req.kernel;
   if (req.gpu) {

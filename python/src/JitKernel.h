@@ -85,6 +85,9 @@ struct JitRequest {
   int numWarps = 4;
   int numStages = 0;          // the cp.async ring's depth (--pipeline); 0: its default (3)
   std::string arch = "sm_90"; // sm_90a lets tk.dot use wgmma
+  /// The libdevice bitcode to link (Triton's extern_libs={'libdevice': path});
+  /// "" leaves TK_LIBDEVICE_PATH's choice (CompileOptions::libdevicePath).
+  std::string libdevicePath;
   /// CompileHooks::interrupted: Ctrl-C reaching the compile.
   std::function<bool()> interrupted;
 };

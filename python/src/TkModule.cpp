@@ -136,8 +136,10 @@ py::tuple compile(const std::vector<std::tuple<std::string, std::string, uint32_
                   const std::vector<std::string> &moduleAliases,
                   const std::vector<std::string> &doNotSpecialize, bool gpu, int numWarps,
                   int numStages, const std::string &arch,
-                  const std::map<std::string, std::map<std::string, std::string>> &userModules) {
+                  const std::map<std::string, std::map<std::string, std::string>> &userModules,
+                  const std::string &libdevice) {
   JitRequest req;
+  req.libdevicePath = libdevice;
   req.gpu = gpu;
   req.numWarps = numWarps;
   req.numStages = numStages;
@@ -428,9 +430,11 @@ PYBIND11_MODULE(_C, m) {
         py::arg("do_not_specialize"), py::arg("gpu") = false, py::arg("num_warps") = 4,
         py::arg("num_stages") = 0, py::arg("arch") = "sm_90",
         py::arg("user_modules") = std::map<std::string, std::map<std::string, std::string>>{},
+        py::arg("libdevice") = "",
         "Compiles a kernel; returns (CompiledKernel, '') or (None, rendered diagnostics). "
         "user_modules: globals bound to Python modules other than tk's, each {attribute: the "
-        "@tk.jit function it is}.");
+        "@tk.jit function it is}. libdevice: the libdevice bitcode to link (extern_libs), '' "
+        "for TK_LIBDEVICE_PATH's.");
 
   m.def("specialize_arg", &specializeOne, py::arg("kind"), py::arg("value"),
         py::arg("specialize") = true, py::arg("dtype") = "",

@@ -528,3 +528,59 @@ def test_pi32_t_in_a_kernel():
     k = select_pointer_kernel.warmup(cond, a, a, np.zeros(16, np.int32), BLOCK=16)
     assert "inttoptr" in k.asm["ir"] and "tensor<16xptr<i32>>" in k.asm["ir"]
     assert tk.pi32_t == tk.pointer_type(tk.int32)  # the host object
+
+
+class _DeviceArray:
+    """Device memory as far as a GPU compile looks (warmup launches nothing)."""
+
+    def __init__(self, address, n):
+        self.__cuda_array_interface__ = {"shape": (n,), "typestr": "<f4",
+                                         "data": (address, False), "version": 3}
+
+
+@tk.jit
+def _asin_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    tl.store(y_ptr + offs, tl.extra.libdevice.asin(x), mask=mask)
+
+
+def _toolkit_libdevice():
+    for home in (os.environ.get("CUDA_HOME"), "/usr/local/cuda"):
+        path = os.path.join(home or "", "nvvm", "libdevice", "libdevice.10.bc")
+        if home and os.path.isfile(path):
+            return path
+    return None
+
+
+def test_extern_libs_libdevice_is_the_file_linked(monkeypatch, tmp_path):
+    # Tutorial 07: extern_libs={'libdevice': path} links that file (and the
+    # path, with the file's contents, is part of the cache key); a path that
+    # names no file is an error on the GPU path, as in Triton.
+    monkeypatch.delenv("TK_INTERPRET", raising=False)
+    x, y = _DeviceArray(1 << 20, 100), _DeviceArray(2 << 20, 100)
+    with pytest.raises(FileNotFoundError, match=r"extern_libs\['libdevice'\] of _asin_kernel"):
+        _asin_kernel.warmup(x, y, 100, 128, grid=(1,),
+                            extern_libs={"libdevice": str(tmp_path / "libdevice.10.bc")})
+    bad = tmp_path / "bad.bc"
+    bad.write_text("not bitcode")
+    with pytest.raises(tk.CompilationError, match=f"libdevice '{bad}' is not valid bitcode"):
+        _asin_kernel.warmup(x, y, 100, 128, grid=(1,), extern_libs={"libdevice": str(bad)})
+    with pytest.raises(TypeError, match="extern_libs of _asin_kernel must be a dict"):
+        _asin_kernel.warmup(x, y, 100, 128, grid=(1,), extern_libs=["libdevice"])
+    lib = _toolkit_libdevice()
+    if lib is None:
+        pytest.skip("no CUDA toolkit libdevice here: the linked-file half needs one")
+    chosen = _asin_kernel.warmup(x, y, 100, 128, grid=(1,), extern_libs={"libdevice": lib})
+    plain = _asin_kernel.warmup(x, y, 100, 128, grid=(1,))
+    assert chosen is not plain  # another cache entry
+    assert chosen.asm["ptx"] == plain.asm["ptx"]
+
+
+def test_extern_libs_is_ignored_by_the_interpreter():
+    # Triton's interpreter takes the launch option and does not read the file.
+    x = RNG.random(100).astype(np.float32)
+    y = np.zeros_like(x)
+    _asin_kernel[(1,)](x, y, 100, 128, extern_libs={"libdevice": "/no/such/libdevice.10.bc"})
+    np.testing.assert_allclose(y, np.arcsin(x), rtol=1e-6, atol=1e-7)

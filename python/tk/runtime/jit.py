@@ -52,6 +52,7 @@ LAUNCH_OPTIONS = (
     "maxnreg",
     "enable_fp_fusion",
     "launch_cooperative_grid",
+    "extern_libs",
     "stream",
 )
 
@@ -1053,6 +1054,8 @@ class JITFunction(_C.LaunchBase):
                     f"num_ctas of {self.__name__} must be an int, not {launch['num_ctas']!r}"
                 )
             options["num_ctas"] = int(launch["num_ctas"])
+        if launch.get("extern_libs") is not None:
+            options["extern_libs"] = _extern_libs(launch["extern_libs"], self.__name__, gpu)
         arch = target_arch() if gpu else None
         key = (
             signature,
@@ -1112,6 +1115,8 @@ class JITFunction(_C.LaunchBase):
             _num_stages(options.get("num_stages"), self.__name__) * gpu,
             arch or "sm_90",
             closure.user_modules,
+            # extern_libs' libdevice; "" (none given) is TK_LIBDEVICE_PATH's.
+            dict(options.get("extern_libs", ())).get("libdevice", ""),
         )
         if compiled is None:
             raise CompilationError(closure.explain(errors), kernel=self.__name__)
@@ -1198,6 +1203,28 @@ class JITFunction(_C.LaunchBase):
 
 
 KernelInterface.register(JITFunction)
+
+
+def _extern_libs(libs, kernel_name, gpu):
+    """Triton's extern_libs={name: path} as a sorted tuple (part of the cache
+    key). As in Triton, every path must name a file when compiling for the
+    GPU (Triton reads each one for its cache key); the interpreter, like
+    Triton's, does not look. Only 'libdevice' is linked: tk calls no other
+    library's functions. An empty path for 'libdevice' leaves the default."""
+    if not isinstance(libs, dict) or not all(
+        isinstance(k, str) and isinstance(v, (str, os.PathLike)) for k, v in libs.items()
+    ):
+        raise TypeError(
+            f"extern_libs of {kernel_name} must be a dict of library names to paths, "
+            f"like {{'libdevice': '/path/libdevice.10.bc'}}, not {libs!r}"
+        )
+    libs = tuple(sorted((k, os.fspath(v)) for k, v in libs.items() if os.fspath(v)))
+    for name, path in libs if gpu else ():
+        if not os.path.isfile(path):
+            raise FileNotFoundError(
+                f"extern_libs['{name}'] of {kernel_name}: no file at {path!r}"
+            )
+    return libs
 
 
 _Specialization = collections.namedtuple("SpecializationProxy", ["constants", "signature"])
