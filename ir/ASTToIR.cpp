@@ -98,6 +98,12 @@ Val fromConst(const ConstValue &c, IRContext &ctx, const ast::Module &m) {
     f.fn = m.findFunction(c.stringValue);
     return f.fn ? f : Val::none();
   }
+  case ConstValue::Kind::Tuple: {
+    std::vector<Val> elts;
+    for (const ConstValue &e : c.elements)
+      elts.push_back(fromConst(e, ctx, m));
+    return Val::tuple(std::move(elts));
+  }
   }
   return Val::none();
 }
@@ -195,11 +201,10 @@ Function *Lowerer::run() {
   }
 
   ReturnState rs;
-  rs.exitBlock = &kernel->body;
   env = &kernelEnv;
   ret = &rs;
   unsigned errorsBefore = diag_.numErrors();
-  bool ok = lowerBlock(kernel->body);
+  bool ok = lowerBlock(withEarlyExits(kernel->body));
   if (ok && rs.returned && rs.value.kind != Val::Kind::None)
     ok = fail(kernel->nameLoc, fmt::format("kernel '{}' returns {}; kernels return nothing (store "
                                            "results through a pointer)",
@@ -235,37 +240,48 @@ Function *Lowerer::run() {
 
 namespace {
 
-bool endsInBareReturn(const ast::Block &block) {
-  if (block.empty())
-    return false;
-  auto *r = dyn_cast<Return>(block.back());
-  return r && !r->value;
+// Whether `block` has a bare `return`, in it or in its ifs (not in loops).
+bool hasBareReturn(const ast::Block &block) {
+  for (const Stmt *s : block) {
+    if (auto *r = dyn_cast<Return>(s); r && !r->value)
+      return true;
+    if (auto *f = dyn_cast<If>(s); f && (hasBareReturn(f->then) || hasBareReturn(f->orelse)))
+      return true;
+  }
+  return false;
 }
 
 } // namespace
+
+ast::Block Lowerer::withEarlyExits(ast::Block stmts) {
+  for (size_t i = 0; i < stmts.size(); ++i) {
+    if (auto *r = dyn_cast<Return>(stmts[i]); r && !r->value) {
+      stmts.resize(i); // the rest is unreachable
+      return stmts;
+    }
+    auto *f = dyn_cast<If>(stmts[i]);
+    if (!f || !(hasBareReturn(f->then) || hasBareReturn(f->orelse)))
+      continue;
+    // What follows runs only where the branch taken did not return: it goes
+    // into both branches, whose returns then drop it.
+    ast::Block after(stmts.begin() + long(i) + 1, stmts.end());
+    If &exit = rewrittenIfs_.emplace_back(f->loc, f->cond);
+    ast::Block thenPart = f->then, elsePart = f->orelse;
+    thenPart.insert(thenPart.end(), after.begin(), after.end());
+    elsePart.insert(elsePart.end(), after.begin(), after.end());
+    exit.then = withEarlyExits(std::move(thenPart));
+    exit.orelse = withEarlyExits(std::move(elsePart));
+    stmts.resize(i);
+    stmts.push_back(&exit);
+    return stmts;
+  }
+  return stmts;
+}
 
 bool Lowerer::lowerBlock(const ast::Block &block) {
   for (size_t i = 0; i < block.size(); ++i) {
     if (ret->returned)
       break; // the rest of the block is unreachable
-    // An early exit, `if pid >= n: return`, in the function's own body: what
-    // follows runs only when the condition is false, so it becomes the else
-    // branch (and the bare returns go). The IR has no early return; inside a
-    // loop or a dynamic branch a return stays an error.
-    auto *f = dyn_cast<If>(block[i]);
-    if (f && &block == ret->exitBlock && endsInBareReturn(f->then)) {
-      If exit(f->loc, f->cond);
-      exit.then.assign(f->then.begin(), f->then.end() - 1);
-      exit.orelse = f->orelse;
-      if (endsInBareReturn(f->orelse))
-        exit.orelse.pop_back();
-      else
-        exit.orelse.insert(exit.orelse.end(), block.begin() + i + 1, block.end());
-      if (endsInBareReturn(exit.orelse))
-        exit.orelse.pop_back();
-      ret->exitBlock = &exit.orelse;
-      return lowerIf(&exit);
-    }
     if (!lowerStmt(block[i]))
       return false;
   }
@@ -798,12 +814,11 @@ Val Lowerer::inlineCall(const FunctionDef *fn, std::vector<Val> args,
   Env *savedEnv = env;
   ReturnState *savedRet = ret;
   ReturnState rs;
-  rs.exitBlock = &fn->body;
   env = &callee;
   ret = &rs;
   ++inlineDepth;
   expanding.push_back({callLoc, fn->name});
-  bool ok = lowerBlock(fn->body);
+  bool ok = lowerBlock(withEarlyExits(fn->body));
   expanding.pop_back();
   --inlineDepth;
   env = savedEnv;

@@ -768,9 +768,38 @@ Val Lowerer::subscript(const Subscript *s) {
                   fmt::format("tuple index {} is out of range for a tuple of {}", idx.i, n));
     return base.elts[i];
   }
-  if (!base.isDyn() || !base.v->type()->isTensor())
+  if (!base.isDyn())
     return fail(s->loc, fmt::format("cannot index {}", describe(base)));
   Value *v = base.v;
+  if (!v->type()->isTensor()) {
+    // A scalar, as Triton indexes one: each None adds a dimension of 1 and
+    // ':' keeps nothing (z_ptr[None, None, :] is a [1, 1] tensor).
+    std::vector<int64_t> shape;
+    for (const Expr *idx : s->indices) {
+      if (auto *sl = dyn_cast<Slice>(idx)) {
+        Val b[3];
+        if (!sliceBounds(sl, b))
+          return Val::error();
+        if (b[0].kind == Val::Kind::None && b[1].kind == Val::Kind::None &&
+            b[2].kind == Val::Kind::None)
+          continue;
+        return fail(sl->loc, fmt::format("cannot slice {}: a scalar takes only None and ':'",
+                                         describe(base)));
+      }
+      Val i = expr(idx);
+      if (!i.ok())
+        return i;
+      if (i.kind != Val::Kind::None)
+        return fail(idx->loc, fmt::format("cannot index {} with {}: a scalar takes only None and "
+                                          "':'",
+                                          describe(base), describe(i)));
+      shape.push_back(1);
+    }
+    if (shape.empty())
+      return base;
+    Value *r = broadcastTo(v, shape, s->loc);
+    return r ? Val::dyn(r) : Val::error();
+  }
   unsigned kept = 0;
   std::vector<bool> isNew;
   for (const Expr *idx : s->indices) {

@@ -19,6 +19,7 @@
 #include "ir/Builder.h"
 #include "lang/Builtins.h"
 
+#include <deque>
 #include <map>
 #include <optional>
 #include <string>
@@ -201,12 +202,18 @@ public:
     bool returned = false;
     Val value = Val::none();
     unsigned dynamicDepth = 0; // inside a dynamic if/for/while of this function
-    /// The block whose `if c: ...; return` may end the function early: the
-    /// function's body, then the else branch lowerBlock builds for it.
-    const ast::Block *exitBlock = nullptr;
   };
   ReturnState *ret = nullptr;
   unsigned inlineDepth = 0;
+
+  /// A function body with its bare `return`s in ifs made structured: an
+  /// `if` with one in either branch (at any depth of ifs, not in loops)
+  /// takes what follows it into both branches, and a bare return drops
+  /// what follows it. `if pid >= n: return` at the top becomes
+  /// `if pid >= n: ... else: <the rest>`; nested in dynamic ifs the same.
+  /// The ifs it makes live in rewrittenIfs_.
+  ast::Block withEarlyExits(ast::Block stmts);
+  std::deque<ast::If> rewrittenIfs_;
 
   /// The compile's budget (IRContext::limits): true while this kernel's
   /// lowering has made no more operations and statements than maxOps allows

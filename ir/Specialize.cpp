@@ -48,6 +48,13 @@ ConstValue ConstValue::ofFunction(std::string name) {
   return c;
 }
 
+ConstValue ConstValue::ofTuple(std::vector<ConstValue> elements) {
+  ConstValue c;
+  c.kind = Kind::Tuple;
+  c.elements = std::move(elements);
+  return c;
+}
+
 std::string ConstValue::str() const {
   switch (kind) {
   case Kind::None:
@@ -68,6 +75,12 @@ std::string ConstValue::str() const {
     return "tk." + std::string(dtypePythonName(dtype));
   case Kind::Function:
     return stringValue;
+  case Kind::Tuple: {
+    std::string out = "(";
+    for (size_t i = 0; i < elements.size(); ++i)
+      out += (i ? ", " : "") + elements[i].str();
+    return out + (elements.size() == 1 ? ",)" : ")");
+  }
   }
   return "?";
 }

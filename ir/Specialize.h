@@ -46,15 +46,17 @@ namespace tk {
 /// or a Python constexpr argument. A Function is a @tk.jit function passed as
 /// a constexpr (`kernel[grid](..., ACT=silu)`), by name: `stringValue` names a
 /// function among the compiled sources, which calls through the parameter
-/// inline (`ACT(x)` is `silu(x)`).
+/// inline (`ACT(x)` is `silu(x)`). A Tuple holds its `elements` (a
+/// constexpr `out_shape=(8, 8)`).
 struct ConstValue {
-  enum class Kind : uint8_t { None, Bool, Int, Float, String, DType, Function };
+  enum class Kind : uint8_t { None, Bool, Int, Float, String, DType, Function, Tuple };
   Kind kind = Kind::None;
   bool boolValue = false;
   int64_t intValue = 0;
   double floatValue = 0;
   std::string stringValue;
   DType dtype = DType::I32;
+  std::vector<ConstValue> elements; // Tuple
 
   static ConstValue none() { return {}; }
   static ConstValue ofBool(bool v);
@@ -63,6 +65,7 @@ struct ConstValue {
   static ConstValue ofString(std::string v);
   static ConstValue ofDType(DType v);
   static ConstValue ofFunction(std::string name);
+  static ConstValue ofTuple(std::vector<ConstValue> elements);
 
   /// Python's spelling: 128, 0.5, True, None, 'leaky_relu', tk.float16.
   std::string str() const;

@@ -109,6 +109,8 @@ bool boolKnob(Knob knob, const char *text) {
 // its address cannot be reused by another object while the entry exists.
 // Inlined: one per constexpr parameter of every launch, ints first (the
 // usual BLOCK sizes).
+void appendTuple(KeyBuffer &key, PyObject *v, std::vector<py::object> &keepAlive);
+
 [[gnu::always_inline]] inline void appendConstant(KeyBuffer &key, PyObject *v,
                                                   std::vector<py::object> &keepAlive) {
   if (PyLong_CheckExact(v)) {
@@ -130,11 +132,20 @@ bool boolKnob(Knob knob, const char *text) {
   } else if (PyFloat_CheckExact(v)) {
     key += 'f';
     appendRaw(key, PyFloat_AS_DOUBLE(v));
+  } else if (PyTuple_CheckExact(v)) {
+    appendTuple(key, v, keepAlive); // by value: a new (8, 8) each launch is one key
   } else {
     key += 'o';
     appendRaw(key, v);
     keepAlive.push_back(py::reinterpret_borrow<py::object>(v));
   }
+}
+
+void appendTuple(KeyBuffer &key, PyObject *v, std::vector<py::object> &keepAlive) {
+  key += 't';
+  appendRaw(key, int64_t(PyTuple_GET_SIZE(v)));
+  for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(v); ++i)
+    appendConstant(key, PyTuple_GET_ITEM(v, i), keepAlive);
 }
 
 // A pointer-sized Python int. PyLong_AsUnsignedLong walks the digits;

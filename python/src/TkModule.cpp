@@ -67,9 +67,16 @@ ConstValue toConstValue(const std::string &name, py::handle v) {
   // source with the kernel's).
   if (py::hasattr(v, "_tk_jit_function_name"))
     return ConstValue::ofFunction(v.attr("_tk_jit_function_name").cast<std::string>());
+  // A tuple of compile-time values (Triton's constexpr tuples: a shape).
+  if (py::isinstance<py::tuple>(v)) {
+    std::vector<ConstValue> elements;
+    for (py::handle e : v.cast<py::tuple>())
+      elements.push_back(toConstValue(name, e));
+    return ConstValue::ofTuple(std::move(elements));
+  }
   throw py::type_error(
       fmt::format("constexpr '{}': a compile-time value must be an int, float, bool, str, "
-                  "None, tk dtype or @tk.jit function, not {}",
+                  "None, tk dtype, @tk.jit function or a tuple of them, not {}",
                   name, py::str(py::type::of(v).attr("__name__")).cast<std::string>()));
 }
 

@@ -215,3 +215,125 @@ def test_compilation_error_has_error_message():
     assert e.value.error_message in str(e.value)
     assert not e.value.error_message.startswith("error:")
     assert "test_lang_compat_frontend.py" not in e.value.error_message
+
+
+@triton.jit
+def reshape_kernel(Z, X, IN: tl.constexpr, OUT: tl.constexpr):
+    n: tl.constexpr = IN[0] * IN[1]
+    x = tl.load(X + tl.arange(0, n))
+    z = tl.reshape(x, OUT)
+    offs = tl.arange(0, OUT[0])[:, None] * OUT[1] + tl.arange(0, OUT[1])[None, :]
+    tl.store(Z + offs, z + len(OUT))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("shape_in,shape_out", [((8, 8), (16, 4)), ((2, 32), (4, 16))])
+def test_tuple_constexpr_argument(device, shape_in, shape_out):
+    # test_reshape passes the target shape as a constexpr tuple.
+    x = RNG.integers(-1000, 1000, shape_in).astype(np.int32)
+    z = np.zeros(shape_out, np.int32)
+    launch(reshape_kernel, (1,), z, x, shape_in, shape_out, device=device)
+    np.testing.assert_array_equal(z, x.reshape(shape_out) + 2)
+    # A new tuple object with the same values is the same specialisation.
+    compiled = len(reshape_kernel.cache)
+    launch(reshape_kernel, (1,), z, x, tuple(list(shape_in)), tuple(list(shape_out)),
+           device=device)
+    assert len(reshape_kernel.cache) == compiled
+
+
+@triton.jit
+def scalar_index_kernel(Z, X, KEEP3: tl.constexpr):
+    x = tl.load(X + tl.arange(0, 4))
+    s = tl.sum(x, axis=None, keep_dims=True)
+    if KEEP3:
+        s3 = tl.sum(tl.reshape(x, (1, 2, 2)), axis=None, keep_dims=True)
+        tl.store(Z[None, None, None, :], s3)
+    else:
+        tl.store(Z[None, None, :], s)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("keep3", [False, True])
+def test_scalar_pointer_index_adds_unit_dims(device, keep3):
+    # test_reduce's keep_dims store: z_ptr[None, None, :] on a scalar pointer.
+    x = RNG.integers(-50, 50, 4).astype(np.int32)
+    z = np.zeros(1, np.int32)
+    launch(scalar_index_kernel, (1,), z, x, keep3, device=device)
+    assert z[0] == x.sum()
+
+
+@triton.jit
+def nested_return_kernel(C1, C2, C3, V, Out):
+    val = 0
+    if tl.load(C1):
+        if tl.load(C2):
+            val = tl.load(V)
+        else:
+            return
+    else:
+        if tl.load(C3):
+            val = tl.load(V + 1)
+        else:
+            val = tl.load(V + 2)
+    tl.store(Out, val)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("c1,c2,c3", [(a, b, c) for a in (0, 1) for b in (0, 1) for c in (0, 1)])
+def test_return_inside_nested_dynamic_if(device, c1, c2, c3):
+    v = RNG.integers(10, 100, 3).astype(np.int32)
+    out = np.full(1, -1, np.int32)
+    launch(nested_return_kernel, (1,), np.array([c1], np.int32), np.array([c2], np.int32),
+           np.array([c3], np.int32), v, out, device=device)
+    expect = (v[0] if c2 else -1) if c1 else (v[1] if c3 else v[2])
+    assert out[0] == expect
+
+
+@triton.jit
+def _store_unless(P, flag):
+    if flag:
+        return
+    tl.store(P, 7)
+
+
+@triton.jit
+def static_then_dynamic_return_kernel(Exit, Out, X, N, MODE: tl.constexpr):
+    offs = tl.arange(0, 64)
+    mask = offs < N
+    if MODE == "dynamic":
+        if tl.load(Exit):
+            tl.store(Out + offs, tl.load(X + offs, mask=mask) * 2, mask=mask)
+            return
+    _store_unless(Out + 63, tl.load(Exit))
+    tl.store(Out + offs, tl.load(X + offs, mask=mask) + 1, mask=mask)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("exit_early", [0, 1])
+def test_return_inside_dynamic_if_under_a_static_if(device, exit_early):
+    # test_if_return: the dynamic early exit sits inside a compile-time if;
+    # a helper returns early from inside a dynamic if too.
+    n = 50
+    x = RNG.integers(-100, 100, 64).astype(np.int32)
+    out = np.zeros(64, np.int32)
+    launch(static_then_dynamic_return_kernel, (1,), np.array([exit_early], np.int32), out, x,
+           n, "dynamic", device=device)
+    expect = np.zeros(64, np.int32)
+    expect[:n] = x[:n] * 2 if exit_early else x[:n] + 1
+    if not exit_early:
+        expect[63] = 7
+    np.testing.assert_array_equal(out, expect)
+
+
+@triton.jit
+def return_in_loop_kernel(Out, N):
+    for i in range(N):
+        if i == 3:
+            return
+        tl.store(Out + i, i)
+
+
+def test_return_inside_a_loop_is_still_a_located_error():
+    with pytest.raises(triton.CompilationError, match="'return' inside a dynamic if, for or "
+                                                      "while"):
+        return_in_loop_kernel[(1,)](np.zeros(8, np.int32), 8)

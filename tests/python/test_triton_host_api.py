@@ -468,7 +468,8 @@ def test_jit_function_passed_as_a_constexpr():
     activation_kernel[(1,)](x, out, n, BLOCK=128, ACT=square)  # another function: recompiled
     np.testing.assert_array_equal(out, x * x)
     assert len(activation_kernel.cache) == 2
-    with pytest.raises(TypeError, match="constexpr 'ACT' must be .* or @tk.jit function"):
+    with pytest.raises(TypeError,
+                       match="constexpr 'ACT' must be .* @tk.jit function or a tuple of them"):
         activation_kernel[(1,)](x, out, n, BLOCK=128, ACT=np.exp)
 
 
@@ -584,3 +585,25 @@ def test_extern_libs_is_ignored_by_the_interpreter():
     y = np.zeros_like(x)
     _asin_kernel[(1,)](x, y, 100, 128, extern_libs={"libdevice": "/no/such/libdevice.10.bc"})
     np.testing.assert_allclose(y, np.arcsin(x), rtol=1e-6, atol=1e-7)
+
+
+@tk.jit
+def _scale_kernel(x_ptr, y_ptr):
+    offs = tl.arange(0, 128)
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs) * 1.5 + 1.0)
+
+
+def test_arch_launch_option(monkeypatch):
+    # Triton's arch= (test_override_arch, test_num_ctas_pre_sm90): the target
+    # of a GPU compile, in Triton's spelling.
+    monkeypatch.delenv("TK_INTERPRET", raising=False)
+    x, y = _DeviceArray(1 << 20, 128), _DeviceArray(2 << 20, 128)
+    for arch, target in [("sm80", "sm_80"), ("sm90", "sm_90a"), ("sm_86", "sm_86")]:
+        h = _scale_kernel.warmup(x, y, grid=(1,), arch=arch)
+        assert f".target {target}" in h.asm["ptx"], arch
+    with pytest.raises(ValueError, match=r"num_ctas > 1 requires NVIDIA SM90\+ \(Hopper\)"):
+        _scale_kernel.warmup(x, y, grid=(1,), num_ctas=2, arch="sm80")
+    with pytest.raises(ValueError, match="arch of _scale_kernel must have the form sm<NN>"):
+        _scale_kernel.warmup(x, y, grid=(1,), arch="hopper")
+    with pytest.raises(tk.CompilationError, match="sm_70"):
+        _scale_kernel.warmup(x, y, grid=(1,), arch="sm70")

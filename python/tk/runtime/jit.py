@@ -53,6 +53,7 @@ LAUNCH_OPTIONS = (
     "enable_fp_fusion",
     "launch_cooperative_grid",
     "extern_libs",
+    "arch",
     "stream",
 )
 
@@ -445,6 +446,8 @@ def _tagged(value):
         return ("dtype", value._tk_dtype_name)
     if isinstance(value, bool):
         return ("bool", value)
+    if isinstance(value, tuple):
+        return ("tuple", tuple(_tagged(v) for v in value))
     if isinstance(value, numbers.Integral):
         return ("int", int(value))
     if isinstance(value, numbers.Real):
@@ -460,9 +463,11 @@ def _const_for_compiler(name, value):
         return int(value)
     if isinstance(value, numbers.Real):
         return float(value)
+    if isinstance(value, tuple):  # Triton's constexpr tuples (a shape)
+        return tuple(_const_for_compiler(name, v) for v in value)
     raise TypeError(
-        f"constexpr '{name}' must be an int, float, bool, str, None, tk dtype or @tk.jit "
-        f"function, not {type(value).__name__}"
+        f"constexpr '{name}' must be an int, float, bool, str, None, tk dtype, @tk.jit "
+        f"function or a tuple of them, not {type(value).__name__}"
     )
 
 
@@ -1057,6 +1062,13 @@ class JITFunction(_C.LaunchBase):
         if launch.get("extern_libs") is not None:
             options["extern_libs"] = _extern_libs(launch["extern_libs"], self.__name__, gpu)
         arch = target_arch() if gpu else None
+        if gpu and launch.get("arch") is not None:
+            arch = _launch_arch(launch["arch"], self.__name__)
+        if gpu and options.get("num_ctas", 1) > 1 and int(re.sub(r"\D", "", arch)) < 90:
+            raise ValueError(
+                f"num_ctas > 1 requires NVIDIA SM90+ (Hopper); {self.__name__} compiles for "
+                f"{arch}: launch it with num_ctas=1 or for sm_90"
+            )
         key = (
             signature,
             tuple(sorted((n, _tagged(v)) for n, v in constants.items())),
@@ -1225,6 +1237,17 @@ def _extern_libs(libs, kernel_name, gpu):
                 f"extern_libs['{name}'] of {kernel_name}: no file at {path!r}"
             )
     return libs
+
+
+def _launch_arch(value, kernel_name):
+    """Triton's arch= launch option ("sm80", "sm90") as tk's arch: sm_NN, with
+    the `a` suffix from 90 on, as Triton compiles for sm_90a."""
+    m = re.fullmatch(r"sm_?(\d+)(a?)", str(value))
+    if not m:
+        raise ValueError(f"arch of {kernel_name} must have the form sm<NN> (sm80, sm90), "
+                         f"not {value!r}")
+    number = int(m.group(1))
+    return f"sm_{number}{'a' if number >= 90 or m.group(2) else ''}"
 
 
 _Specialization = collections.namedtuple("SpecializationProxy", ["constants", "signature"])
