@@ -607,3 +607,21 @@ def test_arch_launch_option(monkeypatch):
         _scale_kernel.warmup(x, y, grid=(1,), arch="hopper")
     with pytest.raises(tk.CompilationError, match="sm_70"):
         _scale_kernel.warmup(x, y, grid=(1,), arch="sm70")
+
+
+@tk.jit
+def _value_kernel(VALUE, X):
+    tl.store(X, VALUE.to(tl.float32))
+
+
+@pytest.mark.parametrize("value", [-2**63 - 1, 2**64])
+def test_int_argument_beyond_64_bits_is_an_overflow_error(value):
+    # test_value_specialization_overflow expects OverflowError; tk's error is
+    # also the TypeError naming the argument.
+    x = np.zeros(1, np.float32)
+    with pytest.raises(OverflowError, match="argument 'VALUE' of _value_kernel"):
+        _value_kernel[(1,)](value, x)
+    with pytest.raises(TypeError, match="does not fit in 64 bits"):
+        _value_kernel[(1,)](value, x)
+    _value_kernel[(1,)](2**62, x)  # fits
+    assert x[0] == np.float32(2**62)

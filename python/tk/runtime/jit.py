@@ -667,13 +667,19 @@ def _is_sized_scalar(value):
     return type(value).__module__ in ("numpy", "ml_dtypes") and getattr(value, "ndim", None) == 0
 
 
+class ArgumentOverflowError(TypeError, OverflowError):
+    """An int argument beyond 64 bits: a TypeError naming the argument, and
+    the OverflowError Triton raises for it (test_value_specialization_overflow)."""
+
+
 def _rule(name, kernel_name, kind, value, specialize, dt=""):
     """_C.specialize_arg, with a value it cannot take (an int beyond 64 bits,
     a negative address) a TypeError naming the argument."""
     try:
         return _C.specialize_arg(kind, value, specialize, dt)
     except ValueError as e:
-        raise TypeError(f"argument '{name}' of {kernel_name}: {e}") from None
+        error = ArgumentOverflowError if "does not fit in 64 bits" in str(e) else TypeError
+        raise error(f"argument '{name}' of {kernel_name}: {e}") from None
 
 
 def _specialize(name, value, specialize, kernel_name, gpu=False):
