@@ -14,7 +14,8 @@
 #                 TK_SKIP_WHEEL=1 skips it, visibly)
 #   6. asan       a second tree, build-asan (clang, ASan + UBSan, no LLVM):
 #                 its unit tests and lit tests (both suites)
-#   7. fuzz       the libFuzzer front-end target over the seed corpus, bounded
+#   7. fuzz       the libFuzzer targets (front end, textual IR) over their seed
+#                 corpora, bounded (TK_FUZZ_SECONDS in all)
 #   8. format     clang-format over the C++ sources (fails unless
 #                 TK_FORMAT_STRICT=0)
 #
@@ -107,7 +108,11 @@ sanitizer_tree() {
 }
 
 fuzz() {
-  bash tests/fuzz/run-fuzzer.sh build-asan/bin/tk-frontend-fuzzer "$TK_FUZZ_SECONDS"
+  # The step's time, split between the two fuzzers (CI's budget does not grow).
+  local half=$(((TK_FUZZ_SECONDS + 1) / 2)) rc=0
+  bash tests/fuzz/run-fuzzer.sh build-asan/bin/tk-frontend-fuzzer "$half" || rc=1
+  bash tests/fuzz/run-fuzzer.sh build-asan/bin/tk-ir-parser-fuzzer "$half" || rc=1
+  return $rc
 }
 
 format_check() {
@@ -146,8 +151,9 @@ else
   step wheel bash tests/wheel/pip-install.sh
 fi
 step asan sanitizer_tree
-if [[ " ${failed[*]} " == *" asan "* ]] && [ ! -x build-asan/bin/tk-frontend-fuzzer ]; then
-  echo "== [fuzz] FAILED: the sanitizer tree did not build the fuzzer"
+if [[ " ${failed[*]} " == *" asan "* ]] &&
+  { [ ! -x build-asan/bin/tk-frontend-fuzzer ] || [ ! -x build-asan/bin/tk-ir-parser-fuzzer ]; }; then
+  echo "== [fuzz] FAILED: the sanitizer tree did not build the fuzzers"
   failed+=(fuzz)
 else
   step fuzz fuzz

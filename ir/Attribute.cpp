@@ -1,4 +1,5 @@
 #include "ir/Attribute.h"
+#include "ir/IRSyntax.h"
 #include "support/Quote.h"
 
 #include <algorithm>
@@ -141,7 +142,8 @@ std::string AttrDict::str() const {
   for (size_t i = 0; i < entries_.size(); ++i) {
     if (i)
       out += ", ";
-    out += entries_[i].first + " = " + entries_[i].second.str();
+    const std::string &name = entries_[i].first;
+    out += (isIRIdentifier(name) ? name : quoteString(name)) + " = " + entries_[i].second.str();
   }
   return out + "}";
 }

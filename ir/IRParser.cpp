@@ -1,5 +1,6 @@
 #include "ir/IRParser.h"
 
+#include "ir/IRSyntax.h"
 #include "ir/Layout.h"
 
 #include <cctype>
@@ -36,11 +37,6 @@ struct Token {
   double floatValue = 0;
 };
 
-bool isIdentStart(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; }
-bool isIdentChar(char c) {
-  return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '$';
-}
-
 class Lexer {
 public:
   Lexer(std::string_view text, BufferId buffer) : text_(text), buffer_(buffer) {}
@@ -74,7 +70,7 @@ public:
     if (c == '%' || c == '@' || c == '^') {
       advance();
       size_t start = pos_;
-      while (pos_ < text_.size() && (isIdentChar(text_[pos_]) || text_[pos_] == '?'))
+      while (pos_ < text_.size() && (isIRIdentChar(text_[pos_]) || text_[pos_] == '?'))
         advance();
       t.text = std::string(text_.substr(start, pos_ - start));
       t.kind = c == '%' ? Tok::ValueName : c == '@' ? Tok::AtName : Tok::CaretName;
@@ -82,9 +78,9 @@ public:
         return error(t, fmt::format("expected a name after '{}'", c));
       return t;
     }
-    if (isIdentStart(c)) {
+    if (isIRIdentStart(c)) {
       size_t start = pos_;
-      while (pos_ < text_.size() && isIdentChar(text_[pos_]))
+      while (pos_ < text_.size() && isIRIdentChar(text_[pos_]))
         advance();
       t.kind = Tok::Ident;
       t.text = std::string(text_.substr(start, pos_ - start));

@@ -1,4 +1,5 @@
 #include "ir/IRPrinter.h"
+#include "support/Quote.h"
 
 #include "ir/IRContext.h"
 
@@ -116,13 +117,10 @@ private:
   void printLoc(SourceLoc loc) {
     if (!opts_.locations || !sm_ || !loc.isValid() || loc.buffer >= sm_->numBuffers())
       return;
-    std::string file;
-    for (char c : sm_->fileName(loc.buffer)) {
-      if (c == '"' || c == '\\')
-        file += '\\';
-      file += c;
-    }
-    out_ += fmt::format(" loc(\"{}\":{}:{})", file, sm_->displayLine(loc), loc.col);
+    // Quoted as the parser reads strings: a name with a newline or control
+    // byte (from a loc(...) suffix's escapes) reads back as itself.
+    out_ += fmt::format(" loc({}:{}:{})", quoteString(sm_->fileName(loc.buffer)),
+                        sm_->displayLine(loc), loc.col);
   }
 
   const SourceManager *sm_;
