@@ -2,6 +2,7 @@
 
 #include "ir/IRSyntax.h"
 #include "ir/Layout.h"
+#include "support/Quote.h"
 
 #include <cctype>
 #include <charconv>
@@ -106,7 +107,7 @@ public:
       return t;
     }
     advance();
-    return error(t, fmt::format("unexpected character '{}'", c));
+    return error(t, fmt::format("unexpected character '{}'", showChar(c)));
   }
 
   /// Reads the dimensions of a tensor type, "128x64x", leaving the element.
@@ -256,7 +257,7 @@ private:
         break;
       }
       default:
-        return error(t, fmt::format("unknown escape '\\{}'", e));
+        return error(t, fmt::format("unknown escape '\\{}'", showChar(e)));
       }
     }
     if (pos_ >= text_.size())
@@ -550,7 +551,7 @@ private:
       if (!value)
         return false;
       if (out.has(name)) {
-        diag_.error(nameLoc, fmt::format("duplicate attribute '{}'", name));
+        diag_.error(nameLoc, fmt::format("duplicate attribute '{}'", showText(name)));
         return failed_ = true, false;
       }
       out.set(name, std::move(*value));

@@ -2,6 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <string_view>
+#include <utility>
+
 namespace tk {
 namespace {
 
@@ -24,9 +28,53 @@ const char *severityColor(Severity s) {
   return kRed;
 }
 
+// The longest source line a diagnostic shows whole; a longer one is cut to
+// this many bytes around the caret.
+constexpr size_t kShownBytes = 160;
+
+// The source line as a diagnostic shows it, and the caret line under it.
+// Three kinds of line would be unreadable as they are: a carriage return
+// alone ends a line for a reader but not for the lexers (a CR-only file is
+// one line to them), so the text between the carriage returns around the
+// column is shown; a control byte (a NUL cuts a terminal's line and every C
+// string) is shown as '?'; a line past kShownBytes (a megabyte of
+// generated source) is cut around the column, with "..." where it was cut.
+// Tabs are kept in the caret line so the caret stays aligned in a terminal.
+std::pair<std::string, std::string> shownLine(std::string_view line, uint32_t col) {
+  size_t at = col > 0 ? col - 1 : 0; // may be past the end: a caret at end of line
+  size_t probe = std::min(at, line.size());
+  size_t begin = line.substr(0, probe).rfind('\r');
+  begin = begin == std::string_view::npos ? 0 : begin + 1;
+  size_t end = std::min(line.find('\r', probe), line.size());
+  size_t from = begin, to = end;
+  if (to - from > kShownBytes) {
+    from = std::max(
+        begin, std::min(probe > kShownBytes / 2 ? probe - kShownBytes / 2 : 0, end - kShownBytes));
+    to = from + kShownBytes;
+    // Not in the middle of a UTF-8 sequence.
+    auto continuation = [&](size_t i) {
+      return (static_cast<unsigned char>(line[i]) & 0xC0) == 0x80;
+    };
+    while (from < probe && continuation(from))
+      ++from;
+    while (to > probe && to < end && continuation(to))
+      --to;
+  }
+  std::string text = from > begin ? "..." : "";
+  std::string caret(text.size(), ' ');
+  for (size_t i = from; i < to; ++i) {
+    unsigned char c = static_cast<unsigned char>(line[i]);
+    text += (c < 0x20 && c != '\t') || c == 0x7f ? '?' : char(c);
+  }
+  if (to < end)
+    text += "...";
+  for (size_t i = from; i < at; ++i)
+    caret += i < line.size() && line[i] == '\t' ? '\t' : ' ';
+  return {text, caret};
+}
+
 // One "file:line:col: severity: message" header, then the source line and a
-// caret under the column. Tabs in the source line are kept in the caret line
-// so the caret stays aligned in a terminal.
+// caret under the column (shownLine).
 void renderOne(std::string &out, const SourceManager &sm, Severity sev, SourceLoc loc,
                const std::string &message, bool color) {
   if (color)
@@ -44,11 +92,9 @@ void renderOne(std::string &out, const SourceManager &sm, Severity sev, SourceLo
   std::string_view line = sm.lineText(loc);
   if (!loc.isValid() || (line.empty() && loc.col <= 1))
     return;
-  out += line;
+  auto [text, caret] = shownLine(line, loc.col);
+  out += text;
   out += '\n';
-  std::string caret;
-  for (uint32_t i = 1; i < loc.col; ++i)
-    caret += (i - 1 < line.size() && line[i - 1] == '\t') ? '\t' : ' ';
   if (color)
     out += caret + kGreen + "^" + kReset + "\n";
   else

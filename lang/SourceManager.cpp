@@ -1,4 +1,5 @@
 #include "lang/SourceManager.h"
+#include "support/Quote.h"
 
 #include <fmt/format.h>
 
@@ -38,7 +39,9 @@ std::string_view SourceManager::lineText(SourceLoc loc) const {
 std::string SourceManager::describe(SourceLoc loc) const {
   if (!loc.isValid() || loc.buffer >= buffers_.size())
     return "<unknown>";
-  return fmt::format("{}:{}:{}", buffers_[loc.buffer].fileName, displayLine(loc), loc.col);
+  // A file name from a loc("...") suffix of textual IR may hold any byte.
+  return fmt::format("{}:{}:{}", showText(buffers_[loc.buffer].fileName), displayLine(loc),
+                     loc.col);
 }
 
 } // namespace tk

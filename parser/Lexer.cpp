@@ -79,15 +79,6 @@ int digitValue(char c) {
   return 99;
 }
 
-// How a character looks in "invalid character 'X'": printable ASCII as itself,
-// anything else as an escape so the message stays one readable line.
-std::string showChar(char c) {
-  auto u = static_cast<unsigned char>(c);
-  if (u >= 0x20 && u < 0x7f)
-    return std::string(1, c);
-  return fmt::format("\\x{:02x}", u);
-}
-
 void appendUtf8(std::string &out, uint32_t cp) {
   if (cp < 0x80) {
     out += static_cast<char>(cp);

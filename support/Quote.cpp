@@ -33,4 +33,20 @@ std::string quoteString(std::string_view s) {
   return out + "\"";
 }
 
+std::string showChar(char c) {
+  auto u = static_cast<unsigned char>(c);
+  if (u >= 0x20 && u < 0x7f)
+    return std::string(1, c);
+  return fmt::format("\\x{:02x}", u);
+}
+
+std::string showText(std::string_view s) {
+  std::string out;
+  for (char c : s) {
+    auto u = static_cast<unsigned char>(c);
+    out += u < 0x20 || u == 0x7f ? showChar(c) : std::string(1, c);
+  }
+  return out;
+}
+
 } // namespace tk

@@ -15,4 +15,14 @@ namespace tk {
 
 std::string quoteString(std::string_view s);
 
+/// A character of the user's text as a message shows it ("invalid character
+/// 'X'"): printable ASCII as itself, any other byte as \xNN, so the message
+/// stays one readable line.
+std::string showChar(char c);
+
+/// Text of the user's (a name, a file name) inside a message or a
+/// diagnostic's header: control bytes as \xNN, the rest as it is (UTF-8
+/// stays readable).
+std::string showText(std::string_view s);
+
 } // namespace tk

@@ -61,5 +61,61 @@ TEST(Diagnostics, UnknownLocationHasNoCaret) {
   EXPECT_EQ(diag.renderAll(), "error: no place\n");
 }
 
+// A file with carriage returns alone for line ends is one line to the
+// lexers; the diagnostic shows the part between the carriage returns.
+TEST(Diagnostics, CarriageReturnsAloneEndTheShownLine) {
+  SourceManager sm;
+  BufferId id = sm.addBuffer("cr.tk", "import tk\r@tk.jit\rdef f(p):\r    pass\r");
+  DiagnosticEngine diag(sm);
+  diag.error({id, 1, 11}, "expected end of line");
+  diag.error({id, 1, 24}, "in f");
+  EXPECT_EQ(diag.renderAll(), "cr.tk:1:11: error: expected end of line\n"
+                              "@tk.jit\n"
+                              "^\n"
+                              "cr.tk:1:24: error: in f\n"
+                              "def f(p):\n"
+                              "     ^\n");
+}
+
+// Control bytes would reach the terminal raw (a NUL ends a C string: the
+// rest of the diagnostic was lost); each is shown as '?', keeping the caret
+// aligned.
+TEST(Diagnostics, ControlBytesInTheLineAreShownAsQuestionMarks) {
+  SourceManager sm;
+  BufferId id = sm.addBuffer("k.tkir", std::string("  %0 = add \x01 \0 \x7f\t%1\n", 20));
+  DiagnosticEngine diag(sm);
+  diag.error({id, 1, 18}, "bad");
+  std::string out = diag.renderAll();
+  EXPECT_EQ(out, "k.tkir:1:18: error: bad\n"
+                 "  %0 = add ? ? ?\t%1\n"
+                 "                \t^\n");
+  EXPECT_EQ(out.find('\0'), std::string::npos);
+}
+
+// A line of a megabyte is shown as the kShownBytes (160) around the column.
+TEST(Diagnostics, ALongLineIsCutAroundTheCaret) {
+  std::string line(1200000, 'a');
+  line[600000] = 'X';
+  SourceManager sm;
+  BufferId id = sm.addBuffer("long.tk", line + "\n");
+  DiagnosticEngine diag(sm);
+  diag.error({id, 1, 600001}, "here");
+  diag.error({id, 1, 3}, "near the start");
+  diag.error({id, 1, 1200000}, "at the end");
+  std::string out = diag.renderAll();
+  EXPECT_LT(out.size(), 1000u);
+  std::string middle = "..." + std::string(80, 'a') + "X" + std::string(79, 'a') + "...";
+  EXPECT_NE(out.find("error: here\n" + middle + "\n" + std::string(83, ' ') + "^\n"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("error: near the start\n" + std::string(160, 'a') + "...\n  ^\n"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("error: at the end\n..." + std::string(160, 'a') + "\n" +
+                     std::string(162, ' ') + "^\n"),
+            std::string::npos)
+      << out;
+}
+
 } // namespace
 } // namespace tk
