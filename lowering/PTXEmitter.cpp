@@ -1,4 +1,5 @@
 #include "lowering/PTXEmitter.h"
+#include "support/Quote.h"
 
 #include "ir/IRContext.h"
 #include "lowering/LLVMTarget.h"
@@ -45,9 +46,8 @@ std::unique_ptr<llvm::TargetMachine> makeTargetMachine(const std::string &arch,
                                                        DiagnosticEngine &diag) {
   // LLVM would only warn on stderr about an unknown processor and go on.
   if (!isSupportedArch(arch)) {
-    diag.error({}, fmt::format("unsupported GPU arch '{}': tk compiles for sm_80 or newer "
-                               "(sm_80, sm_86, sm_89, sm_90, sm_90a)",
-                               arch));
+    diag.error({}, fmt::format("unsupported GPU arch '{}': tk compiles for {}", showText(arch),
+                               kSupportedArchList));
     return nullptr;
   }
   if (!hasNVPTXTarget()) {

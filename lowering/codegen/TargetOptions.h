@@ -35,24 +35,24 @@ struct TargetOptions {
   int64_t maxLLVMInstructions = 0;
 };
 
-/// Whether tk compiles for `arch`: `sm_NN` with NN >= 80, optionally with the
-/// `a` suffix of arch-specific features (sm_90a). tkc checks --arch with it,
-/// and the PTX emitter every other caller's arch (the C++ API, TK_ARCH).
-inline bool isSupportedArch(std::string_view arch) {
-  if (arch.substr(0, 3) != "sm_")
-    return false;
-  std::string_view digits = arch.substr(3);
-  if (!digits.empty() && digits.back() == 'a')
-    digits.remove_suffix(1);
-  if (digits.size() < 2 || digits.size() > 3)
-    return false;
-  int value = 0;
-  for (char c : digits) {
-    if (c < '0' || c > '9')
-      return false;
-    value = value * 10 + (c - '0');
-  }
-  return value >= 80;
+/// The one table of the targets tk compiles for: the sm_80+ processors of
+/// LLVM 19's NVPTX back end (`llc -march=nvptx64 -mcpu=help`). Anything
+/// else (sm_91, sm_100, sm_80a, sm_999) is an error naming these, never a
+/// target LLVM does not know (it would only warn on stderr, and the PTX
+/// would be wrong). Newer GPUs run sm_90 PTX, which their driver compiles
+/// forward (python/tk/runtime/jit.py's target_arch picks it for them).
+inline constexpr std::string_view kSupportedArchs[] = {"sm_80", "sm_86", "sm_87",
+                                                       "sm_89", "sm_90", "sm_90a"};
+/// "sm_80, sm_86, sm_87, sm_89, sm_90, sm_90a", for messages.
+inline constexpr std::string_view kSupportedArchList = "sm_80, sm_86, sm_87, sm_89, sm_90, sm_90a";
+
+/// Whether `arch` is in kSupportedArchs. tkc checks --arch with it, and the
+/// PTX emitter every other caller's arch (the C++ API, TK_ARCH).
+constexpr bool isSupportedArch(std::string_view arch) {
+  for (std::string_view a : kSupportedArchs)
+    if (a == arch)
+      return true;
+  return false;
 }
 
 /// Shared memory one program may use on `arch`: the per-block opt-in

@@ -17,6 +17,7 @@
 #include "lowering/LLVMTarget.h"
 #include "parser/Lexer.h"
 #include "support/FileIO.h"
+#include "support/Quote.h"
 #include "tk/Version.h"
 #include "tools/tkc/AotCommand.h"
 #include "tools/tkc/KernelSummary.h"
@@ -25,11 +26,14 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <unistd.h>
@@ -134,7 +138,7 @@ options:
   --version              tk's version, LLVM's version, NVPTX availability
 
 code generation (--emit=ir-gpu, llvm, ptx):
-  --arch=sm_NN           target GPU: sm_80, sm_86, sm_89, sm_90 (default) or sm_90a
+  --arch=sm_NN           target GPU: sm_80, sm_86, sm_87, sm_89, sm_90 (default) or sm_90a
                          (Hopper's arch-specific target: tk.dot on wgmma)
   --num-warps=N          warps per program, a power of two 1..32 (default: 4)
   --num-stages=N         stages of the cp.async ring that pipelines the loads of a
@@ -191,6 +195,23 @@ bool isIdentifier(std::string_view s) {
     if (!(c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')))
       return false;
   return true;
+}
+
+// An integer -D value past 64 bits (decimal or 0x hex, optionally
+// negative) would read as a float (parseConstValue takes what is not an
+// int64 as one) and fail far from the command line, if at all.
+bool integerPast64Bits(std::string_view v) {
+  std::string_view digits = v.substr(!v.empty() && v[0] == '-');
+  bool hex = digits.size() > 2 && digits[0] == '0' && (digits[1] == 'x' || digits[1] == 'X');
+  if (hex)
+    digits.remove_prefix(2);
+  else if (digits.size() > 1 && digits[0] == '0')
+    return false; // 010: not an integer in Python either
+  if (digits.empty() || !std::all_of(digits.begin(), digits.end(), [hex](char c) {
+        return hex ? std::isxdigit(static_cast<unsigned char>(c)) != 0 : c >= '0' && c <= '9';
+      }))
+    return false;
+  return parseConstValue(v).kind != ConstValue::Kind::Int;
 }
 
 enum class ParseResult { Run, ExitOk, ExitUsage, ExitWriteError };
@@ -295,6 +316,10 @@ ParseResult parseArgs(int argc, char **argv, Options &opts) {
         usageError(fmt::format("-D expects NAME=VALUE with NAME an identifier, got '{}'", *v));
         return ParseResult::ExitUsage;
       }
+      if (integerPast64Bits(v->substr(eq + 1))) {
+        usageError(fmt::format("-D {}: the integer does not fit in 64 bits", *v));
+        return ParseResult::ExitUsage;
+      }
       opts.defines.emplace_back(v->substr(0, eq), v->substr(eq + 1));
     } else if (name == "--arch") {
       auto v = value();
@@ -302,7 +327,7 @@ ParseResult parseArgs(int argc, char **argv, Options &opts) {
         return ParseResult::ExitUsage;
       if (!isSupportedArch(*v)) {
         usageError(
-            fmt::format("--arch must be sm_80 or newer (sm_80, sm_90, sm_90a, ...), not '{}'", *v));
+            fmt::format("--arch must be one of {}, not '{}'", kSupportedArchList, showText(*v)));
         return ParseResult::ExitUsage;
       }
       opts.arch = *v;
@@ -414,6 +439,39 @@ CompileOptions compileOptions(const Options &o) {
   return options;
 }
 
+// A -D whose name the source never spells (no parameter, no global, no
+// use) can change nothing: a typo, which would otherwise be ignored. It is an
+// error naming the kernels' parameters.
+bool checkDefines(Input &c, const std::vector<const ast::FunctionDef *> &kernels) {
+  if (c.options.defines.empty())
+    return true;
+  DiagnosticEngine quiet(c.comp.sources());
+  std::set<std::string_view> spelled;
+  std::vector<Token> tokens = lex(c.comp.sources(), c.buffer, quiet);
+  for (const Token &t : tokens)
+    if (t.kind == TokenKind::Identifier)
+      spelled.insert(t.text);
+  for (const auto &define : c.options.defines) {
+    const std::string &name = define.first;
+    if (spelled.count(name))
+      continue;
+    std::string params;
+    for (const ast::FunctionDef *fn : kernels) {
+      std::string names;
+      for (const ast::Param &p : fn->params)
+        names += (names.empty() ? "" : ", ") + p.name;
+      params += fmt::format("{}'{}' ({})", params.empty() ? "" : ", ", fn->name,
+                            names.empty() ? "no parameters" : names);
+    }
+    c.stage = "-D";
+    c.comp.diag().error({}, fmt::format("-D {}: '{}' names nothing in '{}': no parameter, global "
+                                        "or use is spelled so; the parameters are those of {}",
+                                        name, name, c.comp.sources().fileName(c.buffer), params));
+    return false;
+  }
+  return true;
+}
+
 // --emit=ir and later: lowers each kernel (the --kernel one, or every
 // function no other function calls) for --signature and -D.
 bool lowerToIR(Input &c) {
@@ -428,6 +486,8 @@ bool lowerToIR(Input &c) {
       return false;
     kernels.assign(selected.begin(), selected.end());
   }
+  if (!checkDefines(c, kernels))
+    return false;
   std::vector<KernelSpec> specs;
   for (const ast::FunctionDef *fn : kernels) {
     KernelSpec spec;
