@@ -28,6 +28,10 @@
 
 #include <fmt/format.h>
 
+#include <atomic>
+#include <functional>
+#include <memory>
+
 namespace py = pybind11;
 
 namespace tk {
@@ -137,6 +141,24 @@ bool pythonSignalled() {
   return PyErr_CheckSignals() != 0;
 }
 
+// Compiles on other threads (the autotuner's pool) stop through a
+// CompileCancel: the thread that started them cancels it when Ctrl-C (or any
+// exception) reaches it, and each compile started under it on a pool thread
+// (_C.set_compile_cancel) stops at its next poll, with an error.
+struct CompileCancel {
+  std::atomic<bool> cancelled{false};
+};
+thread_local std::shared_ptr<CompileCancel> currentCancel;
+
+// What a compile started now on this thread polls: the signal handlers and
+// the thread's CompileCancel, if it has one.
+std::function<bool()> compileInterrupted() {
+  std::shared_ptr<CompileCancel> cancel = currentCancel;
+  if (!cancel)
+    return pythonSignalled;
+  return [cancel] { return cancel->cancelled.load() || pythonSignalled(); };
+}
+
 py::tuple compile(const std::vector<std::tuple<std::string, std::string, uint32_t>> &sources,
                   const std::string &kernel, const std::string &signature,
                   const py::dict &constants, const std::vector<std::string> &externalGlobals,
@@ -163,7 +185,7 @@ py::tuple compile(const std::vector<std::tuple<std::string, std::string, uint32_
   req.moduleAliases = moduleAliases;
   req.userModules = userModules;
   req.doNotSpecialize = doNotSpecialize;
-  req.interrupted = pythonSignalled;
+  req.interrupted = compileInterrupted();
   std::string errors;
   std::unique_ptr<JitKernel> k;
   {
@@ -432,6 +454,19 @@ PYBIND11_MODULE(_C, m) {
       "How GPU launches pass their arguments to cuLaunchKernel: 'array' (kernelParams) or "
       "'packed' (one buffer through `extra`, the default), for benchmarks that compare them.");
   m.def("_launch_params", [] { return JitKernel::packedLaunches() ? "packed" : "array"; });
+  py::class_<CompileCancel, std::shared_ptr<CompileCancel>>(
+      m, "CompileCancel",
+      "Stops the compiles started under it (set_compile_cancel) on other threads: cancel() "
+      "makes each end at its next poll (within 10 ms) with an error.")
+      .def(py::init<>())
+      .def("cancel", [](CompileCancel &c) { c.cancelled = true; })
+      .def_property_readonly("cancelled",
+                             [](const CompileCancel &c) { return c.cancelled.load(); });
+  m.def(
+      "set_compile_cancel",
+      [](std::shared_ptr<CompileCancel> cancel) { currentCancel = std::move(cancel); },
+      py::arg("cancel").none(true),
+      "The CompileCancel the compiles this thread starts from now on obey (None: none).");
   m.def("compile", &compile, py::arg("sources"), py::arg("kernel"), py::arg("signature"),
         py::arg("constants"), py::arg("external_globals"), py::arg("module_aliases"),
         py::arg("do_not_specialize"), py::arg("gpu") = false, py::arg("num_warps") = 4,

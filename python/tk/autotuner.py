@@ -252,18 +252,27 @@ class Autotuner(KernelInterface):
         threads, else one per config up to the machine's (_C.compile_threads).
         The compiler and the driver's JIT run without the GIL, so the threads
         overlap; a config that fails here is left for its benchmark to score
-        (with the same error)."""
+        (with the same error).
+
+        Ctrl-C reaches only the main thread, waiting here: the KeyboardInterrupt
+        (or any exception) cancels the pool's compiles (_C.CompileCancel: each
+        ends at its next poll, within 10 ms, and caches nothing) and the ones
+        not started, and propagates once every thread has ended."""
         threads = _C.compile_threads(len(keep))
         if threads <= 1 or len(keep) <= 1:
             return
         gpu = not interpret_mode(_jit_function(self.fn))
+        cancel = _C.CompileCancel()
 
         def compile_one(i):
+            _C.set_compile_cancel(cancel)
             try:
                 launch_kwargs = {**self.configs[i].all_kwargs(), **kwargs}
                 return self.fn.warmup(*args, grid=grid, **launch_kwargs)
             except Exception:  # noqa: BLE001 - the benchmark reports it
                 return None
+            finally:
+                _C.set_compile_cancel(None)
 
         def load_one(kernel):
             try:
@@ -271,12 +280,18 @@ class Autotuner(KernelInterface):
             except Exception:  # noqa: BLE001 - the benchmark reports it
                 pass
 
-        with concurrent.futures.ThreadPoolExecutor(threads) as pool:
+        pool = concurrent.futures.ThreadPoolExecutor(threads)
+        try:
             kernels = list(pool.map(compile_one, keep))
             if gpu:
                 # One load per distinct kernel (two configs may compile to one).
                 unique = {id(k): k for k in kernels if k is not None and hasattr(k, "_load")}
                 list(pool.map(load_one, unique.values()))
+        except BaseException:
+            cancel.cancel()
+            raise
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
 
     def _tune(self, args, named, kwargs, grid, key_text):
         keep = self._prune(named, kwargs)
