@@ -435,6 +435,12 @@ bool Lowerer::lowerIf(const If *s) {
   // so it may even be ill-typed for this specialisation.
   if (std::optional<bool> t = constTruth(cond))
     return lowerBlock(*t ? s->then : s->orelse);
+  // A one-element tensor is its element, as Triton unsplats it (test_unsplat).
+  if (cond.isDyn() && cond.v->type()->isTensor() && cond.v->type()->numElements() == 1) {
+    cond = item(cond, s->cond->loc);
+    if (!cond.ok())
+      return false;
+  }
   if (!cond.isDyn() || cond.v->type()->isTensor())
     return fail(s->cond->loc,
                 fmt::format("the condition of 'if' must be a scalar, got {}", describe(cond)))

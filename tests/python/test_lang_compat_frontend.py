@@ -337,3 +337,32 @@ def test_return_inside_a_loop_is_still_a_located_error():
     with pytest.raises(triton.CompilationError, match="'return' inside a dynamic if, for or "
                                                       "while"):
         return_in_loop_kernel[(1,)](np.zeros(8, np.int32), 8)
+
+
+@triton.jit
+def unsplat_kernel(X, EXPLICIT: tl.constexpr):
+    condition = tl.load(X + tl.arange(0, 1)) > 42
+    if EXPLICIT:
+        condition = condition.item()
+    if condition:
+        tl.store(X, 42)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("explicit", [False, True])
+@pytest.mark.parametrize("value", [41, 43])
+def test_one_element_tensor_as_if_condition(device, explicit, value):
+    x = np.full(1, value, np.int32)
+    launch(unsplat_kernel, (1,), x, explicit, device=device)
+    assert x[0] == min(value, 42)
+
+
+@triton.jit
+def two_element_condition_kernel(X):
+    if tl.load(X + tl.arange(0, 2)) > 0:
+        tl.store(X, 1)
+
+
+def test_if_condition_of_more_elements_is_a_located_error():
+    with pytest.raises(triton.CompilationError, match="the condition of 'if' must be a scalar"):
+        two_element_condition_kernel[(1,)](np.zeros(2, np.int32))
