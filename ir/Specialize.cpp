@@ -1,4 +1,5 @@
 #include "ir/Specialize.h"
+#include "support/Quote.h"
 
 #include <fmt/format.h>
 
@@ -229,7 +230,8 @@ std::optional<std::vector<SignatureEntry>> parseSignature(std::string_view text,
         start, comma == std::string_view::npos ? std::string_view::npos : comma - start));
     start = comma == std::string_view::npos ? text.size() + 1 : comma + 1;
     auto bad = [&](std::string why) {
-      diag.error(loc, fmt::format("invalid signature entry '{}' (#{}): {}", item,
+      // The entry as text the terminal shows whole (a control byte as \xNN).
+      diag.error(loc, fmt::format("invalid signature entry '{}' (#{}): {}", showText(item),
                                   entries.size() + 1, why));
       return std::nullopt;
     };
@@ -259,7 +261,7 @@ std::optional<std::vector<SignatureEntry>> parseSignature(std::string_view text,
             *div == 1 && e.kind == SignatureEntry::Kind::Scalar && isInteger(*d) && *d != DType::I1;
       }
     } else if (e.kind == SignatureEntry::Kind::Pointer) {
-      return bad(fmt::format("unknown dtype '{}'", base));
+      return bad(fmt::format("unknown dtype '{}'", showText(base)));
     } else {
       // Not a type: a constant, as Triton's AOT signatures write constexprs.
       e.kind = SignatureEntry::Kind::Constant;

@@ -208,7 +208,9 @@ int parseRunArgs(int argc, char **argv, RunOptions &o, bool &help) {
       if (!need(v = value()))
         return 2;
       std::optional<int64_t> n = parseInt(*v);
-      if (!n || *n < 0 || (name == "--threads" && (*n < 1 || *n > 256)))
+      if (name == "--threads" && (!n || *n < 1 || *n > 256))
+        return usage(fmt::format("--threads expects an integer from 1 to 256, got '{}'", *v));
+      if (!n || *n < 0)
         return usage(fmt::format("{} expects a non-negative integer, got '{}'", name, *v));
       if (name == "--seed")
         o.seed = uint64_t(*n);
