@@ -845,7 +845,11 @@ Val Lowerer::builtinValue(const BuiltinInfo &info, SourceLoc loc) {
     return Val::ofType(ctx_.pointer(ctx_.i32()));
   if (info.kind == BuiltinKind::Enum)
     return fail(loc, fmt::format("{} is an enum: use one of its members", qualifiedName(info)));
-  return fail(loc, fmt::format("'{}' can only be called", qualifiedName(info)));
+  // Passing one as a function (tk.reduce(x, 0, max)) is the usual way here.
+  return fail(loc, fmt::format("'{}' is a builtin: it can only be called, not passed as a "
+                               "value; a combine function (tk.reduce, tk.associative_scan) "
+                               "must be a @tk.jit function",
+                               qualifiedName(info)));
 }
 
 Val Lowerer::expr(const Expr *e) {
