@@ -4,6 +4,7 @@
 
 #include "compiler/LaunchArgs.h"
 #include "compiler/Pipeline.h"
+#include "driver/Resources.h"
 #include "ir/ASTToIR.h"
 #include "ir/IRPrinter.h"
 #include "lowering/PTXEmitter.h"
@@ -121,6 +122,7 @@ CompileHooks CompileHooks::fromKnobs(Sink sink) {
   // A malformed TK_TIME_PASSES only loses the table, and this is no place to
   // fail a compile for it: the default stands.
   hooks.timePasses = readBool(Knob::TimePasses).value;
+  hooks.remarks = readBool(Knob::Remarks).value;
   hooks.sink = std::move(sink);
   return hooks;
 }
@@ -156,6 +158,10 @@ Compilation::Compilation(CompileOptions options, CompileHooks hooks)
       module_(std::make_unique<Module>(*ir_)) {
   ir_->limits().maxOps = options_.limits.maxOps;
   ir_->limits().interrupted = hooks_.interrupted;
+  if (hooks_.remarks) {
+    remarks_ = std::make_unique<RemarkSink>(*sm_);
+    module_->setRemarks(remarks_.get());
+  }
 }
 
 Compilation::~Compilation() = default;
@@ -372,8 +378,72 @@ bool Compilation::emitPTX(std::string &out) {
     dump("llvm", llvmText);
   if (ok)
     dump("ptx", out);
+  if (ok && remarks_) {
+    auto t0 = Clock::now();
+    addResourceRemarks(out);
+    times_.push_back({"remarks-ptxas", msSince(t0)});
+  }
   finishTimes();
   return ok;
+}
+
+// The registers remark: what ptxas allocated for each kernel and the
+// occupancy that gives (driver/Resources.h), with the config compiled.
+void Compilation::addResourceRemarks(const std::string &ptx) {
+  std::vector<PtxasUsage> found;
+  std::string error;
+  bool assembled = ptxasResources(ptx, options_.arch, found, error);
+  for (const KernelSpec &spec : kernels_) {
+    Function *fn = module_->lookup(spec.kernel);
+    if (!fn)
+      continue;
+    SourceLoc loc = fn->loc();
+    int64_t warps = fn->attrs().getInt("num_warps").value_or(options_.numWarps);
+    int64_t shared = fn->attrs().getInt("shared_bytes").value_or(0);
+    // (No num_stages attribute: the pipeliner's default, 3.)
+    int64_t stages =
+        fn->attrs().getInt("num_stages").value_or(options_.numStages > 0 ? options_.numStages : 3);
+    std::string config = fmt::format("{}, {} warp{}, {} stages, {} bytes of shared memory",
+                                     options_.arch, warps, warps == 1 ? "" : "s", stages, shared);
+    if (!assembled) {
+      remarks_->add(loc, "registers", RemarkStatus::Analysis, spec.kernel,
+                    fmt::format("kernel '{}' ({}): registers and spills unknown: {}", spec.kernel,
+                                config, error.substr(0, error.find('\n'))));
+      continue;
+    }
+    const PtxasUsage *k = nullptr;
+    for (const PtxasUsage &r : found)
+      if (r.name == spec.kernel)
+        k = &r;
+    if (!k)
+      continue;
+    Occupancy o = occupancy(options_.arch, k->registers, shared, warps * 32);
+    std::string occ = fmt::format("{} block{} per SM ({} of {} warps, {}%), limited by {}",
+                                  o.blocksPerSm, o.blocksPerSm == 1 ? "" : "s", o.warpsPerSm,
+                                  o.maxWarpsPerSm, o.percent, o.limit);
+    bool spills = k->spillStores > 0 || k->spillLoads > 0;
+    std::string message =
+        spills ? fmt::format("kernel '{}' ({}): {} registers per thread and {} bytes spilled to "
+                             "local memory ({} of stores, {} of loads; a {}-byte stack frame); "
+                             "{}: use a smaller tile, fewer stages or more warps",
+                             spec.kernel, config, k->registers, k->spillStores + k->spillLoads,
+                             k->spillStores, k->spillLoads, k->stackBytes, occ)
+               : fmt::format("kernel '{}' ({}): {} registers per thread, no spills, {} bytes of "
+                             "stack; {}",
+                             spec.kernel, config, k->registers, k->stackBytes, occ);
+    remarks_
+        ->add(loc, "registers", spills ? RemarkStatus::Missed : RemarkStatus::Analysis, spec.kernel,
+              message)
+        .with("registers", k->registers)
+        .with("spill_stores", k->spillStores)
+        .with("spill_loads", k->spillLoads)
+        .with("stack_bytes", k->stackBytes)
+        .with("shared_bytes", shared)
+        .with("num_warps", warps)
+        .with("num_stages", stages)
+        .with("blocks_per_sm", o.blocksPerSm)
+        .with("occupancy_percent", o.percent);
+  }
 }
 
 void Compilation::finishTimes() {
@@ -434,6 +504,10 @@ CompiledKernel Compilation::compiled(std::string_view kernel, std::string ptx) c
   // is the function's shared_bytes, passed at every launch.
   out.dynamicShared = out.sharedBytes > 0 && out.ptx.find(".extern .shared") != std::string::npos;
   out.times = times_;
+  if (remarks_)
+    for (const Remark &r : remarks_->remarks())
+      if (r.function == kernel)
+        out.remarks.push_back(r);
   return out;
 }
 

@@ -41,6 +41,7 @@
 #include "lang/AST.h"
 #include "lang/DType.h"
 #include "lang/Diagnostics.h"
+#include "lang/Remarks.h"
 #include "lowering/codegen/TargetOptions.h"
 #include "parser/Sema.h"
 
@@ -124,6 +125,10 @@ struct CompileHooks {
   std::string dumpIR;
   /// TK_TIME_PASSES: a table of every pass's and stage's time, to `sink`.
   bool timePasses = false;
+  /// TK_REMARKS: the passes and code generation record remarks
+  /// (lang/Remarks.h, docs/remarks.md) in the compile's sink, remarks();
+  /// after PTX, `ptxas -v` gives the registers remark. Off: no remark work.
+  bool remarks = false;
   Sink sink;
   /// Asked every few milliseconds while the compile runs (between
   /// statements, passes and ops, and LLVM's passes; not inside NVPTX code
@@ -132,9 +137,10 @@ struct CompileHooks {
   /// check (the compile then raises KeyboardInterrupt).
   std::function<bool()> interrupted;
 
-  /// TK_DUMP_IR and TK_TIME_PASSES, with `sink` for their text (none: the
-  /// text is dropped).
+  /// TK_DUMP_IR, TK_TIME_PASSES and TK_REMARKS, with `sink` for the text of
+  /// the first two (none: the text is dropped).
   static CompileHooks fromKnobs(Sink sink = {});
+  /// Whether there is text for `sink` (remarks are data, not text).
   bool active() const { return !dumpIR.empty() || timePasses; }
 };
 
@@ -176,6 +182,8 @@ public:
   SourceManager &sources() { return *sm_; }
   DiagnosticEngine &diag() { return *diag_; }
   const CompileOptions &options() const { return options_; }
+  /// The remarks made so far; null unless the hooks asked for them.
+  const RemarkSink *remarks() const { return remarks_.get(); }
 
   /// parse: the texts, parsed one by one and checked together as one module
   /// (names resolve across them, as Python globals do).
@@ -215,6 +223,7 @@ private:
   bool checkParamSpace();
   void dump(std::string_view stage, const std::string &text);
   void finishTimes();
+  void addResourceRemarks(const std::string &ptx);
 
   CompileOptions options_;
   CompileHooks hooks_;
@@ -224,6 +233,7 @@ private:
   ast::Module *ast_ = nullptr;
   std::unique_ptr<IRContext> ir_;
   std::unique_ptr<Module> module_;
+  std::unique_ptr<RemarkSink> remarks_;
   std::vector<KernelSpec> kernels_;
   std::vector<std::pair<std::string, std::vector<std::string>>> argumentNames_;
   Stage reached_ = Stage::None;
@@ -239,6 +249,7 @@ struct CompiledKernel {
   int64_t sharedBytes = 0;         // shared memory per program
   bool dynamicShared = false;      // passed at launch (the PTX declares it extern)
   std::vector<StageTime> times;
+  std::vector<Remark> remarks; // this kernel's, when the hooks asked for them
 };
 
 /// The whole compile of `spec.kernel` from one source text to PTX. False

@@ -58,7 +58,7 @@ std::string findPtxas(std::string &searched) {
 }
 
 bool assembleWithPtxas(const std::string &ptx, const std::string &arch, std::string &cubin,
-                       std::string &error, int optLevel) {
+                       std::string &error, int optLevel, std::string *verbose) {
   std::string searched;
   std::string ptxas = findPtxas(searched);
   if (ptxas.empty()) {
@@ -85,8 +85,9 @@ bool assembleWithPtxas(const std::string &ptx, const std::string &arch, std::str
   }
   std::string archFlag = "-arch=" + arch;
   std::string optFlag = optLevel < 0 ? "" : fmt::format("-O{}", std::min(optLevel, 3));
+  std::string verboseFlag = verbose ? "-v" : "";
   std::vector<char *> argv;
-  for (const std::string *a : {&ptxas, &archFlag, &optFlag, &in})
+  for (const std::string *a : {&ptxas, &archFlag, &optFlag, &verboseFlag, &in})
     if (!a->empty())
       argv.push_back(const_cast<char *>(a->c_str()));
   std::string dashO = "-o";
@@ -113,6 +114,8 @@ bool assembleWithPtxas(const std::string &ptx, const std::string &arch, std::str
   std::string messages, ignored;
   readWholeFile(log, messages, ignored);
   bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0 && readWholeFile(out, cubin, ignored);
+  if (verbose)
+    *verbose = messages;
   if (!ok)
     error = fmt::format("{} {} failed (exit status {}):\n{}", ptxas, archFlag,
                         WIFEXITED(status) ? WEXITSTATUS(status) : -1, messages);

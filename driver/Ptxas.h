@@ -23,8 +23,9 @@ std::string findPtxas(std::string &searched);
 
 /// Runs `ptxas -arch=<arch> [-O<optLevel>]` on `ptx` in a private temporary
 /// directory; the cubin (an ELF image) on success, ptxas's own messages on
-/// failure. optLevel -1: ptxas's default (-O3).
+/// failure. optLevel -1: ptxas's default (-O3). With `verbose`, ptxas runs
+/// with -v and its report (registers, spills, stack per kernel) goes there.
 bool assembleWithPtxas(const std::string &ptx, const std::string &arch, std::string &cubin,
-                       std::string &error, int optLevel = -1);
+                       std::string &error, int optLevel = -1, std::string *verbose = nullptr);
 
 } // namespace tk

@@ -21,6 +21,7 @@
 namespace tk {
 
 class IRContext;
+class RemarkSink; // lang/Remarks.h
 
 class Function {
 public:
@@ -66,8 +67,14 @@ public:
   /// Removes and destroys a function (callers must not reference it).
   void eraseFunction(Function *fn);
 
+  /// Where passes and code generation add remarks (lang/Remarks.h): the
+  /// compile's sink when it asked for remarks, else null (no remark work).
+  RemarkSink *remarks() const { return remarks_; }
+  void setRemarks(RemarkSink *sink) { remarks_ = sink; }
+
 private:
   IRContext *ctx_;
+  RemarkSink *remarks_ = nullptr;
   std::vector<std::unique_ptr<Function>> funcs_;
 };
 

@@ -24,6 +24,8 @@ const char *severityColor(Severity s) {
     return kMagenta;
   case Severity::Error:
     return kRed;
+  case Severity::Remark:
+    return kGreen;
   }
   return kRed;
 }
@@ -111,6 +113,8 @@ const char *severityName(Severity s) {
     return "warning";
   case Severity::Error:
     return "error";
+  case Severity::Remark:
+    return "remark";
   }
   return "error";
 }
@@ -142,12 +146,16 @@ Diagnostic &DiagnosticEngine::warning(SourceLoc loc, std::string message) {
   return report(Severity::Warning, loc, std::move(message));
 }
 
-std::string DiagnosticEngine::render(const Diagnostic &d, bool color) const {
+std::string renderDiagnostic(const SourceManager &sm, const Diagnostic &d, bool color) {
   std::string out;
-  renderOne(out, *sm_, d.severity, d.loc, d.message, color);
+  renderOne(out, sm, d.severity, d.loc, d.message, color);
   for (const DiagnosticNote &n : d.notes)
-    renderOne(out, *sm_, Severity::Note, n.loc, n.message, color);
+    renderOne(out, sm, Severity::Note, n.loc, n.message, color);
   return out;
+}
+
+std::string DiagnosticEngine::render(const Diagnostic &d, bool color) const {
+  return renderDiagnostic(*sm_, d, color);
 }
 
 std::string DiagnosticEngine::renderAll(bool color) const {

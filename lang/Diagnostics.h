@@ -25,9 +25,11 @@
 
 namespace tk {
 
-enum class Severity { Note, Warning, Error };
+/// Remark is not a problem: what the compiler decided (lang/Remarks.h); it is
+/// rendered like the others and never counts as an error.
+enum class Severity { Note, Warning, Error, Remark };
 
-/// "note", "warning", "error": the word diagnostics are rendered with.
+/// "note", "warning", "error", "remark": the word diagnostics are rendered with.
 const char *severityName(Severity s);
 
 struct DiagnosticNote {
@@ -41,6 +43,10 @@ struct Diagnostic {
   std::string message;
   std::vector<DiagnosticNote> notes;
 };
+
+/// Renders one diagnostic (with its notes) in the format above: the one
+/// renderer of diagnostics and remarks.
+std::string renderDiagnostic(const SourceManager &sm, const Diagnostic &d, bool color = false);
 
 class DiagnosticEngine {
 public:

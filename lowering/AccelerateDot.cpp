@@ -49,6 +49,7 @@
 #include "ir/Builder.h"
 #include "ir/IRContext.h"
 #include "ir/Layout.h"
+#include "lang/Remarks.h"
 #include "lowering/Pass.h"
 
 #include <algorithm>
@@ -410,6 +411,77 @@ std::set<Operation *> chainedDots(const std::vector<Operation *> &dots) {
   return chained;
 }
 
+// What an author can change about a dot that stays off the tensor cores
+// (or off wgmma), from the reason whyNot / whyNotWgmma gave.
+std::string dotFix(std::string_view reason) {
+  if (reason.find("input_precision") != std::string_view::npos)
+    return "input_precision=\"tf32\" (tk.dot's default) runs fp32 on the tensor cores when a "
+           "10-bit mantissa is enough, or cast the operands to tk.float16/tk.bfloat16";
+  if (reason.find("no tensor-core instruction") != std::string_view::npos)
+    return "cast the operands to tk.float16 or tk.bfloat16 (fp32 accumulator), or int8 with an "
+           "int32 accumulator";
+  if (reason.find("not a multiple of the instruction") != std::string_view::npos)
+    return "make the tile at least the instruction's (BLOCK_M a multiple of 16, BLOCK_N of 8, "
+           "BLOCK_K of 16 for 16-bit operands) and mask or pad the edges";
+  if (reason.find("warps cannot split") != std::string_view::npos)
+    return "use fewer warps (num_warps) or a larger tile";
+  if (reason.find("warp groups") != std::string_view::npos)
+    return "num_warps = 4 or 8";
+  if (reason.starts_with("M = "))
+    return "BLOCK_M a multiple of 16 x num_warps (64 per warp group), or fewer warps";
+  if (reason.starts_with("N = "))
+    return "BLOCK_N a multiple of 8 up to 256 that is 16, 32 or a multiple of 64";
+  if (reason.starts_with("K = "))
+    return "BLOCK_K = 16, 32 or a multiple of 64";
+  return "";
+}
+
+// The dot remark: the instruction and tile each dot runs on, and for one
+// off the tensor cores (or, on sm_90a, off wgmma) the reason and the fix.
+void remarkDot(RemarkSink &rs, Function &fn, Operation &dot) {
+  Type *a = dot.operand(0)->type(), *c = dot.result()->type();
+  int64_t M = a->shape()[0], K = a->shape()[1], N = c->shape()[1];
+  int64_t warps = fn.attrs().getInt("num_warps").value_or(4);
+  std::string shape =
+      fmt::format("{}x{}x{} {} x {} + {}", M, N, K, a->elementType()->str(),
+                  dot.operand(1)->type()->elementType()->str(), c->elementType()->str());
+  auto numbers = [&](Remark &r) -> Remark & {
+    return r.with("m", M).with("n", N).with("k", K).with("num_warps", warps);
+  };
+  if (std::optional<std::string> why = dot.attrs().getString("fma_reason")) {
+    std::string fix = dotFix(*why);
+    numbers(rs.add(dot.loc(), "dot", RemarkStatus::Missed, fn.name(),
+                   fmt::format("tk.dot {} runs on FMA (CUDA cores), not the tensor cores: {}{}{}",
+                               shape, *why, fix.empty() ? "" : "; ", fix)));
+    return;
+  }
+  const MmaLayout *mma = mmaLayoutOf(dot.result()->type());
+  if (!mma)
+    return;
+  int64_t kStep = a->dtype() == DType::I8 ? 32 : a->dtype() == DType::F32 ? 8 : 16;
+  std::string instr = mma->version() == 3 ? fmt::format("wgmma m64n{}k16", mma->instr()[1])
+                                          : fmt::format("mma.sync m{}n{}k{}", mma->instr()[0],
+                                                        mma->instr()[1], kStep);
+  std::string warpsText = fmt::format("warps [{}, {}]", mma->warps()[0], mma->warps()[1]);
+  auto add = [&](RemarkStatus status, std::string message) {
+    numbers(rs.add(dot.loc(), "dot", status, fn.name(), std::move(message)))
+        .with("mma_version", mma->version())
+        .with("warps_m", mma->warps()[0])
+        .with("warps_n", mma->warps()[1])
+        .with("instr_m", mma->version() == 3 ? 64 : mma->instr()[0])
+        .with("instr_n", mma->instr()[1])
+        .with("instr_k", mma->version() == 3 ? 16 : kStep);
+  };
+  if (std::optional<std::string> why = dot.attrs().getString("wgmma_reason")) {
+    std::string fix = dotFix(*why);
+    add(RemarkStatus::Missed, fmt::format("tk.dot {} runs on {} ({}), not wgmma: {}{}{}", shape,
+                                          instr, warpsText, *why, fix.empty() ? "" : "; ", fix));
+    return;
+  }
+  add(RemarkStatus::Passed,
+      fmt::format("tk.dot {} runs on the tensor cores: {} ({})", shape, instr, warpsText));
+}
+
 class AccelerateDotPass : public Pass {
 public:
   AccelerateDotPass() : Pass(PassId::AccelerateDot) {}
@@ -424,8 +496,11 @@ public:
       });
       DotAccelerator acc(module.context(), fn->attrs().getInt("num_warps").value_or(4),
                          fn->attrs().getString("arch").value_or(""), chainedDots(dots));
-      for (Operation *dot : dots)
+      for (Operation *dot : dots) {
         acc.run(*dot);
+        if (RemarkSink *rs = module.remarks())
+          remarkDot(*rs, *fn, *dot);
+      }
       changed |= !dots.empty();
     }
     return changed;

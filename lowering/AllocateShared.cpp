@@ -3,9 +3,12 @@
 #include "lowering/AllocateShared.h"
 #include "analysis/Liveness.h"
 #include "analysis/SharedMemory.h"
+#include "lang/Remarks.h"
 #include "lowering/Pass.h"
+#include "lowering/codegen/TargetOptions.h"
 
 #include <algorithm>
+#include <fmt/format.h>
 
 namespace tk {
 namespace {
@@ -25,9 +28,48 @@ struct Item {
   int64_t align = 16; // a buffer's `align` attribute (wgmma rings: 1024)
 };
 
+// The shared remarks: each buffer with its bytes, offset and the source
+// lines it is live over, then the total against the arch's limit.
+void remarkShared(RemarkSink &rs, Function &fn, const Liveness &live,
+                  const std::vector<Item> &items, int64_t total) {
+  if (items.empty())
+    return;
+  auto line = [&](int64_t at) -> std::string {
+    if (at < 0 || at >= static_cast<int64_t>(live.order().size()))
+      return "the end of the kernel";
+    return fmt::format("line {}", rs.line(live.order()[static_cast<size_t>(at)]->loc()));
+  };
+  for (const Item &it : items) {
+    bool ring = false;
+    if (it.op->is(Opcode::LocalAlloc))
+      for (Operation *u : it.op->result()->users())
+        ring |= u->is(Opcode::AsyncCopy);
+    std::string what = it.op->is(Opcode::LocalAlloc)
+                           ? (ring ? "the cp.async ring of the loop" : "a shared buffer")
+                           : fmt::format("the scratch of {}", it.op->name());
+    rs.add(it.op->loc(), "shared", RemarkStatus::Analysis, fn.name(),
+           fmt::format("shared memory: {} bytes at offset {} for {}, live from {} to {}", it.size,
+                       it.offset, what, line(it.start), line(it.end)))
+        .with("bytes", it.size)
+        .with("offset", it.offset);
+  }
+  int64_t limit = fn.attrs().getInt("max_shared_bytes").value_or(maxSharedBytesFor("sm_90"));
+  bool over = total > limit;
+  rs.add(fn.loc(), "shared", over ? RemarkStatus::Missed : RemarkStatus::Analysis, fn.name(),
+         over ? fmt::format("kernel '{}': {} bytes of shared memory per program, over the "
+                            "target's {}: fewer stages (num_stages) or smaller tiles",
+                            fn.name(), total, limit)
+              : fmt::format("kernel '{}': {} bytes of shared memory per program in {} "
+                            "buffer{} (the target allows {})",
+                            fn.name(), total, items.size(), items.size() == 1 ? "" : "s", limit))
+      .with("shared_bytes", total)
+      .with("buffers", static_cast<int64_t>(items.size()))
+      .with("limit", limit);
+}
+
 } // namespace
 
-int64_t allocateShared(Function &fn) {
+int64_t allocateShared(Function &fn, RemarkSink *remarks) {
   int64_t numWarps = functionNumWarps(fn);
   Liveness live(fn);
   std::vector<Item> items;
@@ -84,6 +126,8 @@ int64_t allocateShared(Function &fn) {
     total = std::max(total, offset + it.size);
   }
   fn.attrs().set("shared_bytes", total);
+  if (remarks)
+    remarkShared(*remarks, fn, live, items, total);
   return total;
 }
 
@@ -94,7 +138,7 @@ public:
   AllocateSharedPass() : Pass(PassId::AllocateShared) {}
   bool run(Module &m, DiagnosticEngine &) override {
     for (auto &fn : m.functions())
-      allocateShared(*fn);
+      allocateShared(*fn, m.remarks());
     return true;
   }
 };

@@ -38,6 +38,8 @@ namespace tk {
 
 /// Gives offsets to `fn`'s scratch and buffers (`scratch_offset` on each op)
 /// and sets `shared_bytes` on the function; returns the total.
-int64_t allocateShared(Function &fn);
+/// With `remarks`, one shared remark per buffer and one for the total
+/// (docs/remarks.md).
+int64_t allocateShared(Function &fn, RemarkSink *remarks = nullptr);
 
 } // namespace tk

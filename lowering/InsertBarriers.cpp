@@ -5,8 +5,11 @@
 // earlier iteration stays (it is needed for a subset of the final state).
 #include "lowering/InsertBarriers.h"
 #include "analysis/SharedMemory.h"
+#include "lang/Remarks.h"
 #include "lowering/Pass.h"
 
+#include <fmt/format.h>
+#include <map>
 #include <set>
 #include <tuple>
 
@@ -30,10 +33,13 @@ void add(Pending &pending, const std::vector<SharedAccess> &accesses) {
 
 class BarrierFlow {
 public:
-  explicit BarrierFlow(int64_t numWarps) : numWarps_(numWarps) {}
+  BarrierFlow(int64_t numWarps, bool why) : numWarps_(numWarps), why_(why) {}
 
   /// Ops that need a barrier before them.
   std::set<Operation *> needs;
+  /// With `why`: for each op of `needs`, the first earlier access it
+  /// conflicted with (the op, and whether that one wrote).
+  std::map<Operation *, std::pair<Operation *, bool>> because;
 
   Pending block(Block &block, Pending pending) {
     for (Operation &op : block)
@@ -69,12 +75,17 @@ private:
     if (phases.empty())
       return pending;
     if (needs.count(&op) || conflicts(pending, phases.front())) {
+      if (why_ && !because.count(&op))
+        because[&op] = conflictWith(pending, phases.front());
       needs.insert(&op);
       pending.clear();
     }
     if (phases.size() > 1)
       pending.clear(); // the op's own barriers order everything before them
     add(pending, phases.back());
+    if (why_)
+      for (const SharedAccess &a : phases.back())
+        origin_.emplace(std::make_tuple(a.begin, a.end, a.write), &op);
     return pending;
   }
 
@@ -91,13 +102,29 @@ private:
     }
   }
 
+  // The op that made the first pending access `accesses` conflict with.
+  std::pair<Operation *, bool> conflictWith(const Pending &pending,
+                                            const std::vector<SharedAccess> &accesses) const {
+    for (const SharedAccess &a : accesses)
+      for (const auto &p : pending) {
+        const auto &[begin, end, write] = p;
+        if ((write || a.write) && a.begin < end && begin < a.end)
+          if (auto it = origin_.find(p); it != origin_.end())
+            return {it->second, write};
+      }
+    return {nullptr, false};
+  }
+
   int64_t numWarps_;
+  bool why_;
+  // Each access range, with the first op that made it (remarks only).
+  std::map<std::tuple<int64_t, int64_t, bool>, Operation *> origin_;
 };
 
 } // namespace
 
-int64_t insertBarriers(Function &fn) {
-  BarrierFlow flow(functionNumWarps(fn));
+int64_t insertBarriers(Function &fn, RemarkSink *remarks) {
+  BarrierFlow flow(functionNumWarps(fn), remarks != nullptr);
   flow.block(fn.body(), {});
   // Insert in program order (the set is keyed by address).
   std::vector<Operation *> targets;
@@ -105,8 +132,23 @@ int64_t insertBarriers(Function &fn) {
     if (flow.needs.count(op))
       targets.push_back(op);
   });
-  for (Operation *op : targets)
+  for (Operation *op : targets) {
     op->parentBlock()->insert(op, Operation::create(Opcode::Barrier, op->loc(), {}, {}));
+    if (!remarks)
+      continue;
+    auto [other, wrote] = flow.because[op];
+    std::string why =
+        other == op ? fmt::format("it {} the same shared memory in the loop's previous iteration",
+                                  wrote ? "wrote" : "read")
+        : other     ? fmt::format("{} at line {} {} the same shared memory", other->name(),
+                                  remarks->line(other->loc()), wrote ? "wrote" : "read")
+                    : std::string("an earlier access touched the same shared memory");
+    remarks
+        ->add(op->loc(), "barrier", RemarkStatus::Analysis, fn.name(),
+              fmt::format("barrier before {}: {}; every warp must finish that access first",
+                          op->name(), why))
+        .with("conflict_line", other ? remarks->line(other->loc()) : 0);
+  }
   return static_cast<int64_t>(targets.size());
 }
 
@@ -118,7 +160,7 @@ public:
   bool run(Module &m, DiagnosticEngine &) override {
     bool changed = false;
     for (auto &fn : m.functions())
-      changed |= insertBarriers(*fn) > 0;
+      changed |= insertBarriers(*fn, m.remarks()) > 0;
     return changed;
   }
 };

@@ -30,6 +30,8 @@ namespace tk {
 
 /// Inserts `barrier` ops where shared accesses of different ops conflict;
 /// returns how many.
-int64_t insertBarriers(Function &fn);
+/// With `remarks`, one barrier remark per barrier inserted, naming the
+/// earlier access it orders against (docs/remarks.md).
+int64_t insertBarriers(Function &fn, RemarkSink *remarks = nullptr);
 
 } // namespace tk

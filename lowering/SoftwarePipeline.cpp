@@ -90,12 +90,14 @@
 #include "ir/Builder.h"
 #include "ir/IRContext.h"
 #include "ir/Layout.h"
+#include "lang/Remarks.h"
 #include "lowering/Pass.h"
 #include "lowering/codegen/TargetOptions.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <fmt/format.h>
 #include <map>
 #include <memory>
 #include <set>
@@ -135,6 +137,37 @@ public:
     unsigned i = 0;
     for (Operation &op : *body_)
       order_[&op] = i++;
+  }
+
+  // What the pipeline remark says about the loop, read before it changes.
+  struct Facts {
+    SourceLoc loc;
+    bool hasDot = false;
+    std::vector<std::pair<SourceLoc, std::string>> left; // loads left out, and why
+    std::vector<SourceLoc> taken;                        // candidates()
+  };
+  Facts remarkFacts() {
+    Facts f;
+    f.loc = loop_.loc();
+    for (Operation &op : *body_) {
+      f.hasDot |= op.is(Opcode::Dot);
+      if (!op.is(Opcode::Load) || !op.result()->type()->isTensor())
+        continue;
+      if (op.attrs().getBool("volatile").value_or(false))
+        f.left.push_back({op.loc(), "it is volatile"});
+      else if (!feedsOnlyDots(op.result()))
+        f.left.push_back({op.loc(), "its tile is used by something other than a tk.dot (only "
+                                    "tiles that feed dots alone, through casts, are loaded "
+                                    "ahead)"});
+      else if (!computable(op))
+        f.left.push_back({op.loc(), "its address or mask depends on a value loaded in the loop "
+                                    "(or made by control flow in it), which cannot be computed "
+                                    "an iteration ahead: compute the offsets from the loop "
+                                    "index and values carried by the loop"});
+      else
+        f.taken.push_back(op.loc());
+    }
+    return f;
   }
 
   // The loads of the body that feed only dots (through casts).
@@ -328,17 +361,26 @@ public:
     return bytes;
   }
 
-  // Whether the ring form applies to `loads` (see the header).
-  bool ringEligible(const std::vector<Operation *> &loads, bool throughConversions = false) const {
+  // Whether the ring form applies to `loads` (see the header); when not,
+  // `why` (if given) says which load and why, for the pipeline remark.
+  bool ringEligible(const std::vector<Operation *> &loads, bool throughConversions = false,
+                    std::pair<SourceLoc, std::string> *why = nullptr) const {
+    auto no = [&](Operation *load, std::string reason) {
+      if (why)
+        *why = {load->loc(), std::move(reason)};
+      return false;
+    };
     for (Operation *load : loads) {
       Type *t = load->result()->type();
       // fp32 tiles of tf32 dots (mma.sync m16n8k8; the dot rounds what it
       // reads) ride the ring too; int8 keeps the register form.
       bool tf32 = t->dtype() == DType::F32;
       if (t->rank() != 2 || (t->dtype() != DType::F16 && t->dtype() != DType::BF16 && !tf32))
-        return false;
+        return no(load, fmt::format("is a {}-D tile of {} (the ring takes 2-D fp16, bf16 or "
+                                    "tf32 fp32 tiles)",
+                                    t->rank(), t->elementType()->str()));
       if (load->numOperands() > 2 && !isZero(load->operand(2)))
-        return false;
+        return no(load, "has `other` that is not 0 (cp.async fills masked elements with 0)");
       // The ring's layout is its readers': wgmma's (column blocks, A's rows
       // permuted) or ldmatrix's, so every dot reading one ring is of one
       // kind and, on wgmma, takes it as the same operand.
@@ -346,16 +388,16 @@ public:
       for (auto [u, v] : dotReaders(load->result(), throughConversions)) {
         const MmaLayout *mma = u->numResults() ? mmaLayoutOf(u->result()->type()) : nullptr;
         if (!u->is(Opcode::Dot) || u->operand(2) == v || !mma)
-          return false;
+          return no(load, "feeds a dot that is not on the tensor cores (or through a cast)");
         int64_t version = mma->version();
         if (tf32 && version != 2)
-          return false;
+          return no(load, "is fp32 read by a wgmma dot");
         if (version == 3 && u->operand(0) == u->operand(1))
-          return false; // a @ a: one tile in two layouts
+          return no(load, "is both operands of one wgmma dot (a @ a)");
         kinds.insert({version, version == 3 && u->operand(0) == v});
       }
       if (kinds.size() > 1)
-        return false;
+        return no(load, "is read by dots of different kinds");
     }
     return true;
   }
@@ -824,6 +866,64 @@ int64_t allocatedBytes(Function &fn) {
   return bytes;
 }
 
+std::string lineList(const RemarkSink &rs, const std::vector<SourceLoc> &locs) {
+  std::string out;
+  for (const SourceLoc &l : locs)
+    out += fmt::format("{}{}", out.empty() ? "" : ", ", rs.line(l));
+  return out;
+}
+
+// The pipeline remarks of one loop with a dot: which loads went ahead, in
+// which form, and the loads left out with the reason.
+void remarkLoop(RemarkSink &rs, Function &fn, const LoopPipeliner::Facts &f, bool ring,
+                int64_t stages, const std::string &notRing, int64_t ringBytes) {
+  if (!f.hasDot)
+    return;
+  for (const auto &[loc, why] : f.left)
+    rs.add(loc, "pipeline", RemarkStatus::Missed, fn.name(),
+           fmt::format("load not pipelined: {}", why))
+        .with("num_stages", stages);
+  int64_t n = static_cast<int64_t>(f.taken.size());
+  if (f.taken.empty()) {
+    if (!f.left.empty())
+      rs.add(f.loc, "pipeline", RemarkStatus::Missed, fn.name(),
+             "loop not pipelined: none of its loads can be loaded ahead (see the loads' "
+             "remarks)")
+          .with("num_stages", stages);
+    return;
+  }
+  std::string loads = fmt::format("{} load{} (line{} {})", n, n == 1 ? "" : "s", n == 1 ? "" : "s",
+                                  lineList(rs, f.taken));
+  if (ring) {
+    rs.add(f.loc, "pipeline", RemarkStatus::Passed, fn.name(),
+           fmt::format("loop pipelined: {} on a {}-stage cp.async ring, {} bytes of shared "
+                       "memory",
+                       loads, stages, ringBytes))
+        .with("loads", n)
+        .with("num_stages", stages)
+        .with("ring_bytes", ringBytes);
+    return;
+  }
+  rs.add(f.loc, "pipeline", RemarkStatus::Missed, fn.name(),
+         fmt::format("loop pipelined in registers only: {} issued one iteration ahead, not on "
+                     "the cp.async ring: {}",
+                     loads, notRing.empty() ? "the ring does not apply" : notRing))
+      .with("loads", n)
+      .with("num_stages", stages)
+      .with("ring_bytes", 0);
+}
+
+void remarkUnpipelined(RemarkSink &rs, Function &fn, const LoopPipeliner::Facts &f,
+                       int64_t stages) {
+  if (!f.hasDot)
+    return;
+  rs.add(f.loc, "pipeline", RemarkStatus::Missed, fn.name(),
+         fmt::format("loop not pipelined: num_stages = {}; 2 or more (tk.range(..., "
+                     "num_stages=3), or the launch's num_stages) loads its dot operands ahead",
+                     stages))
+      .with("num_stages", stages);
+}
+
 class SoftwarePipelinePass : public Pass {
 public:
   SoftwarePipelinePass() : Pass(PassId::SoftwarePipeline) {}
@@ -845,12 +945,30 @@ public:
       for (Operation *loop : loops) {
         // tk.range(..., num_stages=N) puts N on its loop, over the kernel's.
         int64_t stages = loop->attrs().getInt("num_stages").value_or(kernelStages);
-        if (stages < 2)
+        if (stages < 2) {
+          if (RemarkSink *rs = module.remarks())
+            remarkUnpipelined(
+                *rs, *fn, LoopPipeliner(module.context(), *loop, switches).remarkFacts(), stages);
           continue;
+        }
         LoopPipeliner p(module.context(), *loop, switches);
+        LoopPipeliner::Facts facts;
+        if (module.remarks())
+          facts = p.remarkFacts();
         std::vector<Operation *> loads = p.candidates();
+        std::pair<SourceLoc, std::string> refusal;
         bool ring =
-            !loads.empty() && p.ringEligible(loads) && p.tf32RingFits(loads, stages, sharedLimit);
+            !loads.empty() && p.ringEligible(loads, false, module.remarks() ? &refusal : nullptr);
+        std::string notRing;
+        if (RemarkSink *rs = module.remarks(); rs && !refusal.second.empty())
+          notRing = fmt::format("the load at line {} {}", rs->line(refusal.first), refusal.second);
+        if (ring && !p.tf32RingFits(loads, stages, sharedLimit)) {
+          ring = false;
+          notRing = fmt::format("{} stages of its fp32 tiles do not fit in {} bytes of shared "
+                                "memory",
+                                stages, sharedLimit);
+        }
+        int64_t bytesBefore = module.remarks() ? allocatedBytes(*fn) : 0;
         // Loop-invariant operand tiles go to shared memory once, when they
         // fit beside the loop's ring and the rings made so far; else they
         // stay where they are (in registers, or staged by their dot).
@@ -877,6 +995,8 @@ public:
             p.run(loads);
         }
         changed |= ring || !loads.empty() || !invariant.empty();
+        if (RemarkSink *rs = module.remarks())
+          remarkLoop(*rs, *fn, facts, ring, stages, notRing, allocatedBytes(*fn) - bytesBefore);
       }
     }
     return changed;

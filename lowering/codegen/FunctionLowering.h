@@ -58,6 +58,9 @@ public:
   const AxisInfoAnalysis &axis() const { return axis_; }
   DiagnosticEngine &diag() { return diag_; }
   int64_t numWarps() const { return numWarps_; }
+  /// The compile's remarks (lang/Remarks.h), or null when it asked for none.
+  RemarkSink *remarks() const { return remarks_; }
+  void setRemarks(RemarkSink *sink) { remarks_ = sink; }
 
   /// The LLVM type of one element of `t` (a scalar or pointer, or a tensor's
   /// element).
@@ -92,7 +95,10 @@ public:
   bool lowerElementwise(Operation &op); // ElementwiseToLLVM.cpp
   bool lowerShape(Operation &op);       // ElementwiseToLLVM.cpp
   bool lowerLoadStore(Operation &op);   // LoadStoreToLLVM.cpp
-  bool lowerReduce(Operation &op);      // ReduceToLLVM.cpp
+  /// The vectorize and coalesce remarks of a global load or store whose
+  /// accesses are `vec` elements of `elemBytes` (AccessRemarks.cpp).
+  void remarkAccess(Operation &op, const ThreadMap &map, int64_t vec, int64_t elemBytes);
+  bool lowerReduce(Operation &op); // ReduceToLLVM.cpp
   bool lowerConvertLayout(Operation &op);
   bool lowerSharedBuffer(Operation &op); // SharedToLLVM.cpp: local_alloc/load/store, barrier
   bool lowerFor(Operation &op);          // ControlFlowToLLVM.cpp
@@ -141,6 +147,7 @@ private:
   DiagnosticEngine &diag_;
   IRLimits *limits_ = nullptr;
   int64_t maxInstructions_ = 0;
+  RemarkSink *remarks_ = nullptr;
   llvm::IRBuilder<> b_;
   llvm::BasicBlock *entry_ = nullptr;
   llvm::Value *lane_ = nullptr, *warp_ = nullptr;

@@ -400,6 +400,7 @@ std::unique_ptr<llvm::Module> lowerToLLVM(Module &module, const TargetOptions &o
     AxisInfoAnalysis axis(fn);
     FunctionLowering lowering(fn, llfn, *target, axis, smem, numWarps, diag);
     lowering.setBudget(&module.context().limits(), options.maxLLVMInstructions);
+    lowering.setRemarks(module.remarks());
     if (!lowering.run()) {
       ok = false;
       llfn->eraseFromParent();

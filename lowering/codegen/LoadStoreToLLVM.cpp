@@ -84,6 +84,8 @@ bool FunctionLowering::lowerLoadStore(Operation &op) {
     if (mask)
       vec = std::min(vec, axis_.maskAlignment(mask, fast));
     vec = floorPowerOfTwo(std::max<int64_t>(1, vec));
+    if (remarks_)
+      remarkAccess(op, *map, vec, eb);
   }
 
   const Regs &ptrs = get(ptr);

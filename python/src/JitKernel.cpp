@@ -105,7 +105,8 @@ std::unique_ptr<JitKernel> JitKernel::compile(const JitRequest &req, std::string
   if (req.gpu) {
     k->cacheKey_ = gpuKey(req, options);
     std::string payload;
-    if (useCache && CompileCache::process().lookup(k->cacheKey_, CacheKind::Kernel, payload) &&
+    if (useCache && !req.remarks &&
+        CompileCache::process().lookup(k->cacheKey_, CacheKind::Kernel, payload) &&
         k->readPayload(payload)) {
       k->request_ = std::make_unique<JitRequest>(req);
       k->gpu_ = true;
@@ -124,6 +125,8 @@ std::unique_ptr<JitKernel> JitKernel::compile(const JitRequest &req, std::string
   CompileHooks hooks =
       CompileHooks::fromKnobs([raw](std::string_view text) { raw->passLog_ += text; });
   hooks.interrupted = req.interrupted;
+  hooks.remarks = req.remarks;
+  k->hasRemarks_ = req.remarks;
   k->comp_ = std::make_unique<Compilation>(options, std::move(hooks));
   Compilation &c = *k->comp_;
   std::vector<SourceText> texts;
@@ -195,6 +198,26 @@ std::unique_ptr<JitKernel> JitKernel::compile(const JitRequest &req, std::string
     k->layout_ = paramLayout(kinds);
     CompileCache::process().store(k->cacheKey_, CacheKind::Kernel, serialize(*k));
   }
+  if (const RemarkSink *rs = c.remarks())
+    for (const Remark &r : rs->remarks()) {
+      if (r.function != req.kernel)
+        continue;
+      const SourceManager &sm = c.sources();
+      JitRemark j;
+      if (r.loc.isValid()) {
+        j.file = sm.fileName(r.loc.buffer);
+        j.line = sm.displayLine(r.loc);
+        j.col = r.loc.col;
+      }
+      j.kind = r.kind;
+      j.status = std::string(remarkStatusName(r.status));
+      j.function = r.function;
+      j.message = r.message;
+      j.numbers = r.numbers;
+      j.rendered =
+          renderDiagnostic(sm, {Severity::Remark, r.loc, r.message + " [" + r.kind + "]", {}});
+      k->remarks_.push_back(std::move(j));
+    }
   return k;
 }
 

@@ -90,6 +90,19 @@ struct JitRequest {
   std::string libdevicePath;
   /// CompileHooks::interrupted: Ctrl-C reaching the compile.
   std::function<bool()> interrupted;
+  // Record remarks (docs/remarks.md): the compile runs (no cached PTX, which
+  // has none) and the kernel keeps them; the code is the same.
+  bool remarks = false;
+};
+
+/// One remark of a compile, with its location resolved (Python's
+/// kernel.remarks).
+struct JitRemark {
+  std::string file;
+  uint32_t line = 0, col = 0;
+  std::string kind, status, function, message;
+  std::vector<RemarkNumber> numbers;
+  std::string rendered; // file:line:col: remark: message [kind], the line, a caret
 };
 
 /// One kernel argument of a run, as the Python side describes it. A pointer
@@ -132,6 +145,9 @@ public:
   const std::string &irOpt() const { return irOpt_; }
   /// What TK_DUMP_IR / TK_TIME_PASSES asked for while compiling; usually empty.
   const std::string &passLog() const { return passLog_; }
+  /// Whether the compile recorded remarks, and the remarks of this kernel.
+  bool hasRemarks() const { return hasRemarks_; }
+  const std::vector<JitRemark> &remarks() const { return remarks_; }
   /// The parameters that are IR arguments, in order: what run() expects.
   const std::vector<std::string> &argumentNames() const { return argumentNames_; }
   /// Per argument (argumentNames() order): whether the kernel may write
@@ -225,6 +241,8 @@ private:
 
   std::string name_;
   std::string ir_, irOpt_, passLog_;
+  bool hasRemarks_ = false;
+  std::vector<JitRemark> remarks_;
   std::vector<std::string> argumentNames_;
   std::vector<bool> storedArguments_;
   std::string ptx_, llvm_, arch_;

@@ -166,10 +166,11 @@ py::tuple compile(const std::vector<std::tuple<std::string, std::string, uint32_
                   const std::vector<std::string> &doNotSpecialize, bool gpu, int numWarps,
                   int numStages, const std::string &arch,
                   const std::map<std::string, std::map<std::string, std::string>> &userModules,
-                  const std::string &libdevice) {
+                  const std::string &libdevice, bool remarks) {
   JitRequest req;
   req.libdevicePath = libdevice;
   req.gpu = gpu;
+  req.remarks = remarks;
   req.numWarps = numWarps;
   req.numStages = numStages;
   req.arch = arch;
@@ -311,6 +312,24 @@ PYBIND11_MODULE(_C, m) {
       .def_property_readonly("ir", &JitKernel::ir)
       .def_property_readonly("ir_opt", &JitKernel::irOpt)
       .def_property_readonly("pass_log", &JitKernel::passLog)
+      .def_property_readonly("remarks",
+                             [](const JitKernel &k) -> py::object {
+                               // None when the compile recorded none; else
+                               // (file, line, col, kind, status, function,
+                               // message, {name: number}, rendered) each.
+                               if (!k.hasRemarks())
+                                 return py::none();
+                               py::list out;
+                               for (const JitRemark &r : k.remarks()) {
+                                 py::dict numbers;
+                                 for (const RemarkNumber &n : r.numbers)
+                                   numbers[py::str(n.name)] = n.value;
+                                 out.append(py::make_tuple(r.file, r.line, r.col, r.kind, r.status,
+                                                           r.function, r.message, numbers,
+                                                           r.rendered));
+                               }
+                               return out;
+                             })
       .def_property_readonly("argument_names", &JitKernel::argumentNames)
       .def_property_readonly("stored_arguments", &JitKernel::storedArguments)
       .def_property_readonly("ptx", &JitKernel::ptx)
@@ -472,11 +491,12 @@ PYBIND11_MODULE(_C, m) {
         py::arg("do_not_specialize"), py::arg("gpu") = false, py::arg("num_warps") = 4,
         py::arg("num_stages") = 0, py::arg("arch") = "sm_90",
         py::arg("user_modules") = std::map<std::string, std::map<std::string, std::string>>{},
-        py::arg("libdevice") = "",
+        py::arg("libdevice") = "", py::arg("remarks") = false,
         "Compiles a kernel; returns (CompiledKernel, '') or (None, rendered diagnostics). "
         "user_modules: globals bound to Python modules other than tk's, each {attribute: the "
         "@tk.jit function it is}. libdevice: the libdevice bitcode to link (extern_libs), '' "
-        "for TK_LIBDEVICE_PATH's.");
+        "for TK_LIBDEVICE_PATH's. With remarks, the kernel's `remarks` holds the compile's "
+        "remarks (docs/remarks.md).");
 
   m.def("specialize_arg", &specializeOne, py::arg("kind"), py::arg("value"),
         py::arg("specialize") = true, py::arg("dtype") = "",

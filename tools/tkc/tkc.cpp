@@ -112,7 +112,10 @@ struct Options {
   std::vector<std::pair<std::string, std::string>> defines; // -D NAME=VALUE, in order
   std::string arch = "sm_90";                               // --arch
   int numWarps = 4;                                         // --num-warps
-  int numStages = 0; // --num-stages (0: not given, the pass's default)
+  int numStages = 0;    // --num-stages (0: not given, the pass's default)
+  bool remarks = false; // --remarks (or TK_REMARKS=1)
+  RemarkFilter remarkFilter = RemarkFilter::All;
+  bool emitGiven = false; // --emit was on the command line
 };
 
 constexpr std::string_view kHelp = R"(usage: tkc FILE.tk... [options]
@@ -143,6 +146,12 @@ code generation (--emit=ir-gpu, llvm, ptx):
   --num-warps=N          warps per program, a power of two 1..32 (default: 4)
   --num-stages=N         stages of the cp.async ring that pipelines the loads of a
                          loop feeding tk.dot (default: 3; 1 turns it off)
+  --remarks[=WHICH]      print optimisation remarks to stderr, as diagnostics:
+                         missed (what could be faster, and why), passed (what
+                         was applied) or all (default; also the facts: layouts,
+                         shared memory, registers and occupancy through ptxas -v).
+                         Without --emit: compiles to PTX and prints only them
+                         (docs/remarks.md; TK_REMARKS=1 is --remarks=all)
 
 --emit kinds:
 )";
@@ -270,7 +279,15 @@ ParseResult parseArgs(int argc, char **argv, Options &opts) {
     }
     if (name == "--verify-diagnostics") {
       opts.verifyDiagnostics = true;
+    } else if (name == "--remarks") {
+      opts.remarks = true;
+      std::string_view v = opt.inlineValue.value_or("all");
+      if (!parseRemarkFilter(v, opts.remarkFilter)) {
+        usageError(fmt::format("--remarks must be missed, passed or all, not '{}'", v));
+        return ParseResult::ExitUsage;
+      }
     } else if (name == "--emit") {
+      opts.emitGiven = true;
       auto v = value();
       if (!v)
         return ParseResult::ExitUsage;
@@ -567,6 +584,12 @@ bool emitPTXText(Input &c, std::string &out) {
   return c.comp.emitPTX(out);
 }
 
+// --remarks without --emit: the whole compile, for its remarks; no output.
+bool emitRemarksOnly(Input &c, std::string &) {
+  std::string ptx;
+  return emitPTXText(c, ptx);
+}
+
 // --emit=cubin: the PTX assembled by the toolkit's ptxas (driver/Ptxas.h).
 bool emitCubin(Input &c, std::string &out) {
   std::string ptx, error;
@@ -608,13 +631,16 @@ int run(const Options &opts) {
       toolError(color, knobError);
       return kExitUsage;
     }
-    Compilation comp(compile, CompileHooks::fromKnobs(printErr));
+    CompileHooks hooks = CompileHooks::fromKnobs(printErr);
+    hooks.remarks |= opts.remarks;
+    Compilation comp(compile, hooks);
     SourceManager &sm = comp.sources();
     DiagnosticEngine &diag = comp.diag();
     BufferId id = sm.addBuffer(displayName, std::move(text));
     Input c{opts, comp, id};
     std::string out;
-    bool ok = opts.emit->run(c, out) && !diag.hasErrors();
+    bool remarksOnly = hooks.remarks && !opts.emitGiven;
+    bool ok = (remarksOnly ? emitRemarksOnly(c, out) : opts.emit->run(c, out)) && !diag.hasErrors();
 
     if (opts.verifyDiagnostics) {
       // The diagnostics are the output under test: compared, not printed.
@@ -629,16 +655,18 @@ int run(const Options &opts) {
     }
 
     printErr(diag.renderAll(color));
+    if (const RemarkSink *remarks = comp.remarks())
+      printErr(remarks->render(sm, opts.remarkFilter, color));
     if (!ok) {
       status = kExitInputError;
       // The summary names what failed, so a run over many files reads
       // as one table; other kinds print nothing for a failed input.
-      if (opts.emit->run == emitSummary)
+      if (opts.emit->run == emitSummary && !remarksOnly)
         output +=
             fmt::format("{}\n  {}: failed, {} error(s)\n", displayName, c.stage, diag.numErrors());
       continue;
     }
-    if (multiple && opts.emit->run != emitSummary)
+    if (multiple && opts.emit->run != emitSummary && !remarksOnly)
       output += fmt::format("==> {} <==\n", displayName);
     output += out;
   }

@@ -787,6 +787,29 @@ class _Asm(dict):
         )
 
 
+class Remark:
+    """One optimisation remark (docs/remarks.md): what the compiler decided
+    at `file:line:col`, of `kind` ("vectorize", "coalesce", "dot",
+    "pipeline", "shared", "barrier", "registers"), `status` ("passed",
+    "missed", "analysis"), the `message` (for a missed one: why, and what to
+    change) and the `numbers` behind it by name. str() is the rendering tkc
+    prints: "file:line:col: remark: message [kind]", the line, a caret."""
+
+    __slots__ = ("file", "line", "col", "kind", "status", "function", "message", "numbers",
+                 "_rendered")
+
+    def __init__(self, file, line, col, kind, status, function, message, numbers, rendered):
+        self.file, self.line, self.col = file, line, col
+        self.kind, self.status, self.function = kind, status, function
+        self.message, self.numbers, self._rendered = message, dict(numbers), rendered
+
+    def __str__(self):
+        return self._rendered
+
+    def __repr__(self):
+        return f"<tk.Remark {self.file}:{self.line}:{self.col} [{self.kind}, {self.status}]>"
+
+
 _SHARED_OVERFLOW = re.compile(r"too much shared data \((0x[0-9a-fA-F]+) bytes, (0x[0-9a-fA-F]+) max")
 
 
@@ -797,11 +820,15 @@ class CompiledKernel:
     `asm["llvm"]` for GPU compiles. `n_regs`, `n_spills` (local memory per
     thread / 4, as Triton counts) and `shared` (shared memory per program,
     static and dynamic, bytes; also `metadata.shared`, as Triton's) load the
-    kernel on the GPU when first read."""
+    kernel on the GPU when first read. `remarks` is the list of the compile's
+    remarks (tk.Remark, docs/remarks.md) when it was asked for them
+    (`warmup(..., remarks=True)` or TK_REMARKS=1), else None."""
 
     def __init__(self, compiled, signature, constants, options):
         self._compiled = compiled
         self.name = compiled.name
+        recorded = compiled.remarks
+        self.remarks = None if recorded is None else [Remark(*r) for r in recorded]
         self.asm = _Asm(compiled, compiled.name)
         self.signature = signature
         self.constants = constants
@@ -1026,11 +1053,12 @@ class JITFunction(_C.LaunchBase):
             )
         return {p.name: values.get(p.name, p.default) for p in self.params}
 
-    def _prepare(self, args, kwargs, gpu=False):
+    def _prepare(self, args, kwargs, gpu=False, remarks=False):
         """Binds and specialises the arguments and compiles (or finds in the
-        cache) the kernel, for the interpreter or (`gpu`) for the GPU.
-        Returns (CompiledKernel, launch args, values, launch options,
-        closure)."""
+        cache) the kernel, for the interpreter or (`gpu`) for the GPU; with
+        `remarks` (or TK_REMARKS=1) a kernel that has its remarks. Returns
+        (CompiledKernel, launch args, values, launch options, closure)."""
+        remarks = bool(remarks) or _env_flag("TK_REMARKS")
         # A launch option that is also a parameter (Triton's softmax tutorial
         # has `num_stages: tl.constexpr`) binds to the parameter.
         launch = {
@@ -1084,7 +1112,12 @@ class JITFunction(_C.LaunchBase):
             arch,
             _code_knobs() if gpu else None,
         )
-        kernel = None if _env_flag("TK_ALWAYS_COMPILE") else self.cache.get(key)
+        # A kernel compiled without remarks is compiled again for them (the
+        # code is the same; the remarks are made only by a compile).
+        fresh = _env_flag("TK_ALWAYS_COMPILE")
+        kernel = None if fresh else self.cache.get(key)
+        if kernel is not None and remarks and kernel.remarks is None:
+            kernel = None
         if kernel is None:
             # One compile per key at a time; different keys (an autotuner's
             # configs on its compile threads) compile in parallel, since the
@@ -1092,9 +1125,11 @@ class JITFunction(_C.LaunchBase):
             with self._lock:
                 key_lock = self._compile_locks.setdefault(key, threading.Lock())
             with key_lock:
-                kernel = None if _env_flag("TK_ALWAYS_COMPILE") else self.cache.get(key)
+                kernel = None if fresh else self.cache.get(key)
+                if kernel is not None and remarks and kernel.remarks is None:
+                    kernel = None
                 if kernel is None:
-                    kernel = self._compile(closure, signature, constants, options, arch)
+                    kernel = self._compile(closure, signature, constants, options, arch, remarks)
                     if self._repr is not None:
                         kernel.name = kernel.metadata.name = self._repr(
                             _specialization(self.params, self.constexprs, entries, values)
@@ -1112,8 +1147,9 @@ class JITFunction(_C.LaunchBase):
             )
         return kernel, run_args, values, launch, closure
 
-    def _compile(self, closure, signature, constants, options, arch=None):
-        """Compiles for the GPU target `arch`, or for the interpreter (None)."""
+    def _compile(self, closure, signature, constants, options, arch=None, remarks=False):
+        """Compiles for the GPU target `arch`, or for the interpreter (None);
+        with `remarks`, the kernel keeps the compile's remarks."""
         gpu = arch is not None
         all_constants = {n: _const_for_compiler(n, v) for n, v in closure.constants.items()}
         # A parameter shadows a global of the same name, as in Python.
@@ -1135,6 +1171,7 @@ class JITFunction(_C.LaunchBase):
             closure.user_modules,
             # extern_libs' libdevice; "" (none given) is TK_LIBDEVICE_PATH's.
             dict(options.get("extern_libs", ())).get("libdevice", ""),
+            remarks,
         )
         if compiled is None:
             raise CompilationError(closure.explain(errors), kernel=self.__name__)
@@ -1148,7 +1185,11 @@ class JITFunction(_C.LaunchBase):
         """kernel[grid](*args, **kwargs) spelled as a call (Triton's)."""
         if warmup:
             gpu = not interpret_mode(self)
-            return self._prepare(args, dict(kwargs), gpu=gpu)[0]
+            kwargs = dict(kwargs)
+            # warmup(..., remarks=True): unless the kernel has a parameter
+            # of that name.
+            remarks = kwargs.pop("remarks", False) if "remarks" not in self.arg_names else False
+            return self._prepare(args, kwargs, gpu=gpu, remarks=remarks)[0]
         return self._launcher.call(grid, args, kwargs)
 
     def _interpret_run(self, grid, args, kwargs):
@@ -1212,7 +1253,8 @@ class JITFunction(_C.LaunchBase):
 
     def warmup(self, *args, grid=None, **kwargs):
         """Compiles for these arguments without running; returns the
-        CompiledKernel (with .asm["ir"] and .asm["ir-opt"])."""
+        CompiledKernel (with .asm["ir"] and .asm["ir-opt"]). `remarks=True`
+        keeps the compile's optimisation remarks in its `.remarks`."""
         return self.run(*args, grid=grid, warmup=True, **kwargs)
 
     def compile(self, *args, **kwargs):
