@@ -504,10 +504,33 @@ CompiledKernel Compilation::compiled(std::string_view kernel, std::string ptx) c
   // is the function's shared_bytes, passed at every launch.
   out.dynamicShared = out.sharedBytes > 0 && out.ptx.find(".extern .shared") != std::string::npos;
   out.times = times_;
-  if (remarks_)
-    for (const Remark &r : remarks_->remarks())
-      if (r.function == kernel)
-        out.remarks.push_back(r);
+  out.remarks = kernelRemarks(kernel);
+  return out;
+}
+
+std::vector<KernelRemark> Compilation::kernelRemarks(std::string_view kernel) const {
+  std::vector<KernelRemark> out;
+  if (!remarks_)
+    return out;
+  for (const Remark &r : remarks_->remarks()) {
+    if (r.function != kernel)
+      continue;
+    KernelRemark k;
+    if (r.loc.isValid()) {
+      k.file = sm_->fileName(r.loc.buffer);
+      k.line = sm_->displayLine(r.loc);
+      k.col = r.loc.col;
+    }
+    k.kind = r.kind;
+    k.status = std::string(remarkStatusName(r.status));
+    k.function = r.function;
+    k.message = r.message;
+    for (const RemarkNumber &n : r.numbers)
+      k.numbers.emplace_back(n.name, n.value);
+    k.rendered =
+        renderDiagnostic(*sm_, {Severity::Remark, r.loc, r.message + " [" + r.kind + "]", {}});
+    out.push_back(std::move(k));
+  }
   return out;
 }
 

@@ -44,6 +44,7 @@
 #include "lang/Remarks.h"
 #include "lowering/codegen/TargetOptions.h"
 #include "parser/Sema.h"
+#include "tk/Remark.h"
 
 #include <cstdint>
 #include <functional>
@@ -184,6 +185,9 @@ public:
   const CompileOptions &options() const { return options_; }
   /// The remarks made so far; null unless the hooks asked for them.
   const RemarkSink *remarks() const { return remarks_.get(); }
+  /// The remarks about `kernel`, with their locations resolved and rendered
+  /// (the public API's and Python's records); empty when remarks are off.
+  std::vector<KernelRemark> kernelRemarks(std::string_view kernel) const;
 
   /// parse: the texts, parsed one by one and checked together as one module
   /// (names resolve across them, as Python globals do).
@@ -249,7 +253,7 @@ struct CompiledKernel {
   int64_t sharedBytes = 0;         // shared memory per program
   bool dynamicShared = false;      // passed at launch (the PTX declares it extern)
   std::vector<StageTime> times;
-  std::vector<Remark> remarks; // this kernel's, when the hooks asked for them
+  std::vector<KernelRemark> remarks; // this kernel's, when the hooks asked for them
 };
 
 /// The whole compile of `spec.kernel` from one source text to PTX. False

@@ -183,6 +183,7 @@ bool compileToPTX(const std::string &source, const std::string &fileName,
   // a user who sets them asked for exactly that.
   KernelSpec spec{opts.kernel, opts.signature, opts.constants, {}};
   CompileHooks hooks = CompileHooks::fromKnobs();
+  hooks.remarks = hooks.remarks || opts.remarks;
   if (hooks.active())
     hooks.sink = [](std::string_view text) { std::fwrite(text.data(), 1, text.size(), stderr); };
   CompiledKernel compiled;
@@ -193,6 +194,7 @@ bool compileToPTX(const std::string &source, const std::string &fileName,
   out.numWarps = compiled.numWarps;
   out.sharedBytes = int(compiled.sharedBytes);
   out.dynamicShared = compiled.dynamicShared;
+  out.remarks = std::move(compiled.remarks);
   out.params.clear();
   for (const KernelParam &p : compiled.params)
     out.params.push_back(describeParam(p));
@@ -386,6 +388,7 @@ std::shared_ptr<GpuKernel> GpuKernelCache::getOrCompile(const std::string &sourc
                            .add(key.hex())
                            .add(int64_t(opts.jitOptimizationLevel))
                            .add(requestedCompiler(jit))
+                           .add(int64_t(opts.remarks))
                            .key();
   std::shared_ptr<Slot> slot;
   {
@@ -425,8 +428,9 @@ std::shared_ptr<GpuKernel> GpuKernelCache::getOrCompile(const std::string &sourc
   CompiledPTX c;
   std::string payload;
   // A cached entry is trusted only when it parses and names this kernel.
-  if (cache.lookup(key, CacheKind::Kernel, payload) && parseCompiledPTX(payload, c) &&
-      c.name == opts.kernel) {
+  // Remarks are not cached: a compile that asks for them runs.
+  if (!opts.remarks && cache.lookup(key, CacheKind::Kernel, payload) &&
+      parseCompiledPTX(payload, c) && c.name == opts.kernel) {
     info.origin = GpuKernelOrigin::Cache;
   } else {
     auto t0 = Clock::now();
@@ -445,6 +449,7 @@ std::shared_ptr<GpuKernel> GpuKernelCache::getOrCompile(const std::string &sourc
   }
   k->name_ = opts.kernel;
   k->ptx_ = std::move(c.ptx);
+  k->remarks_ = std::move(c.remarks);
   k->params_ = std::move(c.params);
   k->numWarps_ = c.numWarps;
   for (const GpuParam &p : k->params_) {

@@ -187,6 +187,10 @@ struct GpuCompileOptions {
   /// The driver JIT's optimisation level (CU_JIT_OPTIMIZATION_LEVEL 0-4);
   /// -1: the driver's default.
   int jitOptimizationLevel = -1;
+  /// Record the compile's optimisation remarks (GpuKernel::remarks(),
+  /// docs/remarks.md): the kernel is compiled for them, never read from the
+  /// compile cache; its code is the same as without.
+  bool remarks = false;
 };
 
 /// Where a kernel came from.
@@ -274,6 +278,9 @@ public:
   const GpuKernelInfo &info() const { return info_; }
   /// The cubin the kernel was loaded from (empty if it was loaded from PTX).
   const std::string &cubin() const { return cubin_; }
+  /// The compile's optimisation remarks; empty unless
+  /// GpuCompileOptions::remarks asked for them.
+  const std::vector<KernelRemark> &remarks() const { return remarks_; }
 
 private:
   GpuKernel() = default;
@@ -282,6 +289,7 @@ private:
   std::string name_;
   std::string ptx_;
   std::string cubin_;
+  std::vector<KernelRemark> remarks_;
   std::vector<GpuParam> params_;
   std::vector<GpuArg::Kind> kinds_; // params_[i].kind, packed for the launch check
   bool allSupported_ = true;
@@ -313,6 +321,7 @@ struct CompiledPTX {
   int numWarps = 4;
   int sharedBytes = 0;        // the function's shared_bytes attribute (0 if absent)
   bool dynamicShared = false; // the PTX declares `.extern .shared`: pass sharedBytes at launch
+  std::vector<KernelRemark> remarks; // GpuCompileOptions::remarks; never cached
 };
 bool compileToPTX(const std::string &source, const std::string &fileName,
                   const GpuCompileOptions &opts, CompiledPTX &out, std::string &error);

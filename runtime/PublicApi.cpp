@@ -229,6 +229,7 @@ GpuCompileOptions detail::toGpuOptions(const KernelOptions &options) {
   o.numWarps = options.numWarps;
   o.numStages = options.numStages;
   o.arch = options.arch;
+  o.remarks = options.remarks;
   return o;
 }
 
@@ -467,6 +468,10 @@ int Kernel::numWarps() const { return data_ ? data_->numWarps : 0; }
 int Kernel::registers() const { return data_ ? data_->registers : 0; }
 int Kernel::localBytes() const { return data_ ? data_->localBytes : 0; }
 int Kernel::sharedBytes() const { return data_ ? data_->sharedBytes : 0; }
+const std::vector<KernelRemark> &Kernel::remarks() const {
+  static const std::vector<KernelRemark> none; // an image, or no kernel
+  return data_ && data_->gpu ? data_->gpu->remarks() : none;
+}
 void *Kernel::function() const {
   if (!data_)
     return nullptr;

@@ -38,6 +38,7 @@
 
 #include "tk/Device.h"
 #include "tk/Error.h"
+#include "tk/Remark.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -90,6 +91,10 @@ struct KernelOptions {
   /// Specialise on the arguments at launch (see the header comment).
   bool specialize = true;
   std::vector<std::string> doNotSpecialize; // runtime parameters by name
+  /// Record the compile's optimisation remarks (Kernel::remarks()). The
+  /// kernel is compiled for them, not read from the compile cache; the code
+  /// is the same as without.
+  bool remarks = false;
 };
 
 /// Programs per axis.
@@ -281,6 +286,9 @@ public:
   int registers() const;   // per thread
   int localBytes() const;  // local memory per thread: register spills
   int sharedBytes() const; // static shared memory per program
+  /// The optimisation remarks of this kernel's compile, in the order they
+  /// were made; empty unless KernelOptions::remarks asked for them.
+  const std::vector<KernelRemark> &remarks() const;
   /// The driver's CUfunction, for callers that launch it themselves (CUDA
   /// graphs, a raw cuLaunchKernel); valid while a handle to this kernel
   /// lives (see the class comment).

@@ -198,26 +198,7 @@ std::unique_ptr<JitKernel> JitKernel::compile(const JitRequest &req, std::string
     k->layout_ = paramLayout(kinds);
     CompileCache::process().store(k->cacheKey_, CacheKind::Kernel, serialize(*k));
   }
-  if (const RemarkSink *rs = c.remarks())
-    for (const Remark &r : rs->remarks()) {
-      if (r.function != req.kernel)
-        continue;
-      const SourceManager &sm = c.sources();
-      JitRemark j;
-      if (r.loc.isValid()) {
-        j.file = sm.fileName(r.loc.buffer);
-        j.line = sm.displayLine(r.loc);
-        j.col = r.loc.col;
-      }
-      j.kind = r.kind;
-      j.status = std::string(remarkStatusName(r.status));
-      j.function = r.function;
-      j.message = r.message;
-      j.numbers = r.numbers;
-      j.rendered =
-          renderDiagnostic(sm, {Severity::Remark, r.loc, r.message + " [" + r.kind + "]", {}});
-      k->remarks_.push_back(std::move(j));
-    }
+  k->remarks_ = c.kernelRemarks(req.kernel);
   return k;
 }
 

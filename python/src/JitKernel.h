@@ -95,16 +95,6 @@ struct JitRequest {
   bool remarks = false;
 };
 
-/// One remark of a compile, with its location resolved (Python's
-/// kernel.remarks).
-struct JitRemark {
-  std::string file;
-  uint32_t line = 0, col = 0;
-  std::string kind, status, function, message;
-  std::vector<RemarkNumber> numbers;
-  std::string rendered; // file:line:col: remark: message [kind], the line, a caret
-};
-
 /// One kernel argument of a run, as the Python side describes it. A pointer
 /// names the memory it may reach: `bytes` bytes at `base`, the argument
 /// pointing `offset` bytes into them.
@@ -147,7 +137,7 @@ public:
   const std::string &passLog() const { return passLog_; }
   /// Whether the compile recorded remarks, and the remarks of this kernel.
   bool hasRemarks() const { return hasRemarks_; }
-  const std::vector<JitRemark> &remarks() const { return remarks_; }
+  const std::vector<KernelRemark> &remarks() const { return remarks_; }
   /// The parameters that are IR arguments, in order: what run() expects.
   const std::vector<std::string> &argumentNames() const { return argumentNames_; }
   /// Per argument (argumentNames() order): whether the kernel may write
@@ -242,7 +232,7 @@ private:
   std::string name_;
   std::string ir_, irOpt_, passLog_;
   bool hasRemarks_ = false;
-  std::vector<JitRemark> remarks_;
+  std::vector<KernelRemark> remarks_;
   std::vector<std::string> argumentNames_;
   std::vector<bool> storedArguments_;
   std::string ptx_, llvm_, arch_;

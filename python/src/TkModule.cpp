@@ -320,10 +320,10 @@ PYBIND11_MODULE(_C, m) {
                                if (!k.hasRemarks())
                                  return py::none();
                                py::list out;
-                               for (const JitRemark &r : k.remarks()) {
+                               for (const KernelRemark &r : k.remarks()) {
                                  py::dict numbers;
-                                 for (const RemarkNumber &n : r.numbers)
-                                   numbers[py::str(n.name)] = n.value;
+                                 for (const auto &[name, value] : r.numbers)
+                                   numbers[py::str(name)] = value;
                                  out.append(py::make_tuple(r.file, r.line, r.col, r.kind, r.status,
                                                            r.function, r.message, numbers,
                                                            r.rendered));

@@ -266,6 +266,60 @@ TEST(PublicApiFake, LaunchesSpecialiseOnUnitStridesDivisibilityAndAlignment) {
   EXPECT_EQ(given.specialized(facts).ptx(), given.ptx());
 }
 
+const tk::KernelRemark *findRemark(const std::vector<tk::KernelRemark> &remarks,
+                                   const std::string &kind, uint32_t line) {
+  for (const tk::KernelRemark &r : remarks)
+    if (r.kind == kind && r.line == line)
+      return &r;
+  return nullptr;
+}
+
+int64_t remarkNumber(const tk::KernelRemark &r, const std::string &name) {
+  for (const auto &[n, value] : r.numbers)
+    if (n == name)
+      return value;
+  return -1;
+}
+
+// KernelOptions::remarks: the compile's remarks on the kernel, located at
+// the source's lines, with the same code as without; the variant compiled
+// for a launch's facts has its own.
+TEST(PublicApiFake, RemarksAreRecordedWhenAskedForAndDoNotChangeTheCode) {
+  REQUIRE_FAKE();
+  tk::KernelOptions plainOptions = copyOptions();
+  plainOptions.signature = "*fp32:16, *fp32:16, i32, i32";
+  tk::Kernel plain = tk::Kernel::fromSource(kCopy, plainOptions, "remarks-copy.tk");
+  EXPECT_TRUE(plain.remarks().empty());
+
+  tk::KernelOptions o = plainOptions;
+  o.remarks = true;
+  tk::Kernel k = tk::Kernel::fromSource(kCopy, o, "remarks-copy.tk");
+  EXPECT_EQ(k.ptx(), plain.ptx());
+  // Line 5 is the strided load: 4-byte accesses, limited by the stride.
+  const tk::KernelRemark *load = findRemark(k.remarks(), "vectorize", 5);
+  ASSERT_NE(load, nullptr);
+  EXPECT_EQ(load->status, "missed");
+  EXPECT_EQ(load->function, "copy");
+  EXPECT_EQ(load->file, "remarks-copy.tk");
+  EXPECT_EQ(load->col, 9u);
+  EXPECT_EQ(remarkNumber(*load, "vector_bytes"), 4);
+  EXPECT_NE(load->message.find("consecutive"), std::string::npos) << load->message;
+  EXPECT_EQ(load->rendered.rfind("remarks-copy.tk:5:9: remark: ", 0), 0u) << load->rendered;
+  EXPECT_NE(load->rendered.find("[vectorize]"), std::string::npos);
+  EXPECT_NE(findRemark(k.remarks(), "coalesce", 5), nullptr);
+
+  // With the stride specialised to 1 the same load is as wide as the layout
+  // allows: 256 elements on 128 threads, 2 each, 8 bytes.
+  float *x = reinterpret_cast<float *>(uintptr_t(0x10000));
+  float *y = reinterpret_cast<float *>(uintptr_t(0x20000));
+  std::vector<tk::Arg> facts{x, y, 4096, 1};
+  tk::Kernel fast = k.specialized(facts);
+  const tk::KernelRemark *wide = findRemark(fast.remarks(), "vectorize", 5);
+  ASSERT_NE(wide, nullptr);
+  EXPECT_EQ(remarkNumber(*wide, "vector_bytes"), 8) << wide->message;
+  EXPECT_EQ(remarkNumber(*wide, "per_thread"), 2) << wide->message;
+}
+
 // The rule itself (no driver needed): which facts a launch's arguments give.
 TEST(PublicApiFake, TheFactsOfALaunchFollowPythonsRule) {
   tk::GpuCompileOptions base;
