@@ -1,7 +1,7 @@
 // compile_bench: how long tk takes to compile a kernel, stage by stage, and
 // (--load, on a GPU machine) from source to a loaded module.
 //
-//   build/bin/compile_bench [--ptxas] [--json FILE] [--repeat N]
+//   build/bin/compile_bench [--ptxas] [--remarks] [--json FILE] [--repeat N]
 //   build/bin/compile_bench --load [--compilers] [--forced] [--jit-level N]
 //                           [--baseline-ptx DIR] [--json FILE] [--repeat N]
 //   build/bin/compile_bench --jit-files DIR [--jit-level N] [--json FILE]
@@ -17,6 +17,11 @@
 // 128x128x32 fp16, 4 warps, 4 stages (fewer repetitions: N / 5, at least
 // 5). --ptxas adds the toolkit's ptxas on each PTX at tk's JIT level (wall
 // and CPU time of the process), the local proxy for the driver's JIT.
+// --remarks compiles each case a second time, interleaved, with optimisation
+// remarks on (docs/remarks.md): the total with them (their work inside the
+// stages, and resolving and rendering the records), its overhead over the
+// plain compile, and on its own the registers remark's `ptxas -v` run; the
+// PTX must be the same.
 // Issue 3's target: front end + IR pipeline for softmax at most 2 ms; issue
 // 5's: softmax source -> loaded module at most 50 ms; issue 8's: one matmul
 // config at most 100 ms.
@@ -196,8 +201,17 @@ double msSince(Clock::time_point t0) {
 // One compile of `c` from `source` to PTX through the compiler's stages
 // (compiler/Compiler.h, as GpuKernel compiles), with the time of each stage.
 // False with the rendered diagnostics in `error`.
+// With `remarks` (--remarks), the compile records its optimisation remarks
+// and `remarks` gets what they add outside the stages: resolving and
+// rendering the records a user gets and, on its own, the registers remark's
+// `ptxas -v` run.
+struct RemarkCost {
+  double renderMs = 0, ptxasMs = 0;
+  size_t count = 0;
+};
+
 bool stagedCompile(const Case &c, const std::string &source, double times[NumStages],
-                   std::string &ptx, std::string &error) {
+                   std::string &ptx, std::string &error, RemarkCost *remarks = nullptr) {
   std::fill(times, times + NumStages, 0.0);
   CompileOptions options;
   options.arch = c.arch;
@@ -205,7 +219,9 @@ bool stagedCompile(const Case &c, const std::string &source, double times[NumSta
   options.numStages = c.numStages;
   if (!options.readKnobs(error))
     return false;
-  Compilation comp(options);
+  CompileHooks hooks;
+  hooks.remarks = remarks != nullptr;
+  Compilation comp(options, hooks);
   KernelSpec spec;
   spec.kernel = c.kernel;
   spec.signature = c.signature;
@@ -221,10 +237,18 @@ bool stagedCompile(const Case &c, const std::string &source, double times[NumSta
   const std::pair<const char *, int> stageOf[] = {
       {"parse", FrontEnd},       {"ast-to-ir", ToIR},   {"block", IRPipeline}, {"gpu", GPUPasses},
       {"llvm/lower", LLVMLower}, {"llvm/opt", LLVMOpt}, {"ptx", Codegen}};
-  for (const StageTime &t : comp.times())
+  for (const StageTime &t : comp.times()) {
     for (const auto &[name, stage] : stageOf)
       if (t.name == name)
         times[stage] = t.ms;
+    if (remarks && t.name == "remarks-ptxas")
+      remarks->ptxasMs = t.ms;
+  }
+  if (ok && remarks) {
+    auto t0 = Clock::now();
+    remarks->count = comp.kernelRemarks(c.kernel).size();
+    remarks->renderMs = msSince(t0);
+  }
   if (!ok)
     error = comp.diag().renderAll();
   return ok;
@@ -879,25 +903,49 @@ double childCpuMs() {
 // Stage times without a GPU, every case; with `ptxas`, also the toolkit's
 // ptxas on each PTX (a process: wall and CPU time), the proxy for the
 // driver's JIT when iterating on the PTX without a GPU.
-int stageBench(const std::string &jsonPath, int repeat, bool ptxas) {
+int stageBench(const std::string &jsonPath, int repeat, bool ptxas, bool remarks) {
   std::string rows;
   std::printf("%-18s", "kernel");
   for (const char *name : kStageNames)
     std::printf(" %13s", name);
-  std::printf(" %9s%s  (median ms; %d compiles, matmul %d)\n", "total",
-              ptxas ? "     ptxas  ptxas-cpu" : "", repeat, std::max(5, repeat / 5));
+  std::printf(" %9s%s%s  (median ms; %d compiles, matmul %d)\n", "total",
+              ptxas ? "     ptxas  ptxas-cpu" : "",
+              remarks ? "  +remarks  overhead  remarks-ptxas" : "", repeat,
+              std::max(5, repeat / 5));
   for (const Case &c : allCases()) {
     if (!selected(c))
       continue;
     std::string source = readSource(c.file);
     int n = c.workload == Workload::Matmul ? std::max(5, repeat / 5) : repeat;
     std::vector<double> stage[NumStages], total, upToPipeline, ptxasWall, ptxasCpu;
+    std::vector<double> withRemarks, remarksPtxas;
+    size_t remarkCount = 0;
     for (int r = 0; r < n; ++r) {
       double t[NumStages];
       std::string ptx, error;
       if (!stagedCompile(c, source, t, ptx, error)) {
         std::fprintf(stderr, "%s: %s", c.name, error.c_str());
         return 1;
+      }
+      if (remarks) {
+        // Interleaved with the plain compile, so both see the same machine.
+        double tr[NumStages];
+        std::string ptxWith;
+        RemarkCost cost;
+        if (!stagedCompile(c, source, tr, ptxWith, error, &cost)) {
+          std::fprintf(stderr, "%s (remarks): %s", c.name, error.c_str());
+          return 1;
+        }
+        if (ptxWith != ptx) {
+          std::fprintf(stderr, "%s: the PTX differs with remarks on\n", c.name);
+          return 1;
+        }
+        double sum = cost.renderMs;
+        for (double x : tr)
+          sum += x;
+        withRemarks.push_back(sum);
+        remarksPtxas.push_back(cost.ptxasMs);
+        remarkCount = cost.count;
       }
       if (ptxas) {
         std::string cubin;
@@ -928,6 +976,14 @@ int stageBench(const std::string &jsonPath, int repeat, bool ptxas) {
     if (ptxas) {
       std::printf(" %9.2f %10.2f", median(ptxasWall), median(ptxasCpu));
       fields += statsJson("ptxas", ptxasWall) + ", " + statsJson("ptxas_cpu", ptxasCpu) + ", ";
+    }
+    if (remarks) {
+      double overhead = 100 * (median(withRemarks) / median(total) - 1);
+      std::printf(" %9.3f %8.1f%% %14.2f", median(withRemarks), overhead, median(remarksPtxas));
+      fields += statsJson("total_with_remarks", withRemarks) + ", " +
+                statsJson("remarks_ptxas", remarksPtxas) +
+                fmt::format(", \"remarks\": {}, \"remarks_overhead_percent\": {:.2f}, ",
+                            remarkCount, overhead);
     }
     std::printf("\n");
     rows += fmt::format("{}    {{\"kernel\": \"{}\", \"compiles\": {}, {}\"source_to_ir_opt_ms\": "
@@ -1008,7 +1064,7 @@ int jitFilesBench(const std::string &dir, const std::string &jsonPath) {
 int main(int argc, char **argv) {
   std::string jsonPath, baselineDir, jitFilesDir;
   int repeat = 0;
-  bool load = false, compilers = false, forcedLoops = false, ptxas = false;
+  bool load = false, compilers = false, forcedLoops = false, ptxas = false, remarks = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--json" && i + 1 < argc)
@@ -1023,6 +1079,8 @@ int main(int argc, char **argv) {
       forcedLoops = true;
     else if (a == "--ptxas")
       ptxas = true;
+    else if (a == "--remarks")
+      remarks = true;
     else if (a == "--jit-level" && i + 1 < argc)
       gJitLevel = std::atoi(argv[++i]);
     else if (a == "--baseline-ptx" && i + 1 < argc)
@@ -1032,10 +1090,11 @@ int main(int argc, char **argv) {
     else if (a == "--only" && i + 1 < argc)
       gOnly = argv[++i];
     else {
-      std::fprintf(
-          stderr, "usage: compile_bench [--ptxas | --load [--compilers] [--forced] [--jit-level N] "
-                  "[--baseline-ptx DIR] | --jit-files DIR] [--only NAME,...] [--json FILE] "
-                  "[--repeat N]\n");
+      std::fprintf(stderr,
+                   "usage: compile_bench [--ptxas] [--remarks] | --load [--compilers] [--forced] "
+                   "[--jit-level N] "
+                   "[--baseline-ptx DIR] | --jit-files DIR] [--only NAME,...] [--json FILE] "
+                   "[--repeat N]\n");
       return 2;
     }
   }
@@ -1043,5 +1102,5 @@ int main(int argc, char **argv) {
     return jitFilesBench(jitFilesDir, jsonPath);
   if (load)
     return loadBench(jsonPath, repeat ? repeat : 9, baselineDir, compilers, forcedLoops);
-  return stageBench(jsonPath, repeat ? repeat : 50, ptxas);
+  return stageBench(jsonPath, repeat ? repeat : 50, ptxas, remarks);
 }

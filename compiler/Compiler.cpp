@@ -392,7 +392,7 @@ bool Compilation::emitPTX(std::string &out) {
 void Compilation::addResourceRemarks(const std::string &ptx) {
   std::vector<PtxasUsage> found;
   std::string error;
-  bool assembled = ptxasResources(ptx, options_.arch, found, error);
+  bool assembled = ptxasResources(ptx, options_.arch, found, error, &remarksCubin_);
   for (const KernelSpec &spec : kernels_) {
     Function *fn = module_->lookup(spec.kernel);
     if (!fn)
@@ -505,6 +505,7 @@ CompiledKernel Compilation::compiled(std::string_view kernel, std::string ptx) c
   out.dynamicShared = out.sharedBytes > 0 && out.ptx.find(".extern .shared") != std::string::npos;
   out.times = times_;
   out.remarks = kernelRemarks(kernel);
+  out.cubin = remarksCubin_;
   return out;
 }
 

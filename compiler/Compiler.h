@@ -188,6 +188,10 @@ public:
   /// The remarks about `kernel`, with their locations resolved and rendered
   /// (the public API's and Python's records); empty when remarks are off.
   std::vector<KernelRemark> kernelRemarks(std::string_view kernel) const;
+  /// The cubin the registers remark's `ptxas -v` made from the PTX (empty
+  /// without remarks or without ptxas): a GPU loader loads it instead of
+  /// assembling the PTX again, so the remark describes the loaded code.
+  const std::string &remarksCubin() const { return remarksCubin_; }
 
   /// parse: the texts, parsed one by one and checked together as one module
   /// (names resolve across them, as Python globals do).
@@ -238,6 +242,7 @@ private:
   std::unique_ptr<IRContext> ir_;
   std::unique_ptr<Module> module_;
   std::unique_ptr<RemarkSink> remarks_;
+  std::string remarksCubin_;
   std::vector<KernelSpec> kernels_;
   std::vector<std::pair<std::string, std::vector<std::string>>> argumentNames_;
   Stage reached_ = Stage::None;
@@ -254,6 +259,7 @@ struct CompiledKernel {
   bool dynamicShared = false;      // passed at launch (the PTX declares it extern)
   std::vector<StageTime> times;
   std::vector<KernelRemark> remarks; // this kernel's, when the hooks asked for them
+  std::string cubin; // Compilation::remarksCubin(): ptxas's cubin of `ptx`, or empty
 };
 
 /// The whole compile of `spec.kernel` from one source text to PTX. False

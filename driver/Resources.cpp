@@ -103,10 +103,12 @@ std::vector<PtxasUsage> parsePtxasReport(std::string_view report) {
 }
 
 bool ptxasResources(const std::string &ptx, const std::string &arch, std::vector<PtxasUsage> &out,
-                    std::string &error) {
-  std::string cubin, report;
-  if (!assembleWithPtxas(ptx, arch, cubin, error, -1, &report))
+                    std::string &error, std::string *cubin) {
+  std::string assembled, report;
+  if (!assembleWithPtxas(ptx, arch, assembled, error, -1, &report))
     return false;
+  if (cubin)
+    *cubin = std::move(assembled);
   out = parsePtxasReport(report);
   return true;
 }

@@ -33,9 +33,10 @@ struct PtxasUsage {
 std::vector<PtxasUsage> parsePtxasReport(std::string_view report);
 
 /// Assembles `ptx` for `arch` with `ptxas -v` (driver/Ptxas.h) and reads its
-/// report; false with `error` when ptxas is not found or fails.
+/// report; false with `error` when ptxas is not found or fails. `cubin`,
+/// when given, gets what ptxas assembled.
 bool ptxasResources(const std::string &ptx, const std::string &arch, std::vector<PtxasUsage> &out,
-                    std::string &error);
+                    std::string &error, std::string *cubin = nullptr);
 
 struct Occupancy {
   int64_t blocksPerSm = 0;

@@ -195,6 +195,7 @@ bool compileToPTX(const std::string &source, const std::string &fileName,
   out.sharedBytes = int(compiled.sharedBytes);
   out.dynamicShared = compiled.dynamicShared;
   out.remarks = std::move(compiled.remarks);
+  out.cubin = std::move(compiled.cubin);
   out.params.clear();
   for (const KernelParam &p : compiled.params)
     out.params.push_back(describeParam(p));
@@ -296,7 +297,7 @@ bool ptxToCubinWith(const std::string &compiler, CudaDriver &driver, const std::
 
 bool loadThroughCubinCache(CudaDriver &driver, CompileCache &cache, const CacheKey &ptxKey,
                            const std::string &ptx, const JitOptions &jit, CubinLoad &out,
-                           std::string &error) {
+                           std::string &error, const std::string &assembled) {
   // PTX -> cubin, cached per driver version, device, optimisation level and
   // requested compiler; the module is loaded from the cubin either way
   // (loading a cubin costs a fraction of a millisecond, compiling PTX tens
@@ -309,6 +310,13 @@ bool loadThroughCubinCache(CudaDriver &driver, CompileCache &cache, const CacheK
                           .add(requestedCompiler(jit))
                           .key();
   out = CubinLoad();
+  // A driver older than the toolkit rejects its cubin: then as usual.
+  std::string rejected;
+  if (!assembled.empty() && driver.loadModule(assembled, out.module, rejected)) {
+    out.cubin = assembled;
+    out.compiler = "ptxas";
+    return true;
+  }
   if (cache.lookup(cubinKey, CacheKind::Cubin, out.cubin) &&
       driver.loadModule(out.cubin, out.module, error)) {
     out.fromCache = true;
@@ -461,7 +469,7 @@ std::shared_ptr<GpuKernel> GpuKernelCache::getOrCompile(const std::string &sourc
 
   auto t0 = Clock::now();
   CubinLoad loaded;
-  if (!loadThroughCubinCache(*driver, cache, key, k->ptx_, jit, loaded, error)) {
+  if (!loadThroughCubinCache(*driver, cache, key, k->ptx_, jit, loaded, error, c.cubin)) {
     error = fmt::format("kernel '{}': {}", opts.kernel, error);
     return driverFailure();
   }

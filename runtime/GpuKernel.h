@@ -322,6 +322,7 @@ struct CompiledPTX {
   int sharedBytes = 0;        // the function's shared_bytes attribute (0 if absent)
   bool dynamicShared = false; // the PTX declares `.extern .shared`: pass sharedBytes at launch
   std::vector<KernelRemark> remarks; // GpuCompileOptions::remarks; never cached
+  std::string cubin; // the registers remark's ptxas cubin of `ptx` (CompiledKernel::cubin)
 };
 bool compileToPTX(const std::string &source, const std::string &fileName,
                   const GpuCompileOptions &opts, CompiledPTX &out, std::string &error);
@@ -368,10 +369,13 @@ bool ptxToCubinWith(const std::string &compiler, CudaDriver &driver, const std::
 /// the driver rejects it) the PTX goes through the compilers of
 /// ptxCompilerOrder until one yields a cubin the driver loads; that cubin
 /// is stored. The cache key includes `jit.compiler` (or TK_PTX_COMPILER). `ptxKey` must identify
-/// `ptx` (e.g. gpuCompileKey of what produced it).
+/// `ptx` (e.g. gpuCompileKey of what produced it). `assembled`, when not
+/// empty, is a cubin of `ptx` the compile already made (the registers
+/// remark's ptxas run): loaded first, so the remark describes the loaded code
+/// and nothing is assembled twice; not cached.
 bool loadThroughCubinCache(CudaDriver &driver, CompileCache &cache, const CacheKey &ptxKey,
                            const std::string &ptx, const JitOptions &jit, CubinLoad &out,
-                           std::string &error);
+                           std::string &error, const std::string &assembled = {});
 
 /// CompiledPTX <-> cache payload; parse fails (false) on any malformed input.
 std::string serializeCompiledPTX(const CompiledPTX &c);

@@ -180,6 +180,7 @@ std::unique_ptr<JitKernel> JitKernel::compile(const JitRequest &req, std::string
     }
     CompiledKernel compiled = c.compiled(req.kernel, std::move(ptx));
     k->ptx_ = std::move(compiled.ptx);
+    k->remarksCubin_ = std::move(compiled.cubin);
     k->numWarps_ = compiled.numWarps;
     if (compiled.dynamicShared)
       k->dynamicShared_ = unsigned(compiled.sharedBytes);
@@ -262,7 +263,7 @@ bool JitKernel::load(std::string &errors) {
   // either way.
   CubinLoad loaded;
   if (!loadThroughCubinCache(*driver, CompileCache::process(), cacheKey_, ptx_, JitOptions(),
-                             loaded, errors))
+                             loaded, errors, remarksCubin_))
     return false;
   cubinFromCache_ = loaded.fromCache;
   ptxCompiler_ = loaded.fromCache ? "" : loaded.compiler;

@@ -1,7 +1,10 @@
 """kernel.remarks (docs/remarks.md) on a compile to PTX, no GPU needed:
 warmup(..., remarks=True) and TK_REMARKS=1 give the records (location in
 this file, kind, status, message, numbers), and the PTX is the same as
-without remarks."""
+without remarks. On a GPU (skipped visibly without one), the registers
+remark is the loaded kernel's."""
+
+import pytest
 
 import tk
 import tk.runtime.jit as tkjit
@@ -86,3 +89,26 @@ def test_knob_turns_them_on(monkeypatch):
 def test_remark_repr():
     r = tkjit.Remark("k.py", 3, 9, "dot", "missed", "k", "m", {"m": 16}, "k.py:3:9: remark: m [dot]")
     assert repr(r) == "<tk.Remark k.py:3:9 [dot, missed]>" and r.numbers == {"m": 16}
+
+
+@pytest.mark.gpu
+def test_the_registers_remark_describes_the_loaded_kernel(monkeypatch):
+    """On the GPU, the kernel compiled with remarks is loaded from the cubin
+    the registers remark's ptxas run made: the remark's registers are the
+    loaded kernel's, and the kernel computes the right thing."""
+    import torch
+
+    monkeypatch.setenv("TK_REMARKS", "1")
+    strided_copy.cache.clear()
+    n, stride = 5000, 3
+    x = torch.randn(n * stride, device="cuda")
+    y = torch.empty(n, device="cuda")
+    strided_copy[((n + 511) // 512,)](x, y, stride, n, BLOCK=512)
+    torch.testing.assert_close(y, x[::stride])
+    k = strided_copy.warmup(x, y, stride, n, BLOCK=512, grid=(1,))
+    regs = [r for r in k.remarks if r.kind == "registers"]
+    assert len(regs) == 1, [str(r) for r in k.remarks]
+    if "registers" not in regs[0].numbers:
+        pytest.skip(f"no ptxas on this machine: {regs[0].message}")
+    assert regs[0].numbers["registers"] == k.n_regs, (str(regs[0]), k.n_regs)
+    assert regs[0].numbers["spill_stores"] == 0 and k.n_spills == 0

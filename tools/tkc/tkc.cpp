@@ -590,12 +590,18 @@ bool emitRemarksOnly(Input &c, std::string &) {
   return emitPTXText(c, ptx);
 }
 
-// --emit=cubin: the PTX assembled by the toolkit's ptxas (driver/Ptxas.h).
+// --emit=cubin: the PTX assembled by the toolkit's ptxas (driver/Ptxas.h);
+// with --remarks, the cubin the registers remark's ptxas run made (one
+// assembly, and the remark describes the cubin written).
 bool emitCubin(Input &c, std::string &out) {
   std::string ptx, error;
   if (!emitPTXText(c, ptx))
     return false;
   c.stage = "ptxas";
+  if (!c.comp.remarksCubin().empty()) {
+    out = c.comp.remarksCubin();
+    return true;
+  }
   if (assembleWithPtxas(ptx, c.options.arch, out, error))
     return true;
   c.comp.diag().error(SourceLoc(), error);
