@@ -36,16 +36,25 @@ Value *rootPointer(Value *p) {
 } // namespace
 
 void FunctionLowering::remarkAccess(Operation &op, const ThreadMap &map, int64_t vec, int64_t eb) {
-  bool isLoad = op.is(Opcode::Load);
-  Value *ptr = op.operand(0);
-  Value *mask = nullptr;
-  if (isLoad && op.numOperands() > 1)
-    mask = op.operand(1);
-  else if (!isLoad && op.numOperands() > 2)
-    mask = op.operand(2);
-  Type *valueType = isLoad ? op.result()->type() : op.operand(1)->type();
-  std::string what =
-      fmt::format("{} of {}", isLoad ? "load" : "store", valueType->elementType()->str());
+  // load(ptr, mask?, other?), store(ptr, value, mask?), and the pipeliner's
+  // async_copy(ring, slot, ptr, mask?): a load issued ahead with cp.async.
+  Value *ptr = nullptr, *mask = nullptr;
+  const char *kind = "load";
+  if (op.is(Opcode::AsyncCopy)) {
+    ptr = op.operand(2);
+    mask = op.numOperands() > 3 ? op.operand(3) : nullptr;
+    kind = "cp.async load";
+  } else if (op.is(Opcode::Load)) {
+    ptr = op.operand(0);
+    mask = op.numOperands() > 1 ? op.operand(1) : nullptr;
+  } else {
+    ptr = op.operand(0);
+    mask = op.numOperands() > 2 ? op.operand(2) : nullptr;
+    kind = "store";
+  }
+  Type *tile = ptr->type();
+  std::string elem = cast<PointerType>(tile->elementType())->pointee()->str();
+  std::string what = fmt::format("{} of {}", kind, elem);
   unsigned fast = map.order()[0];
   const ThreadMap::Dim &d = map.dim(fast);
   const AxisInfo &info = axis_.get(ptr);
@@ -102,7 +111,7 @@ void FunctionLowering::remarkAccess(Operation &op, const ThreadMap &map, int64_t
         why = fmt::format("the base pointer is known aligned to {} byte{} only: declare it "
                           "16-byte aligned (`*{}:16` in the signature; Python does it for aligned "
                           "tensors) or tk.multiple_of(ptr, 16)",
-                          rootDiv, rootDiv == 1 ? "" : "s", valueType->elementType()->str());
+                          rootDiv, rootDiv == 1 ? "" : "s", elem);
       else
         why = fmt::format("the offsets are multiples of {} element{} only (pointers aligned to {} "
                           "bytes): make the row stride a multiple of {} elements "
@@ -123,8 +132,8 @@ void FunctionLowering::remarkAccess(Operation &op, const ThreadMap &map, int64_t
       limits.push_back(
           {perThread, fmt::format("each thread holds {} element{} along axis {} (a {}-element "
                                   "tile over {} warps): a larger tile or fewer warps",
-                                  perThread, perThread == 1 ? "" : "s", fast,
-                                  valueType->numElements(), map.numWarps())});
+                                  perThread, perThread == 1 ? "" : "s", fast, tile->numElements(),
+                                  map.numWarps())});
     if (perThread * eb < 16 && mma) {
       // The epilogue stores straight from the accumulator's registers
       // (AccelerateDot.cpp): no shared-memory round trip, at the mma
@@ -150,8 +159,7 @@ void FunctionLowering::remarkAccess(Operation &op, const ThreadMap &map, int64_t
   // coalesce: one warp-wide access is 32 lanes x `bytes`; lanes that are
   // consecutive along `fast` cover runs of consecutive addresses, each run
   // at least one 32-byte sector.
-  int64_t lanes =
-      std::min<int64_t>(kWarpSize, std::max<int64_t>(1, valueType->numElements() / vec));
+  int64_t lanes = std::min<int64_t>(kWarpSize, std::max<int64_t>(1, tile->numElements() / vec));
   int64_t warpBytes = lanes * bytes;
   int64_t runBytes = std::min({warpBytes, std::min(d.threads * vec, contiguity) * eb});
   runBytes = std::max(runBytes, bytes);

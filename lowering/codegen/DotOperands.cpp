@@ -190,6 +190,8 @@ bool lowerAsyncCopy(FunctionLowering &fl, Operation &op) {
   while (p * 2 <= vec)
     p *= 2;
   vec = p;
+  if (fl.remarks())
+    fl.remarkAccess(op, map, vec, eb);
   const Regs &ptrs = fl.get(ptr);
   const Regs *preds = mask ? &fl.get(mask) : nullptr;
   std::vector<std::vector<llvm::Value *>> coords = fl.coordinates(ptr);

@@ -95,8 +95,9 @@ public:
   bool lowerElementwise(Operation &op); // ElementwiseToLLVM.cpp
   bool lowerShape(Operation &op);       // ElementwiseToLLVM.cpp
   bool lowerLoadStore(Operation &op);   // LoadStoreToLLVM.cpp
-  /// The vectorize and coalesce remarks of a global load or store whose
-  /// accesses are `vec` elements of `elemBytes` (AccessRemarks.cpp).
+  /// The vectorize and coalesce remarks of a global load or store, or of a
+  /// cp.async copy (async_copy), whose accesses are `vec` elements of
+  /// `elemBytes` (AccessRemarks.cpp).
   void remarkAccess(Operation &op, const ThreadMap &map, int64_t vec, int64_t elemBytes);
   bool lowerReduce(Operation &op); // ReduceToLLVM.cpp
   bool lowerConvertLayout(Operation &op);
