@@ -181,6 +181,7 @@ std::unique_ptr<JitKernel> JitKernel::compile(const JitRequest &req, std::string
     CompiledKernel compiled = c.compiled(req.kernel, std::move(ptx));
     k->ptx_ = std::move(compiled.ptx);
     k->remarksCubin_ = std::move(compiled.cubin);
+    k->remarks_ = std::move(compiled.remarks);
     k->numWarps_ = compiled.numWarps;
     if (compiled.dynamicShared)
       k->dynamicShared_ = unsigned(compiled.sharedBytes);
@@ -199,7 +200,8 @@ std::unique_ptr<JitKernel> JitKernel::compile(const JitRequest &req, std::string
     k->layout_ = paramLayout(kinds);
     CompileCache::process().store(k->cacheKey_, CacheKind::Kernel, serialize(*k));
   }
-  k->remarks_ = c.kernelRemarks(req.kernel);
+  if (!req.gpu) // the GPU's are the compiled kernel's, above
+    k->remarks_ = c.kernelRemarks(req.kernel);
   return k;
 }
 
@@ -291,6 +293,7 @@ bool JitKernel::load(std::string &errors) {
   driver_ = driver;
   cuModule_ = module;
   function_ = function;
+  remarksCubin_ = {}; // loaded: the module holds the code now
   return true;
 }
 

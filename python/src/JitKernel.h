@@ -233,7 +233,8 @@ private:
   std::string ir_, irOpt_, passLog_;
   bool hasRemarks_ = false;
   std::vector<KernelRemark> remarks_;
-  std::string remarksCubin_; // Compilation::remarksCubin(), loaded instead of assembling again
+  std::string remarksCubin_; // Compilation::remarksCubin(), loaded instead of assembling again;
+                             // dropped once loaded
   std::vector<std::string> argumentNames_;
   std::vector<bool> storedArguments_;
   std::string ptx_, llvm_, arch_;
