@@ -427,6 +427,13 @@ public:
   static constexpr int64_t kWgmmaMaxSharedBytes = maxSharedBytesFor("sm_90a");
   static constexpr int64_t kSpareSharedBytes = 8 * 1024;
 
+  // Programs of `slots` ring slots (and `reservedBytes` more) that fit in
+  // one sm_90a SM's shared memory (the per-program maximum plus the 1 KiB
+  // reserved per program).
+  static int64_t programsPerSm(int64_t slots, int64_t slotBytes, int64_t reservedBytes) {
+    return (kWgmmaMaxSharedBytes + 1024) / (slots * slotBytes + reservedBytes + 1024);
+  }
+
   void runRing(const std::vector<Operation *> &loads, int64_t stages, int64_t reservedBytes = 0) {
     Builder b(ctx_);
     SourceLoc loc = loop_.loc();
@@ -449,8 +456,9 @@ public:
     // (wgmma_pending = 1); `wgmma_inflight = false` keeps the simple form
     // (wait_group 0 in each iteration), for comparisons.
     bool keepInFlight = wgmma && stages >= 3 && switches_.wgmmaInflight;
+    std::vector<std::pair<Operation *, int64_t>> waiters;
     std::vector<Operation *> inFlight =
-        keepInFlight ? carriedWgmmaDots(loads) : std::vector<Operation *>{};
+        keepInFlight ? carriedWgmmaDots(loads, waiters) : std::vector<Operation *>{};
     std::vector<Operation *> native;
     for (Operation *d : inFlight)
       if (nativeOrder(d, loads))
@@ -461,11 +469,23 @@ public:
     // fits in sm_90a's shared memory with room to spare; else the ring keeps
     // S slots and the copies run S - 2 ahead.
     int64_t slots = stages, distance = stages - 1;
+    int64_t slotBytes = 0;
+    for (Operation *load : loads)
+      slotBytes +=
+          load->result()->type()->numElements() * dtypeBytes(load->result()->type()->dtype());
+    // A group kept in flight by a waiter (attention's P V) gets its extra
+    // slot only where that costs no program per SM (by shared memory), else
+    // the loop keeps the simple form: with 4-warp programs of 64 x 64 tiles
+    // at head dim 128 (3 stages: 112 KiB, two per SM; 4 slots: 144 KiB, one)
+    // the in-flight form ran at 311 against 366 TFLOP/s (fp16, seq 4096 on
+    // the H200), where on 8 warps of 128 x 64 (one program per SM either
+    // way) it ran at 402 against 377.
+    if (!waiters.empty() && programsPerSm(stages + 1, slotBytes, reservedBytes) <
+                                programsPerSm(stages, slotBytes, reservedBytes)) {
+      inFlight.clear();
+      waiters.clear();
+    }
     if (!inFlight.empty()) {
-      int64_t slotBytes = 0;
-      for (Operation *load : loads)
-        slotBytes +=
-            load->result()->type()->numElements() * dtypeBytes(load->result()->type()->dtype());
       if ((stages + 1) * slotBytes + reservedBytes + kSpareSharedBytes <= kWgmmaMaxSharedBytes)
         slots = stages + 1;
       else
@@ -545,6 +565,8 @@ public:
     // before anything reads the loop's accumulators.
     for (Operation *d : inFlight)
       d->setAttr("wgmma_pending", int64_t(1));
+    for (const auto &w : waiters)
+      w.first->setAttr("wgmma_wait_carried", w.second);
     if (!inFlight.empty())
       loop_.nextNode()->setAttr("wgmma_drain", true);
     // The rows of a wgmma_native accumulator go to the mma layout's order
@@ -566,25 +588,93 @@ public:
   }
 
 private:
-  // The wgmma dots reading `loads` when each one's accumulator is carried by
-  // the loop and read by nothing else (its acc the body's argument, its
-  // result only yielded), so its group may stay in flight across the back
-  // edge; empty when any wgmma dot is otherwise.
-  std::vector<Operation *> carriedWgmmaDots(const std::vector<Operation *> &loads) const {
-    std::vector<Operation *> dots;
+  // The wgmma dots reading `loads` whose group may stay in flight across the
+  // back edge, in two forms:
+  // - the accumulator is carried by the loop and read by nothing else (its
+  //   acc the body's argument, its result only yielded): a matmul's loop;
+  //   its own wait of the next iteration (wait_group 1) retires it.
+  // - the result is only yielded, and every reader of the body's argument it
+  //   feeds comes after another wgmma dot of the body (attention's P V, whose
+  //   accumulator the next iteration rescales after its Q K^T): that dot's
+  //   wait_group 0 retires the group and passes the argument's registers
+  //   through, so that nothing reads them before (`waiters` gets the dot and
+  //   the argument's index, its wgmma_wait_carried).
+  // Empty when any wgmma dot is neither, nor such a waiter.
+  std::vector<Operation *>
+  carriedWgmmaDots(const std::vector<Operation *> &loads,
+                   std::vector<std::pair<Operation *, int64_t>> &waiters) const {
+    std::vector<Operation *> dots, others;
     for (Operation *load : loads)
       for (Operation *u : load->result()->users()) {
         if (!isWgmmaLayout(u->result()->type()) ||
-            std::find(dots.begin(), dots.end(), u) != dots.end())
+            std::find(dots.begin(), dots.end(), u) != dots.end() ||
+            std::find(others.begin(), others.end(), u) != others.end())
           continue;
         Value *acc = u->operand(2);
         const std::vector<Operation *> &users = u->result()->users();
-        if (u->parentBlock() != body_ || !acc->isBlockArgument() || acc->ownerBlock() != body_ ||
-            acc->users().size() != 1 || users.size() != 1 || !users[0]->is(Opcode::Yield))
-          return {};
-        dots.push_back(u);
+        bool yieldedOnly = users.size() == 1 && users[0]->is(Opcode::Yield);
+        if (u->parentBlock() == body_ && acc->isBlockArgument() && acc->ownerBlock() == body_ &&
+            acc->users().size() == 1 && yieldedOnly)
+          dots.push_back(u);
+        else
+          others.push_back(u);
       }
+    for (Operation *u : std::vector<Operation *>(others)) {
+      const std::vector<Operation *> &users = u->result()->users();
+      if (u->parentBlock() != body_ || users.size() != 1 || !users[0]->is(Opcode::Yield))
+        continue;
+      int64_t arg = carriedArgument(u->result());
+      Operation *waiter = arg < 0 ? nullptr : earlierWaiter(u, body_->argument(unsigned(arg)));
+      if (!waiter || std::find(others.begin(), others.end(), waiter) == others.end())
+        return {};
+      waiters.emplace_back(waiter, arg);
+      dots.push_back(u);
+      others.erase(std::find(others.begin(), others.end(), u));
+    }
+    for (Operation *u : others) {
+      bool isWaiter = false;
+      for (const auto &w : waiters)
+        isWaiter = isWaiter || w.first == u;
+      if (!isWaiter)
+        return {};
+    }
     return dots;
+  }
+
+  // The body's argument that `v` (yielded once) becomes in the next
+  // iteration; -1 when it is yielded twice or not at all.
+  int64_t carriedArgument(Value *v) const {
+    Operation *yield = body_->terminator();
+    int64_t found = -1;
+    for (unsigned i = 0; yield && i < yield->numOperands(); ++i)
+      if (yield->operand(i) == v) {
+        if (found >= 0)
+          return -1;
+        found = int64_t(i) + 1;
+      }
+    return found;
+  }
+
+  // The latest wgmma dot of the body before `dot` that every reader of
+  // `arg` follows (in the body's order, nested readers by their op in the
+  // body), or null when a reader comes first or there is none.
+  Operation *earlierWaiter(Operation *dot, Value *arg) const {
+    std::vector<Operation *> readers;
+    for (Operation *r : arg->users()) {
+      while (r && r->parentBlock() != body_)
+        r = r->parentOp();
+      if (!r)
+        return nullptr;
+      readers.push_back(r);
+    }
+    Operation *waiter = nullptr;
+    for (Operation *op = body_->front(); op && op != dot; op = op->nextNode()) {
+      if (std::find(readers.begin(), readers.end(), op) != readers.end())
+        return waiter;
+      if (op->is(Opcode::Dot) && isWgmmaLayout(op->result()->type()))
+        waiter = op;
+    }
+    return waiter;
   }
 
   // Whether in-flight wgmma dot `dot` computes in wgmma's own row order

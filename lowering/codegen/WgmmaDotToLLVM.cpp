@@ -135,10 +135,25 @@ public:
         acc[regsOf[mi][i]] = d[i];
     }
     fl_.target().warpGroupCommit(b_);
-    // wgmma_pending = 1 (--pipeline, an accumulator only the loop carries):
-    // this group stays in flight into the next iteration; the async_wait
-    // after the loop drains it.
+    // wgmma_pending = 1 (--pipeline, an accumulator the next iteration reads
+    // only after a wait): this group stays in flight into the next
+    // iteration; the async_wait after the loop drains it. wgmma_wait_carried
+    // = i: this dot's wait also retires the previous iteration's group of
+    // the dot that the body's argument i carries, whose registers pass
+    // through it, so that no reader of the argument comes before the wait.
+    Value *carried = nullptr;
+    if (std::optional<int64_t> arg = op_.attrs().getInt("wgmma_wait_carried"))
+      carried = op_.parentBlock()->argument(static_cast<unsigned>(*arg));
+    size_t own = acc.size();
+    if (carried) {
+      const Regs &prev = fl_.get(carried);
+      acc.insert(acc.end(), prev.begin(), prev.end());
+    }
     fl_.target().warpGroupWait(b_, acc, op_.attrs().getInt("wgmma_pending").value_or(0));
+    if (carried) {
+      fl_.set(carried, Regs(acc.begin() + static_cast<std::ptrdiff_t>(own), acc.end()));
+      acc.resize(own);
+    }
     if (staged)
       fl_.target().barrier(b_);
     fl_.set(res, std::move(acc));

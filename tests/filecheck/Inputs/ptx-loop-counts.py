@@ -19,6 +19,8 @@ KINDS = [
     ("bar.sync", r"\bbar\.sync"),
     ("shfl", r"\bshfl\.sync"),
     ("cp.async", r"\bcp\.async\.c[ag]"),
+    ("wgmma.wait_group.0", r"\bwgmma\.wait_group\.sync\.aligned 0;"),
+    ("wgmma.wait_group.1", r"\bwgmma\.wait_group\.sync\.aligned 1;"),
 ]
 
 
