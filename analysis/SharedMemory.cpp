@@ -59,11 +59,43 @@ std::vector<int64_t> reduceScratchParts(const Operation &reduce, int64_t &total)
   return parts;
 }
 
-int64_t convertRowPadding(const Operation &op) {
+int64_t convertRounds(const Operation &op) {
+  int64_t rounds = op.attrs().getInt("rounds").value_or(1);
+  return convertRoundAxis(op, rounds) ? rounds : 1;
+}
+
+std::optional<unsigned> convertRoundAxis(const Operation &op, int64_t rounds) {
+  const LayoutAttr *from = distributedLayout(op.operand(0)), *to = distributedLayout(op.result());
+  if (rounds <= 1 || !from || !to)
+    return std::nullopt;
   const std::vector<int64_t> &shape = op.result()->type()->shape();
+  ThreadMap in(from, shape), out(to, shape);
+  // A register's coordinate along d is its register offset plus a thread
+  // offset below the tile (ThreadMap), so with slices of whole tiles the
+  // register offset alone says which slice it is in.
+  for (unsigned d = 0; d < shape.size(); ++d) {
+    if (shape[d] % rounds != 0)
+      continue;
+    int64_t slice = shape[d] / rounds;
+    if (slice % in.dim(d).tile() == 0 && slice % out.dim(d).tile() == 0)
+      return d;
+  }
+  return std::nullopt;
+}
+
+std::vector<int64_t> convertSliceShape(const Operation &op) {
+  std::vector<int64_t> shape = op.result()->type()->shape();
+  int64_t rounds = convertRounds(op);
+  if (std::optional<unsigned> axis = convertRoundAxis(op, rounds))
+    shape[*axis] /= rounds;
+  return shape;
+}
+
+namespace {
+
+int64_t rowPadding(const std::vector<int64_t> &shape, int64_t elemBytes) {
   if (shape.size() < 2)
     return 0;
-  int64_t elemBytes = sharedElementBytes(op.result()->type());
   int64_t rowBytes = shape.back() * elemBytes;
   // Rows of an even number of 4-byte words put one column of consecutive
   // rows in a few banks: a 64 x 64 fp32 tile read down its columns (a
@@ -74,15 +106,45 @@ int64_t convertRowPadding(const Operation &op) {
   return std::max<int64_t>(1, 4 / elemBytes);
 }
 
+// The scratch of a conversion staging slices of `shape`, rows padded.
+int64_t stagingBytes(const std::vector<int64_t> &shape, int64_t elemBytes) {
+  int64_t rows = 1;
+  for (size_t d = 0; d + 1 < shape.size(); ++d)
+    rows *= shape[d];
+  return rows * (shape.back() + rowPadding(shape, elemBytes)) * elemBytes;
+}
+
+} // namespace
+
+int64_t convertRowPadding(const Operation &op) {
+  return rowPadding(convertSliceShape(op), sharedElementBytes(op.result()->type()));
+}
+
+int64_t convertRoundsWithin(const Operation &op, int64_t budget) {
+  int64_t elemBytes = sharedElementBytes(op.result()->type());
+  const std::vector<int64_t> &shape = op.result()->type()->shape();
+  int64_t most = 1;
+  for (int64_t e : shape)
+    most = std::max(most, e);
+  for (int64_t rounds = 2; rounds <= most; rounds *= 2) {
+    std::optional<unsigned> axis = convertRoundAxis(op, rounds);
+    if (!axis)
+      continue;
+    std::vector<int64_t> slice = shape;
+    slice[*axis] /= rounds;
+    if (stagingBytes(slice, elemBytes) <= budget)
+      return rounds;
+  }
+  return 0;
+}
+
 int64_t scratchBytes(const Operation &op, int64_t numWarps) {
   (void)numWarps; // the layouts say how many warps take part
   if (op.is(Opcode::ConvertLayout)) {
     const LayoutAttr *from = distributedLayout(op.operand(0)), *to = distributedLayout(op.result());
     if (!from || !to || from == to || convertIsLocal(op))
       return 0;
-    const std::vector<int64_t> &shape = op.result()->type()->shape();
-    int64_t rows = op.result()->type()->numElements() / shape.back();
-    return rows * (shape.back() + convertRowPadding(op)) * sharedElementBytes(op.result()->type());
+    return stagingBytes(convertSliceShape(op), sharedElementBytes(op.result()->type()));
   }
   if (op.is(Opcode::Reduce)) {
     int64_t total = 0;

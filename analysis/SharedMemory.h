@@ -18,6 +18,7 @@
 #include "ir/Module.h"
 
 #include <cstdint>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -38,16 +39,45 @@ int64_t reduceWarpsAlongAxis(const Operation &reduce);
 /// warp.
 std::vector<int64_t> reduceScratchParts(const Operation &reduce, int64_t &total);
 
+/// A convert_layout whose tensor does not fit in shared memory goes through it
+/// in rounds: --allocate-shared sets `rounds = K` on it, and the tensor is cut
+/// into K equal slices along one dimension (convertRoundAxis), each written,
+/// synchronised, read and synchronised again through one slice of scratch.
+/// The slices follow the tiles of both layouts, so which round each register
+/// of a thread takes part in is known at compile time:
+///
+///   convert_layout %x {rounds = 2} : tensor<65536xfp32, blocked<size = [8],
+///       threads = [32], warps = [32]>> -> blocked<size = [4], ...>
+///   (tiles of 8192 and 4096 elements; slices of 32768: 128 KiB of scratch
+///    instead of 256 KiB, registers 0-31 of the first layout in round 0)
+///
+/// The op's rounds: its `rounds` attribute, 1 without it.
+int64_t convertRounds(const Operation &op);
+
+/// The dimension along which `op` can go in `rounds` rounds: the first whose
+/// extent splits into `rounds` slices that are each a whole number of both
+/// layouts' tiles along it; nullopt when none does (or `rounds` is 1).
+std::optional<unsigned> convertRoundAxis(const Operation &op, int64_t rounds);
+
+/// The fewest rounds (a power of two, at least 2) in which `op`'s scratch
+/// takes at most `budget` bytes; 0 when no slicing fits.
+int64_t convertRoundsWithin(const Operation &op, int64_t budget);
+
+/// The shape of the part of `op`'s tensor one round stages: the tensor's
+/// shape with the round axis divided by the rounds (the whole shape in one
+/// round).
+std::vector<int64_t> convertSliceShape(const Operation &op);
+
 /// Elements of padding after each row (the last dimension) of a
-/// convert_layout's scratch, which holds the tensor row-major: one 4-byte
-/// word (one element for 8-byte types) when a row is an even number of words,
-/// so that threads reading or writing down a column (a transpose, lanes that
-/// step across rows) meet different banks; 0 for rank-1 tensors and short or
-/// odd rows. 64 x 64 fp32: rows of 65 floats.
+/// convert_layout's scratch, which holds one slice (convertSliceShape)
+/// row-major: one 4-byte word (one element for 8-byte types) when a row is an
+/// even number of words, so that threads reading or writing down a column (a
+/// transpose, lanes that step across rows) meet different banks; 0 for
+/// rank-1 tensors and short or odd rows. 64 x 64 fp32: rows of 65 floats.
 int64_t convertRowPadding(const Operation &op);
 
 /// Bytes of scratch `op` needs while it runs: a reduction whose axis spans
-/// warps, a layout conversion between different layouts (the whole tensor),
+/// warps, a layout conversion between different layouts (one round's slice),
 /// the exchanges of reshape/trans/atomics, a scan, a dot staging its
 /// operands, the async_wait that reorders a wgmma_native accumulator; 0 for
 /// any other op. `numWarps` is the function's.

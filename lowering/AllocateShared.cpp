@@ -44,9 +44,11 @@ void remarkShared(RemarkSink &rs, Function &fn, const Liveness &live,
     if (it.op->is(Opcode::LocalAlloc))
       for (Operation *u : it.op->result()->users())
         ring |= u->is(Opcode::AsyncCopy);
-    std::string what = it.op->is(Opcode::LocalAlloc)
-                           ? (ring ? "the cp.async ring of the loop" : "a shared buffer")
-                           : fmt::format("the scratch of {}", it.op->name());
+    std::string what =
+        it.op->is(Opcode::LocalAlloc) ? (ring ? "the cp.async ring of the loop" : "a shared buffer")
+        : convertRounds(*it.op) > 1   ? fmt::format("the scratch of {} (the tensor in {} rounds)",
+                                                    it.op->name(), convertRounds(*it.op))
+                                      : fmt::format("the scratch of {}", it.op->name());
     rs.add(it.op->loc(), "shared", RemarkStatus::Analysis, fn.name(),
            fmt::format("shared memory: {} bytes at offset {} for {}, live from {} to {}", it.size,
                        it.offset, what, line(it.start), line(it.end)))
@@ -67,6 +69,28 @@ void remarkShared(RemarkSink &rs, Function &fn, const Liveness &live,
       .with("limit", limit);
 }
 
+// A conversion whose whole tensor does not fit beside the buffers live
+// while it runs (and the pool) goes through shared memory in rounds
+// (SharedMemory.h, convertRounds): the fewest that fit, recorded as `rounds`.
+// Conversions that fit keep one round: each round costs two barriers.
+void splitLargeConversions(Function &fn, std::vector<Item> &items, int64_t numWarps) {
+  int64_t limit = fn.attrs().getInt("max_shared_bytes").value_or(maxSharedBytesFor("sm_90"));
+  for (Item &it : items) {
+    if (!it.op->is(Opcode::ConvertLayout))
+      continue;
+    int64_t budget = limit - kPrivatePoolBytes;
+    for (const Item &other : items)
+      if (other.op->is(Opcode::LocalAlloc) && other.start <= it.end && it.start <= other.end)
+        budget -= other.size + other.align - 16;
+    if (it.size <= budget)
+      continue;
+    if (int64_t rounds = convertRoundsWithin(*it.op, budget)) {
+      it.op->setAttr("rounds", rounds);
+      it.size = scratchBytes(*it.op, numWarps);
+    }
+  }
+}
+
 } // namespace
 
 int64_t allocateShared(Function &fn, RemarkSink *remarks) {
@@ -80,9 +104,11 @@ int64_t allocateShared(Function &fn, RemarkSink *remarks) {
                        std::max<int64_t>(16, op->attrs().getInt("align").value_or(16))});
       continue;
     }
+    op->attrs().erase("rounds");
     if (int64_t bytes = scratchBytes(*op, numWarps))
       items.push_back({op, bytes, live.first(*op), live.last(*op)});
   }
+  splitLargeConversions(fn, items, numWarps);
 
   // Small scratch (a reduction's partials) gets bytes of its own at the
   // bottom, so consecutive reductions never share bytes and need no barrier

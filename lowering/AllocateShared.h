@@ -26,6 +26,11 @@
 //   %d = convert_layout %v : 2048 bytes, live [11, 11], after %buf's last use -> offset 32
 //   func attributes {shared_bytes = 6176}
 //
+// A layout conversion too large for what is left of the arch's limit
+// (`max_shared_bytes`, else sm_90's) beside the buffers live across it goes
+// in rounds: the pass records `rounds = K` on it and reserves one slice
+// (analysis/SharedMemory.h, convertRounds).
+//
 // The pass records `scratch_offset` on each op and `shared_bytes` on the
 // function; the size limit depends on the GPU and is checked by the codegen.
 #pragma once

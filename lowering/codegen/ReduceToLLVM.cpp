@@ -39,7 +39,11 @@
 // stages the tensor through shared memory: every thread writes
 // the elements it holds at their row-major index (rows padded by a word, see
 // convertRowPadding), a barrier, every thread reads the elements its new
-// layout gives it.
+// layout gives it. A tensor too large for shared memory goes in rounds
+// (convertRounds, set by --allocate-shared): per slice along one dimension,
+// the writes of the registers in it, a barrier, the reads, and a barrier
+// before the next slice's writes; which registers are in which slice is
+// fixed at compile time, so no store or load is predicated.
 #include "analysis/DataMovement.h"
 #include "analysis/SharedMemory.h"
 #include "lowering/codegen/FunctionLowering.h"
@@ -357,28 +361,51 @@ bool FunctionLowering::lowerConvertLayout(Operation &op) {
   bool isBool = storage->isIntegerTy(1);
   if (isBool)
     storage = b_.getInt8Ty();
-  const std::vector<int64_t> &shape = in->type()->shape();
-  // Row-major, each row (the last dimension) padded (SharedMemory.h).
+  // One slice of the tensor at a time (the whole tensor in one round),
+  // row-major, each row (the last dimension) padded (SharedMemory.h).
+  std::vector<int64_t> slice = convertSliceShape(op);
+  int64_t rounds = convertRounds(op);
+  unsigned axis = rounds > 1 ? *convertRoundAxis(op, rounds) : 0;
   int64_t pad = convertRowPadding(op);
-  auto linear = [&](const std::vector<llvm::Value *> &c) {
+  auto linear = [&](const std::vector<llvm::Value *> &c, int64_t round) {
     llvm::Value *lin = b_.getInt32(0);
-    for (unsigned d = 0; d < shape.size(); ++d) {
-      int64_t stride = shape[d] + (d + 1 == shape.size() ? pad : 0);
-      lin = b_.CreateAdd(b_.CreateMul(lin, b_.getInt32(stride)), c[d]);
+    for (unsigned d = 0; d < slice.size(); ++d) {
+      int64_t stride = slice[d] + (d + 1 == slice.size() ? pad : 0);
+      llvm::Value *x = c[d];
+      if (d == axis && round > 0)
+        x = b_.CreateSub(x, b_.getInt32(static_cast<uint32_t>(round * slice[d])));
+      lin = b_.CreateAdd(b_.CreateMul(lin, b_.getInt32(stride)), x);
     }
     return lin;
   };
+  // The round of each register: its slices are whole tiles, so the register
+  // offset alone places it (convertRoundAxis).
+  auto roundOf = [&](const ThreadMap &map, int64_t r) {
+    return rounds > 1 ? map.registerOffset(r, axis) / slice[axis] : 0;
+  };
   const Regs &src = get(in);
-  std::vector<std::vector<llvm::Value *>> inCoords = coordinates(in);
-  for (size_t r = 0; r < src.size(); ++r) {
-    llvm::Value *v = isBool ? b_.CreateZExt(src[r], storage) : src[r];
-    b_.CreateStore(v, b_.CreateGEP(storage, smem_, linear(inCoords[r])));
-  }
-  target_.barrier(b_);
-  Regs out;
-  for (const auto &c : coordinates(res)) {
-    llvm::Value *v = b_.CreateLoad(storage, b_.CreateGEP(storage, smem_, linear(c)));
-    out.push_back(isBool ? b_.CreateTrunc(v, b_.getInt1Ty()) : v);
+  ThreadMap inMap = threadMap(in), outMap = threadMap(res);
+  std::vector<std::vector<llvm::Value *>> inCoords = coordinates(in), outCoords;
+  Regs out(static_cast<size_t>(outMap.numRegisters()));
+  for (int64_t round = 0; round < rounds; ++round) {
+    if (round > 0)
+      target_.barrier(b_); // the last round's reads are done
+    for (size_t r = 0; r < src.size(); ++r) {
+      if (roundOf(inMap, static_cast<int64_t>(r)) != round)
+        continue;
+      llvm::Value *v = isBool ? b_.CreateZExt(src[r], storage) : src[r];
+      b_.CreateStore(v, b_.CreateGEP(storage, smem_, linear(inCoords[r], round)));
+    }
+    target_.barrier(b_);
+    if (round == 0)
+      outCoords = coordinates(res); // after the writes, as in one round
+    for (size_t r = 0; r < outCoords.size(); ++r) {
+      if (roundOf(outMap, static_cast<int64_t>(r)) != round)
+        continue;
+      llvm::Value *v =
+          b_.CreateLoad(storage, b_.CreateGEP(storage, smem_, linear(outCoords[r], round)));
+      out[r] = isBool ? b_.CreateTrunc(v, b_.getInt1Ty()) : v;
+    }
   }
   set(res, std::move(out));
   return true;

@@ -241,6 +241,19 @@ def test_tutorial_on_the_gpu(name, capsys):
     assert "on the GPU" in out and ": OK" in out
 
 
+@pytest.mark.parametrize("name,dtype", [("07-layer-norm-backward.py", "float16"),
+                                        ("08-rms-norm.py", "bfloat16")])
+def test_norm_backward_at_65536_columns(name, dtype, capsys):
+    """BLOCK_N = 65536 on 32 warps: the fp32 row's layout conversion (256 KiB)
+    goes through shared memory in two rounds; ragged N, against torch
+    autograd in float64."""
+    import torch
+
+    torch.manual_seed(11)
+    load_tutorial(name).check_on_gpu(40, 65536 - 37, getattr(torch, dtype), False)
+    assert ": OK" in capsys.readouterr().out
+
+
 @pytest.mark.parametrize("name", ["01-vector-add.py", "02-fused-softmax.py", "03-layer-norm.py"])
 def test_tutorial_bench_plots(name, tmp_path, capsys):
     pytest.importorskip("matplotlib")

@@ -148,5 +148,117 @@ TEST(AllocateShared, BufferOpsLowerToSwizzledSharedAccesses) {
   EXPECT_NE(llvm.find("addrspace(3) global [8208 x i8]"), std::string::npos) << llvm;
 }
 
+// A conversion too large for the budget goes in rounds: simulated thread by
+// thread as the codegen stages it (each register in the round its register
+// offset names, at its coordinate less the round's start along the round
+// axis, rows padded), every element of every result register must be the
+// operand's element at its coordinate, read after its round's writes, and
+// each round's slots stay inside the scratch the allocation reserved.
+struct RoundCase {
+  std::string shape, elem, from, to;
+  int64_t maxShared, rounds; // the function's limit, the rounds expected
+};
+
+void expectRoundsStageEveryElement(const RoundCase &c) {
+  test::ParsedIR ir;
+  std::string text = fmt::format("func @k(%x: tensor<{0}x{1}, {2}>) attributes {{num_warps = "
+                                 "32, max_shared_bytes = {4}}} {{\n"
+                                 "  %c = convert_layout %x : tensor<{0}x{1}, {3}>\n"
+                                 "  return\n"
+                                 "}}\n",
+                                 c.shape, c.elem, c.from, c.to, c.maxShared);
+  ASSERT_TRUE(ir.parse(text)) << ir.errors();
+  Function &fn = *ir.module->functions().front();
+  int64_t total = allocateShared(fn);
+  Operation &op = *fn.body().opsVector()[0];
+  ASSERT_TRUE(op.is(Opcode::ConvertLayout));
+  EXPECT_EQ(convertRounds(op), c.rounds) << text;
+  EXPECT_LE(total, c.maxShared) << text;
+  int64_t rounds = convertRounds(op);
+  std::optional<unsigned> axis = convertRoundAxis(op, rounds);
+  ASSERT_EQ(axis.has_value(), rounds > 1);
+  unsigned ax = axis.value_or(0);
+  std::vector<int64_t> slice = convertSliceShape(op);
+  const std::vector<int64_t> &shape = op.result()->type()->shape();
+  int64_t pad = convertRowPadding(op), elemBytes = sharedElementBytes(op.result()->type());
+  int64_t slots = scratchBytes(op, 32) / elemBytes;
+  ThreadMap in(cast<TensorType>(op.operand(0)->type())->layout(), shape);
+  ThreadMap out(cast<TensorType>(op.result()->type())->layout(), shape);
+  auto rowMajor = [&](const std::vector<int64_t> &co) {
+    int64_t lin = 0;
+    for (size_t d = 0; d < shape.size(); ++d)
+      lin = lin * shape[d] + co[d];
+    return lin;
+  };
+  auto slot = [&](std::vector<int64_t> co, int64_t round) {
+    co[ax] -= round * slice[ax];
+    int64_t lin = 0;
+    for (size_t d = 0; d < slice.size(); ++d) {
+      EXPECT_GE(co[d], 0);
+      EXPECT_LT(co[d], slice[d]);
+      lin = lin * (slice[d] + (d + 1 == slice.size() ? pad : 0)) + co[d];
+    }
+    return lin;
+  };
+  int64_t threads = in.numThreads(), read = 0;
+  // Each thread's registers of `map` in `round`, with their coordinates and
+  // scratch slots.
+  auto eachInRound = [&](const ThreadMap &map, int64_t round, auto &&visit) {
+    for (int64_t t = 0; t < threads; ++t)
+      for (int64_t r = 0; r < map.numRegisters(); ++r) {
+        if ((rounds > 1 ? map.registerOffset(r, ax) / slice[ax] : 0) != round)
+          continue;
+        std::vector<int64_t> co = map.coords(r, t % kWarpSize, t / kWarpSize);
+        int64_t at = slot(co, round);
+        ASSERT_LT(at, slots);
+        visit(rowMajor(co), static_cast<size_t>(at), t, r);
+      }
+  };
+  for (int64_t round = 0; round < rounds; ++round) {
+    std::vector<int64_t> scratch(static_cast<size_t>(slots), -1);
+    eachInRound(in, round,
+                [&](int64_t element, size_t at, int64_t, int64_t) { scratch[at] = element; });
+    eachInRound(out, round, [&](int64_t element, size_t at, int64_t t, int64_t r) {
+      EXPECT_EQ(scratch[at], element) << "round " << round << " thread " << t << " register " << r;
+      ++read;
+    });
+  }
+  EXPECT_EQ(read, threads * out.numRegisters()); // every result register once
+}
+
+TEST(AllocateShared, LargeConversionsGoInRoundsThatStageEveryElement) {
+  const char *by8 = "blocked<size = [8], threads = [32], warps = [32], order = [0]>";
+  const char *by4 = "blocked<size = [4], threads = [32], warps = [32], order = [0]>";
+  // A norm backward's row at 65536 columns: 256 KiB of fp32 over sm_90's
+  // 227 KiB: 2 rounds of 128 KiB; under a 60 KiB limit 8 of 32 KiB.
+  expectRoundsStageEveryElement({"65536", "fp32", by8, by4, 232448, 2});
+  expectRoundsStageEveryElement({"65536", "fp32", by4, by8, 60 * 1024, 8});
+  // What fits stays whole.
+  expectRoundsStageEveryElement({"32768", "fp32", by8, by4, 232448, 1});
+  // 2-D, rows 8 apart across warps into columns: sliced along the rows (the
+  // padded rows of the slice inside the scratch).
+  expectRoundsStageEveryElement(
+      {"256x512", "fp32",
+       "blocked<size = [1, 4], threads = [1, 32], warps = [32, 1], order = [1, 0]>",
+       "blocked<size = [1, 1], threads = [4, 8], warps = [8, 4], order = [1, 0]>", 232448, 4});
+}
+
+// A conversion whose layouts leave no slicing of whole tiles keeps one round
+// and its size: the codegen reports the kernel over the limit.
+TEST(AllocateShared, ConversionWithoutWholeTileSlicesStaysWhole) {
+  test::ParsedIR ir;
+  ASSERT_TRUE(ir.parse(
+      "func @k(%x: tensor<128x256xfp32, blocked<size = [1, 4], threads = [1, 32], warps = [2, 2], "
+      "order = [1, 0]>>) attributes {num_warps = 4, max_shared_bytes = 101376} {\n"
+      "  %c = convert_layout %x : tensor<128x256xfp32, blocked<size = [4, 1], threads = [32, 1], "
+      "warps = [1, 4], order = [0, 1]>>\n"
+      "  return\n"
+      "}\n"))
+      << ir.errors();
+  Function &fn = *ir.module->functions().front();
+  EXPECT_EQ(allocateShared(fn), 128 * 257 * 4);
+  EXPECT_EQ(convertRounds(*fn.body().opsVector()[0]), 1);
+}
+
 } // namespace
 } // namespace tk
