@@ -1,14 +1,56 @@
 // tk.dot: the operands checked (inner dimensions, every dimension >= 16,
 // one element type, the accumulator's shape and kind, out_dtype as Triton
 // reads it, input_precision), zeros for a missing accumulator, one `dot` op; a batched
-// (3-D) dot as one 2-D dot per batch index.
+// (3-D) dot as one 2-D dot per batch index. input_precision "bf16x3" and
+// "bf16x6" on fp32 operands become bf16 dots of the operands' split parts.
 #include "ir/ASTToIRBuiltins.h"
 
 #include <fmt/format.h>
 
+#include <utility>
+
 namespace tk::astir {
 
 using namespace ast;
+
+namespace {
+
+// x (fp32) as `parts` bf16 tensors whose sum in fp32 is x to 8 * parts
+// mantissa bits: part i = bf16(x - part 0 - ... - part i-1).
+std::vector<Value *> splitBF16(Builder &b, IRContext &ctx, SourceLoc loc, Value *x, int parts) {
+  std::vector<Value *> out;
+  Value *rest = x;
+  for (int i = 0; i < parts; ++i) {
+    out.push_back(b.cast(Opcode::FPTrunc, loc, rest, ctx.scalar(DType::BF16)));
+    if (i + 1 < parts)
+      rest = b.sub(loc, rest, b.cast(Opcode::FPExt, loc, out.back(), ctx.f32()));
+  }
+  return out;
+}
+
+// fp32 x fp32 as bf16 tensor-core products (Triton's bf16x3 / bf16x6): the
+// operands split into hi + mid (bf16x3) or hi + mid + lo (bf16x6) parts, the
+// cross products summed smallest first from zeros (bf16x3: mid*hi, hi*mid;
+// bf16x6: mid*mid, lo*hi, hi*lo, mid*hi, hi*mid), NaNs of that sum set to 0
+// (an infinite operand leaves inf - inf = NaN in its lower parts; the hi*hi
+// product still carries the inf or NaN), then hi*hi, then the accumulator
+// (null: none) added.
+Value *splitDot(Builder &b, IRContext &ctx, SourceLoc loc, Value *x, Value *y, Value *acc,
+                Value *zeros, bool six) {
+  int parts = six ? 3 : 2;
+  std::vector<Value *> xs = splitBF16(b, ctx, loc, x, parts), ys = splitBF16(b, ctx, loc, y, parts);
+  std::vector<std::pair<int, int>> cross = {{1, 0}, {0, 1}};
+  if (six)
+    cross = {{1, 1}, {2, 0}, {0, 2}, {1, 0}, {0, 1}};
+  Value *sum = zeros;
+  for (auto [i, j] : cross)
+    sum = b.dot(loc, xs[i], ys[j], sum, "tf32");
+  sum = b.select(loc, b.cmpf(loc, "uno", sum, sum), zeros, sum);
+  Value *d = b.dot(loc, xs[0], ys[0], sum, "tf32");
+  return acc ? b.add(loc, d, acc) : d;
+}
+
+} // namespace
 
 std::optional<Val> BuiltinCall::lowerDot() {
   switch (info.id) {
@@ -24,11 +66,16 @@ std::optional<Val> BuiltinCall::lowerDot() {
       precision = p.s;
     else if (args.has("allow_tf32") && !L.constTruth(args.get("allow_tf32")).value_or(true))
       precision = "ieee";
-    if (precision != "ieee" && precision != "tf32" && precision != "tf32x3")
+    if (precision != "ieee" && precision != "tf32" && precision != "tf32x3" &&
+        precision != "bf16x3" && precision != "bf16x6")
       return L.fail(args.loc("input_precision"),
-                    fmt::format("input_precision must be \"ieee\", \"tf32\" or \"tf32x3\", got "
-                                "\"{}\"",
+                    fmt::format("input_precision must be \"ieee\", \"tf32\", \"tf32x3\", "
+                                "\"bf16x3\" or \"bf16x6\", got \"{}\"",
                                 precision));
+    // bf16x3 / bf16x6 split fp32 operands; other operands take their default.
+    bool bf16Split = precision == "bf16x3" || precision == "bf16x6";
+    if (bf16Split && a->type()->dtype() != DType::F32)
+      precision = a->type()->isFloatLike() ? "tf32" : "ieee";
     // One 2-D product, acc (null: zeros) added.
     auto dot2 = [&](Value *x, Value *y, Value *acc) -> Value * {
       int64_t m = x->type()->shape()[0], k = x->type()->shape()[1];
@@ -89,11 +136,22 @@ std::optional<Val> BuiltinCall::lowerDot() {
                                                       : "an integer (e.g. int32)"));
           return nullptr;
         }
-      } else {
+      }
+      Value *given = acc;
+      if (!acc || (bf16Split && in == DType::F32)) {
         Value *zero = L.materialize(Val::ofInt(0), loc, outElem);
         acc = L.broadcastTo(L.castTo(zero, outElem, loc), {m, n}, loc);
         if (!acc)
           return nullptr; // [m, n] past the bound on a tensor's elements
+      }
+      if (bf16Split && in == DType::F32) {
+        if (given && given->type()->elementType() != ctx.f32()) {
+          L.fail(args.loc("acc"),
+                 fmt::format("tk.dot: input_precision=\"{}\" needs an fp32 accumulator, got {}",
+                             precision, typeStr(given)));
+          return nullptr;
+        }
+        return splitDot(b, ctx, loc, x, y, given, acc, precision == "bf16x6");
       }
       return b.dot(loc, x, y, acc, precision);
     };

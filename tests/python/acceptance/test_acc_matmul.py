@@ -1,6 +1,7 @@
 """Issue 8's acceptance check, rehearsed: matmuls of odd shapes
 (1000x1100x900 on the GPU), transposed inputs (strides), fp16, bf16, fp32 as
-tf32 (the default) and as exact fp32 (input_precision="ieee"), int8 with an
+tf32 (the default), as exact fp32 (input_precision="ieee") and as split bf16
+products (input_precision="bf16x3" / "bf16x6"), int8 with an
 int32 accumulator, and a fused bias + activation epilogue, against numpy in
 float64 (and torch/cuBLAS on the GPU). The interpreter runs small odd
 shapes in CI; the GPU cases are marked gpu."""
@@ -126,6 +127,72 @@ def test_fp32_matmul_tf32_and_ieee(backend, precision, transpose_b):
         # tf32 must actually round the inputs: the error is well above fp32's
         err = np.abs(backend.get(c) - a64 @ b64).max() / np.abs(a64 @ b64).max()
         assert err > 1e-6, f"input_precision='tf32' gave fp32-exact results ({err:.2g})"
+
+
+def bf16_round(x):
+    """fp32 -> bf16 -> fp32 in numpy, to nearest even (as cvt.rn.bf16.f32)."""
+    u = np.ascontiguousarray(x, dtype=np.float32).view(np.uint32).astype(np.uint64)
+    u = (u + 0x7FFF + ((u >> 16) & 1)) & 0xFFFF0000
+    return u.astype(np.uint32).view(np.float32)
+
+
+# relative bounds of input_precision="bf16x3" / "bf16x6" on fp32 inputs: hi + mid
+# keep 16 of fp32's 24 mantissa bits (the missing terms are ~2^-17 relative;
+# measured 3.9e-6 on the interpreter), hi + mid + lo all of them (9e-8, below
+# "ieee"'s 3.4e-7 in k order). Plain bf16 inputs are ~2^-9 off (2.9e-3). The
+# GPU's K = 900 sums in fp32 take "ieee"'s bound for bf16x6.
+REL_BF16_SPLIT = {"bf16x3": 2e-5, "bf16x6": 1e-6}
+
+
+@pytest.mark.parametrize("precision", ["bf16x3", "bf16x6"])
+def test_fp32_matmul_bf16_split(backend, precision):
+    M, N, K = shape(backend)
+    a, a64, b, b64 = operands(backend, M, N, K, "fp32", False, True)
+    c = backend.empty((M, N), "fp32")
+    run_matmul(backend, a, b, c, precision=precision, blocks=(64, 64, 32))
+    ref = a64 @ b64
+    rel = REL_BF16_SPLIT[precision]
+    if backend.gpu and precision == "bf16x6":
+        rel = REL["ieee"]
+    check_norm(backend.get(c), ref, rel, what=f"fp32 matmul ({precision})")
+    # the bound can fail: one bf16 product of the rounded inputs misses it
+    plain = bf16_round(a64).astype(np.float64) @ bf16_round(b64).astype(np.float64)
+    assert np.abs(plain - ref).max() > 10 * rel * np.abs(ref).max()
+    if precision == "bf16x6":
+        # and bf16x3's two parts (hi + mid, three products) miss bf16x6's
+        hi_a, hi_b = bf16_round(a64), bf16_round(b64)
+        mid_a = bf16_round(a64.astype(np.float32) - hi_a)
+        mid_b = bf16_round(b64.astype(np.float32) - hi_b)
+        x3 = (hi_a.astype(np.float64) @ hi_b + hi_a.astype(np.float64) @ mid_b +
+              mid_a.astype(np.float64) @ hi_b)
+        assert np.abs(x3 - ref).max() > REL_BF16_SPLIT["bf16x6"] * np.abs(ref).max()
+
+
+@tl.jit
+def split_dot_kernel(a_ptr, b_ptr, c_ptr, PRECISION: tl.constexpr):
+    r = tl.arange(0, 16)
+    a = tl.load(a_ptr + r[:, None] * 16 + r[None, :])
+    b = tl.load(b_ptr + r[:, None] * 16 + r[None, :])
+    acc = tl.full((16, 16), 0.25, tl.float32)
+    tl.store(c_ptr + r[:, None] * 16 + r[None, :], tl.dot(a, b, acc, input_precision=PRECISION))
+
+
+@pytest.mark.parametrize("precision", ["bf16x3", "bf16x6"])
+def test_bf16_split_infinite_operand(backend, precision):
+    """An infinite input stays inf: its lower parts are inf - inf = NaN, and
+    their products are dropped before hi * hi carries the inf."""
+    a, a64 = backend.rand((16, 16), "fp32", -1, 1)
+    b, b64 = backend.rand((16, 16), "fp32", 0.5, 1)  # positive: row 3 is +inf
+    host = backend.get(a).copy()
+    host[3, 5] = np.inf
+    a, a64 = backend.put(host, "fp32")
+    c = backend.empty((16, 16), "fp32")
+    split_dot_kernel[(1,)](a, b, c, PRECISION=precision)
+    got = backend.get(c).astype(np.float64)
+    assert np.isposinf(got[3]).all(), got[3]
+    rest = np.delete(np.arange(16), 3)
+    check_norm(got[rest], (a64 @ b64 + 0.25)[rest], REL_BF16_SPLIT[precision],
+               what=f"{precision} rows without the inf")
 
 
 @pytest.mark.parametrize("transpose_a", [False, True])
