@@ -428,13 +428,20 @@ TK_MATH_1(log2_, std::log2(x))
 TK_MATH_1(log10_, std::log10(x))
 TK_MATH_1(log1p_, std::log1p(x))
 TK_MATH_1(logb_, std::logb(x))
-// glibc's cbrtl is up to 3 ulps of double off (-54.02196081819512: cbrtl
-// rounded to double is 3 ulps from the correctly rounded cube root), while its
-// double cbrt is within one: fp64 takes the double function.
+// glibc's cube roots are not correctly rounded: at -54.02196081819512 both
+// its double cbrt and its cbrtl rounded to double are 3 ulps from the exact
+// root. One Newton step in long double from the double root brings it within
+// half an ulp of double (the step doubles the correct bits).
+ld cbrtRefined(ld x) {
+  ld y = std::cbrt(static_cast<double>(x));
+  if (!std::isfinite(y) || y == 0)
+    return y;
+  return y - (y * y * y - x) / (3 * y * y);
+}
 TK_F32_1(cbrt_f, std::cbrt(x))
-TK_F64_1(cbrt_d, std::cbrt(static_cast<double>(x)))
+TK_F64_1(cbrt_d, cbrtRefined(x))
 TK_F32_1(rcbrt_f, 1 / std::cbrt(x))
-TK_F64_1(rcbrt_d, 1 / static_cast<ld>(std::cbrt(static_cast<double>(x))))
+TK_F64_1(rcbrt_d, 1 / cbrtRefined(x))
 TK_MATH_1(erf_, std::erf(x))
 TK_MATH_1(erfc_, std::erfc(x))
 TK_MATH_1(erfinv_, erfinvL(x))
