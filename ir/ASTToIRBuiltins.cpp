@@ -111,8 +111,8 @@ std::optional<Val> BuiltinCall::lowerCreation() {
     if (!axis)
       return Val::error();
     if (*axis < 0 || *axis > 2)
-      return L.fail(args.loc("axis"),
-                    fmt::format("{} axis must be 0, 1 or 2, got {}", qualifiedName(info), *axis));
+      return L.fail(args.loc("axis"), fmt::format("{} axis must be 0, 1, or 2 but got {}",
+                                                  qualifiedName(info), *axis));
     return Val::dyn(info.id == BuiltinId::ProgramId ? b.programId(loc, int(*axis))
                                                     : b.numPrograms(loc, int(*axis)));
   }

@@ -103,6 +103,7 @@ private:
   // Helpers of one family, defined beside it.
   Val elementwiseMath(Opcode op, bool floatsOnly);
   Val reduce(const std::string &kind);
+  Val histogram();
   Val combine(bool isScan);
   bool memoryOperands(Value *&ptr, Value *&mask, Value *&value, const char *valueParam);
   void cacheAttrs(Operation *op);

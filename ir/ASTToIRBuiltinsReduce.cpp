@@ -68,6 +68,65 @@ Val BuiltinCall::reduce(const std::string &kind) {
   return Val::dyn(r);
 }
 
+// histogram(input, num_bins, mask): counts[b] = #{i : input[i] == b and
+// mask[i]}, as the sum over i of the one-hot [len, num_bins] comparison; a
+// value outside [0, num_bins) matches no bin.
+Val BuiltinCall::histogram() {
+  Value *x = tensor("input");
+  if (!x)
+    return Val::error();
+  if (!x->type()->isTensor() || x->type()->rank() != 1 || !x->type()->isIntLike() ||
+      x->type()->dtype() == DType::I1)
+    return L.fail(args.loc("input"),
+                  fmt::format("{} needs a 1-D tensor of integers, got {}", name, typeStr(x)));
+  std::optional<int64_t> bins = constInt(L, args.get("num_bins"), args.loc("num_bins"), "num_bins");
+  if (!bins)
+    return Val::error();
+  if (!isPowerOfTwo(*bins))
+    return L.fail(args.loc("num_bins"),
+                  fmt::format("{}: num_bins must be a power of two, got {}", name, *bins));
+  int64_t len = x->type()->shape()[0];
+  // The one-hot pairs are laid out with the bins first when there are many
+  // of them: the layout then spreads bins over threads, and each thread sums
+  // its own; with few bins the values go first and the sum crosses threads.
+  // (Measured with ptxas for sm_90a: 8 values into 512 bins spill 7 KB with
+  // the values first and none with the bins first; 2048 values into 2 bins
+  // compile 60x faster with the values first.)
+  bool binsFirst = *bins >= 128 || *bins >= len;
+  int valueAxis = binsFirst ? 1 : 0;
+  std::vector<int64_t> pairs =
+      binsFirst ? std::vector<int64_t>{*bins, len} : std::vector<int64_t>{len, *bins};
+  if (std::optional<std::string> error = tensorShapeError(pairs))
+    return L.fail(loc, fmt::format("{} of {} values into {} bins: {}", name, len, *bins, *error));
+  Value *mask = nullptr;
+  if (args.has("mask")) {
+    mask = tensor("mask");
+    if (!mask)
+      return Val::error();
+    if (mask->type()->dtype() != DType::I1 ||
+        (mask->type()->isTensor() && mask->type()->shape() != x->type()->shape()))
+      return L.fail(args.loc("mask"),
+                    fmt::format("{}: mask must be a bool scalar or a tensor<{}xi1>, got {}", name,
+                                len, typeStr(mask)));
+  }
+  // Compare in the wider of the input's type and i32 (the bins' index type).
+  Type *elem = x->type()->elementType();
+  if (dtypeBits(elem->dtype()) < 32)
+    x = L.castTo(x, isSigned(elem->dtype()) ? ctx.i32() : ctx.scalar(DType::U32), loc);
+  Value *binIds = L.castTo(b.makeRange(loc, 0, *bins), x->type()->elementType(), loc);
+  auto spread = [&](Value *v, int axis) {
+    return v->type()->isTensor() ? b.broadcast(loc, b.expandDims(loc, v, 1 - axis), pairs)
+                                 : L.broadcastTo(v, pairs, loc);
+  };
+  // The layout pass takes the first operand's layout: the operand laid out
+  // first goes first.
+  Value *values = spread(x, valueAxis), *ids = spread(binIds, 1 - valueAxis);
+  Value *hit = binsFirst ? b.cmpi(loc, "eq", ids, values) : b.cmpi(loc, "eq", values, ids);
+  if (mask)
+    hit = b.binary(Opcode::And, loc, hit, spread(mask, valueAxis));
+  return Val::dyn(b.reduce(loc, L.castTo(hit, ctx.i32(), loc), valueAxis, "sum"));
+}
+
 // reduce / associative_scan with a @tk.jit combine function.
 Val BuiltinCall::combine(bool isScan) {
   Val in = args.get("input");
@@ -170,6 +229,8 @@ std::optional<Val> BuiltinCall::lowerReduction() {
     return Val::dyn(
         b.scan(loc, x, *axis, info.id == BuiltinId::Cumsum ? "cumsum" : "cumprod", reverse));
   }
+  case BuiltinId::Histogram:
+    return histogram();
   default:
     return std::nullopt; // another family's
   }

@@ -4,6 +4,7 @@
 #include "ir/ASTToIRBuiltins.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 
@@ -47,20 +48,36 @@ std::optional<Val> BuiltinCall::lowerShape() {
     return Val::tuple({Val::dyn(x), Val::dyn(y)});
   }
   case BuiltinId::ExpandDims: {
+    // One axis or a tuple of them (Triton's), each counted in the result's
+    // rank; negative ones from the end.
     Value *x = tensor("input");
     if (!x)
       return Val::error();
-    std::optional<int64_t> a = constInt(L, args.get("axis"), args.loc("axis"), "axis");
-    if (!a)
-      return Val::error();
-    int64_t rank = x->type()->rank();
-    int64_t axis = *a < 0 ? *a + rank + 1 : *a;
-    if (axis < 0 || axis > rank)
+    Val axisArg = args.get("axis");
+    std::vector<Val> given = axisArg.kind == Val::Kind::Tuple ? axisArg.elts : std::vector{axisArg};
+    int64_t rank = x->type()->rank() + int64_t(given.size());
+    std::vector<int64_t> axes;
+    for (const Val &g : given) {
+      std::optional<int64_t> a = constInt(L, g, args.loc("axis"), "axis");
+      if (!a)
+        return Val::error();
+      int64_t axis = *a < 0 ? *a + rank : *a;
+      if (axis < 0 || axis >= rank)
+        return L.fail(args.loc("axis"),
+                      fmt::format("invalid axis {} for expand_dims of {}: the result has rank {}, "
+                                  "so an axis is in [{}, {}]",
+                                  *a, typeStr(x), rank, -rank, rank - 1));
+      axes.push_back(axis);
+    }
+    std::vector<int64_t> sorted = axes;
+    std::sort(sorted.begin(), sorted.end());
+    if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end())
       return L.fail(args.loc("axis"),
-                    fmt::format("axis {} is out of range for expand_dims of {}", *a, typeStr(x)));
-    if (!x->type()->isTensor())
-      return Val::dyn(b.splat(loc, x, {1}));
-    return Val::dyn(b.expandDims(loc, x, int(axis)));
+                    fmt::format("expand_dims of {} has duplicate axes, normalized axes = [{}]",
+                                typeStr(x), fmt::join(axes, ", ")));
+    for (int64_t axis : sorted)
+      x = x->type()->isTensor() ? b.expandDims(loc, x, int(axis)) : b.splat(loc, x, {1});
+    return Val::dyn(x);
   }
   case BuiltinId::Reshape:
   case BuiltinId::View:

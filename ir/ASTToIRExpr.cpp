@@ -351,6 +351,23 @@ std::optional<Val> foldBinary(BinaryOp op, const Val &a, const Val &b, std::stri
     elts.insert(elts.end(), b.elts.begin(), b.elts.end());
     return Val::tuple(elts);
   }
+  // Repetition, as Python: `(2,) * 3`, `3 * [2]`; a count <= 0 gives ().
+  bool tupleTimesInt = a.kind == Val::Kind::Tuple && b.kind == Val::Kind::Int;
+  if (op == BinaryOp::Mul &&
+      (tupleTimesInt || (b.kind == Val::Kind::Tuple && a.kind == Val::Kind::Int))) {
+    const Val &seq = tupleTimesInt ? a : b;
+    int64_t count = tupleTimesInt ? b.i : a.i;
+    constexpr int64_t kMaxRepeatedElements = 1 << 16;
+    if (count > 0 && int64_t(seq.elts.size()) * count > kMaxRepeatedElements) {
+      error = fmt::format("repeating a tuple of {} elements {} times gives more than {} elements",
+                          seq.elts.size(), count, kMaxRepeatedElements);
+      return std::nullopt;
+    }
+    std::vector<Val> elts;
+    for (int64_t k = 0; k < count; ++k)
+      elts.insert(elts.end(), seq.elts.begin(), seq.elts.end());
+    return Val::tuple(elts);
+  }
   if (!isNumber(a) || !isNumber(b))
     return std::nullopt;
   bool floats = a.kind == Val::Kind::Float || b.kind == Val::Kind::Float;
@@ -783,16 +800,22 @@ Val Lowerer::subscript(const Subscript *s) {
         if (b[0].kind == Val::Kind::None && b[1].kind == Val::Kind::None &&
             b[2].kind == Val::Kind::None)
           continue;
-        return fail(sl->loc, fmt::format("cannot slice {}: a scalar takes only None and ':'",
-                                         describe(base)));
+        return fail(
+            sl->loc,
+            fmt::format(
+                "unsupported tensor index: cannot slice {}: a scalar takes only None and ':'",
+                describe(base)));
       }
       Val i = expr(idx);
       if (!i.ok())
         return i;
       if (i.kind != Val::Kind::None)
-        return fail(idx->loc, fmt::format("cannot index {} with {}: a scalar takes only None and "
-                                          "':'",
-                                          describe(base), describe(i)));
+        return fail(
+            idx->loc,
+            fmt::format(
+                "unsupported tensor index: cannot index {} with {}: a scalar takes only None and "
+                "':'",
+                describe(base), describe(i)));
       shape.push_back(1);
     }
     if (shape.empty())

@@ -366,3 +366,87 @@ def two_element_condition_kernel(X):
 def test_if_condition_of_more_elements_is_a_located_error():
     with pytest.raises(triton.CompilationError, match="the condition of 'if' must be a scalar"):
         two_element_condition_kernel[(1,)](np.zeros(2, np.int32))
+
+
+@triton.jit
+def repeated_shape_kernel(Z, X, RANK: tl.constexpr, REPEAT_FIRST: tl.constexpr):
+    # test_dot_multidim builds its shape as `[2] * (RANK - 2) + [32, 32]`.
+    if REPEAT_FIRST:
+        shape = (RANK - 2) * [2] + [4, 8]
+    else:
+        shape = [2] * (RANK - 2) + (4, 8)
+    offs = tl.arange(0, 32 << (RANK - 2))
+    x = tl.load(X + offs).reshape(shape)
+    tl.store(Z + offs, tl.reshape(x * len(shape), [32 << (RANK - 2)]))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("rank,repeat_first", [(2, False), (3, True), (4, False), (5, True)])
+def test_tuple_times_int_repeats(device, rank, repeat_first):
+    n = 32 << (rank - 2)
+    x = RNG.integers(-1000, 1000, n).astype(np.int32)
+    z = np.zeros(n, np.int32)
+    launch(repeated_shape_kernel, (1,), z, x, rank, repeat_first, device=device)
+    np.testing.assert_array_equal(z, x * rank)
+
+
+def test_tuple_repeated_too_often_is_located_error():
+    @triton.jit
+    def kernel(Z):
+        shape = (1,) * 100000
+        tl.store(Z, len(shape))
+
+    z = np.zeros(1, np.int32)
+    with pytest.raises(triton.CompilationError, match=r"repeating a tuple of 1 elements 100000"):
+        launch(kernel, (1,), z, device="interp")
+
+
+@triton.jit
+def expand_dims_tuple_kernel(Z, X, N: tl.constexpr):
+    x = tl.load(X + tl.arange(0, N))
+    # (0, -1) on a 1-D tensor: the result has rank 3, so the axes are 0 and 2.
+    y = tl.expand_dims(x, (0, -1))
+    tl.static_assert(y.shape == (1, N, 1))
+    tl.store(Z + tl.arange(0, N)[None, :, None], y * 3)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_expand_dims_takes_a_tuple_of_axes(device):
+    x = RNG.integers(-1000, 1000, 32).astype(np.int32)
+    z = np.zeros(32, np.int32)
+    launch(expand_dims_tuple_kernel, (1,), z, x, 32, device=device)
+    np.testing.assert_array_equal(z, x * 3)
+
+
+@triton.jit
+def expand_dims_axis_kernel(Z, AXIS: tl.constexpr):
+    x = tl.arange(0, 32)
+    y = tl.expand_dims(x, AXIS)
+
+
+@pytest.mark.parametrize("axis,message", [
+    (-3, r"invalid axis -3 for expand_dims of tensor<32xi32>: the result has rank 2"),
+    (2, r"invalid axis 2 for expand_dims"),
+    ((0, 0), r"duplicate axes, normalized axes = \[0, 0\]"),
+    ((0, -3), r"duplicate axes, normalized axes = \[0, 0\]"),
+])
+def test_expand_dims_bad_axis_is_located_error(axis, message):
+    with pytest.raises(triton.CompilationError, match=message) as info:
+        expand_dims_axis_kernel[(1,)](np.zeros(1, np.int32), axis)
+    assert "tl.expand_dims(x, AXIS)" in str(info.value)
+
+
+def test_program_id_axis_and_scalar_slice_messages_follow_triton():
+    @triton.jit
+    def pid_kernel(Z):
+        tl.store(Z, tl.program_id(20))
+
+    @triton.jit
+    def slice_kernel(Z):
+        Z[10:]
+
+    z = np.zeros(4, np.float32)
+    with pytest.raises(triton.CompilationError, match=r"program_id axis must be 0, 1, or 2 but got 20"):
+        pid_kernel[(1,)](z)
+    with pytest.raises(triton.CompilationError, match=r"unsupported tensor index"):
+        slice_kernel[(1,)](z)
