@@ -50,6 +50,7 @@
 #include "ir/IRContext.h"
 #include "ir/Layout.h"
 #include "lang/Remarks.h"
+#include "lowering/LayoutRemat.h"
 #include "lowering/Pass.h"
 
 #include <algorithm>
@@ -180,6 +181,8 @@ private:
       if (!uses)
         continue;
       if (op->is(Opcode::Store) && op->operand(0)->type()->isTensor()) {
+        if (!storesFromAccumulator(conv->operand(0), l, layoutOf(op->operand(1))))
+          continue;
         std::vector<Value *> ops;
         for (Value *v : op->operands())
           ops.push_back(inLayout(v, l, 0));

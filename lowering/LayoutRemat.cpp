@@ -2,6 +2,8 @@
 #include "lowering/LayoutRemat.h"
 
 #include <algorithm>
+#include <set>
+#include <vector>
 
 namespace tk {
 
@@ -54,6 +56,61 @@ bool recomputable(IRContext &ctx, Value *v, const LayoutAttr *l, int &budget) {
     if (!recomputable(ctx, operand, want, budget))
       return false;
   return true;
+}
+
+bool isMmaDerived(const LayoutAttr *l) {
+  while (auto *s = dyn_cast<SliceLayout>(l))
+    l = s->parent();
+  return isa<MmaLayout>(l);
+}
+
+namespace {
+
+bool isLoop(const Operation *op) { return op && (op->is(Opcode::For) || op->is(Opcode::While)); }
+
+// Whether an mma value `v` is computed from is a loop's result or argument.
+bool fromLoopAccumulator(const Value *v) {
+  std::vector<const Value *> work = {v};
+  std::set<const Value *> seen;
+  while (!work.empty() && seen.size() < 64) {
+    const Value *x = work.back();
+    work.pop_back();
+    if (!seen.insert(x).second || !isMmaDerived(valueLayout(x)))
+      continue;
+    if (x->isBlockArgument()) {
+      if (isLoop(x->ownerBlock()->parentOp()))
+        return true;
+      continue;
+    }
+    const Operation *def = x->definingOp();
+    if (isLoop(def))
+      return true;
+    if (def)
+      for (const Value *operand : def->operands())
+        work.push_back(operand);
+  }
+  return false;
+}
+
+// Consecutive elements a thread holds in layout `l` along the fastest
+// dimension of `along`.
+int64_t runAlong(const LayoutAttr *l, const LayoutAttr *along, const std::vector<int64_t> &shape) {
+  ThreadMap map(l, shape);
+  unsigned fast = ThreadMap(along, shape).order()[0];
+  if (map.order()[0] != fast)
+    return 1;
+  return std::min(map.dim(fast).size, map.dim(fast).extent);
+}
+
+} // namespace
+
+bool storesFromAccumulator(const Value *v, const LayoutAttr *acc, const LayoutAttr *coalesced) {
+  if (!v->type()->isTensor() || !coalesced || isa<MmaLayout>(coalesced) ||
+      layoutRank(acc) != layoutRank(coalesced))
+    return true;
+  const std::vector<int64_t> &shape = v->type()->shape();
+  return fromLoopAccumulator(v) ||
+         runAlong(coalesced, coalesced, shape) <= runAlong(acc, coalesced, shape);
 }
 
 } // namespace tk

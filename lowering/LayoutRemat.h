@@ -46,4 +46,19 @@ Value *alreadyIn(Value *v, const LayoutAttr *l);
 /// (the conversion is then not needed).
 bool recomputable(IRContext &ctx, Value *v, const LayoutAttr *l, int &budget);
 
+/// Whether `l` is an mma layout or a slice of one.
+bool isMmaDerived(const LayoutAttr *l);
+
+/// Whether a store of `v`, a value in mma layout `acc` (or computed from one
+/// by elementwise ops), goes from those registers rather than from `coalesced`,
+/// the layout --coalesce gave the store. It does when a loop carries the
+/// accumulator (a result or argument of a for/while is among the mma values
+/// `v` is computed from: the matmul's K loop, attention's output), where the
+/// conversion through shared memory measured slower than the stores it
+/// widens (d295e4c), and when `coalesced` gives a thread no longer run of
+/// consecutive elements along its fastest dimension than `acc` does. A dot
+/// outside any loop (one per program, a chain of them) is converted and
+/// stored 16 bytes a thread.
+bool storesFromAccumulator(const Value *v, const LayoutAttr *acc, const LayoutAttr *coalesced);
+
 } // namespace tk

@@ -58,13 +58,6 @@ constexpr int kStoreRecomputeBudget = 24;
 
 bool isDistributed(const LayoutAttr *l) { return l && !isa<SharedLayout>(l); }
 
-// Whether `l` is an mma layout or a slice of one (what step 1 carries).
-bool isMmaDerived(const LayoutAttr *l) {
-  while (auto *s = dyn_cast<SliceLayout>(l))
-    l = s->parent();
-  return isa<MmaLayout>(l);
-}
-
 class Propagator {
 public:
   Propagator(IRContext &ctx, Function &fn) : ctx_(ctx), fn_(fn) {}
@@ -283,8 +276,13 @@ private:
   // A store of a value now in a new layout: stores it from there when its
   // pointers and mask can be recomputed in that layout (converted here,
   // recomputed by --remove-layout-conversions), as the dot epilogue does.
+  // Not when the store's own layout gives wider stores of a dot result no
+  // loop carries (storesFromAccumulator, LayoutRemat.h): the value is then
+  // converted back to it.
   bool follows(Operation &store) {
     const LayoutAttr *l = valueLayout(store.operand(1));
+    if (!storesFromAccumulator(store.operand(1), l, originalLayout(store.operand(1))))
+      return false;
     int budget = kStoreRecomputeBudget;
     for (unsigned i = 0; i < store.numOperands(); ++i)
       if (i != 1 && !recomputable(ctx_, store.operand(i), l, budget))

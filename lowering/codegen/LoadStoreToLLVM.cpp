@@ -8,9 +8,10 @@
 // contiguity, their alignment in elements, the mask's uniformity, 16 bytes.
 //
 // Unmasked accesses are plain LLVM vector loads and stores (the NVPTX back end
-// picks the vector instruction); masked ones are predicated PTX through
-// TargetInfo, with `other` (or 0) in the lanes the mask turns off. i1 tensors
-// live in memory as one byte per element.
+// picks the vector instruction); masked ones, and all of fp64, are predicated
+// PTX through TargetInfo, with `other` (or 0) in the lanes the mask turns
+// off, in bit-typed words (ld.global.v4.b32 for 4 fp32, ld.global.v2.b64 for
+// 2 fp64). i1 tensors live in memory as one byte per element.
 #include "analysis/AxisInfo.h"
 #include "lowering/codegen/FunctionLowering.h"
 
@@ -38,7 +39,7 @@ Packing packing(llvm::IRBuilderBase &b, llvm::Type *storage, unsigned vec,
                 const llvm::DataLayout &dl) {
   unsigned eb = static_cast<unsigned>(dl.getTypeStoreSize(storage));
   unsigned bytes = eb * vec;
-  if (storage->isFloatTy())
+  if (storage->isFloatTy() || storage->isDoubleTy())
     return {storage, vec};
   if (eb == 8)
     return {b.getInt64Ty(), vec};
@@ -127,6 +128,10 @@ bool FunctionLowering::lowerLoadStore(Operation &op) {
     // register dimension and vec divides its size).
     llvm::Value *addr = ptrs[static_cast<size_t>(r)];
     llvm::Value *pred = masks ? (*masks)[static_cast<size_t>(r)] : nullptr;
+    // 64-bit floats go through the PTX form too (its predicate true), so
+    // they travel as .b64 words like the masked ones.
+    if (!pred && storage->isDoubleTy())
+      pred = b_.getTrue();
     if (isLoad) {
       if (!pred) {
         llvm::LoadInst *ld = b_.CreateAlignedLoad(vecTy, addr, align, isVolatile);

@@ -37,8 +37,12 @@ void ptxStatement(llvm::IRBuilderBase &b, const std::string &text) {
 }
 
 WordKind wordKind(llvm::Type *t) {
+  // Floats keep their registers; the accesses are bit-typed (PTX lets a .bN
+  // load or store use any register of N bits).
   if (t->isFloatTy())
-    return {"f32", "f"};
+    return {"b32", "f"};
+  if (t->isDoubleTy())
+    return {"b64", "d"};
   switch (t->getIntegerBitWidth()) {
   case 64:
     return {"b64", "l"};
