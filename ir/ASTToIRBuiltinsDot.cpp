@@ -1,8 +1,9 @@
 // tk.dot: the operands checked (inner dimensions, every dimension >= 16,
 // one element type, the accumulator's shape and kind, out_dtype as Triton
 // reads it, input_precision), zeros for a missing accumulator, one `dot` op; a batched
-// (3-D) dot as one 2-D dot per batch index. input_precision "bf16x3" and
-// "bf16x6" on fp32 operands become bf16 dots of the operands' split parts.
+// (3-D) dot as one 2-D dot per batch index. input_precision "bf16x3",
+// "bf16x6" and "tf32x3" on fp32 operands become bf16 or tf32 dots of the
+// operands' split parts.
 #include "ir/ASTToIRBuiltins.h"
 
 #include <fmt/format.h>
@@ -15,30 +16,46 @@ using namespace ast;
 
 namespace {
 
-// x (fp32) as `parts` bf16 tensors whose sum in fp32 is x to 8 * parts
-// mantissa bits: part i = bf16(x - part 0 - ... - part i-1).
-std::vector<Value *> splitBF16(Builder &b, IRContext &ctx, SourceLoc loc, Value *x, int parts) {
+// x (fp32) as `parts` tensors whose sum in fp32 is x to about 8 * parts
+// (bf16) or 11 * parts (tf32) mantissa bits: part i is x - part 0 - ... -
+// part i-1 as bf16 (rounded to nearest), or as tf32 (fp32 with its 13 low
+// mantissa bits cleared, so the tf32 product takes it exactly; the last tf32
+// part stays fp32 for the product to round).
+std::vector<Value *> splitParts(Builder &b, IRContext &ctx, SourceLoc loc, Value *x, int parts,
+                                bool tf32) {
   std::vector<Value *> out;
   Value *rest = x;
   for (int i = 0; i < parts; ++i) {
-    out.push_back(b.cast(Opcode::FPTrunc, loc, rest, ctx.scalar(DType::BF16)));
+    if (tf32 && i + 1 == parts) {
+      out.push_back(rest); // the tf32 product rounds the last part itself
+    } else if (tf32) {
+      Value *bits = b.cast(Opcode::Bitcast, loc, rest, ctx.i32());
+      Value *highBits = b.binary(Opcode::And, loc, bits,
+                                 b.constantInt(loc, int64_t(int32_t(0xffffe000u)), bits->type()));
+      out.push_back(b.cast(Opcode::Bitcast, loc, highBits, ctx.f32()));
+    } else {
+      out.push_back(b.cast(Opcode::FPTrunc, loc, rest, ctx.scalar(DType::BF16)));
+    }
     if (i + 1 < parts)
-      rest = b.sub(loc, rest, b.cast(Opcode::FPExt, loc, out.back(), ctx.f32()));
+      rest =
+          b.sub(loc, rest, tf32 ? out.back() : b.cast(Opcode::FPExt, loc, out.back(), ctx.f32()));
   }
   return out;
 }
 
-// fp32 x fp32 as bf16 tensor-core products (Triton's bf16x3 / bf16x6): the
-// operands split into hi + mid (bf16x3) or hi + mid + lo (bf16x6) parts, the
-// cross products summed smallest first from zeros (bf16x3: mid*hi, hi*mid;
-// bf16x6: mid*mid, lo*hi, hi*lo, mid*hi, hi*mid), NaNs of that sum set to 0
-// (an infinite operand leaves inf - inf = NaN in its lower parts; the hi*hi
-// product still carries the inf or NaN), then hi*hi, then the accumulator
-// (null: none) added.
+// fp32 x fp32 as tensor-core products of split operands (Triton's bf16x3,
+// bf16x6 and tf32x3): the operands split into hi + mid (bf16x3, tf32x3) or
+// hi + mid + lo (bf16x6) parts, the cross products summed smallest first
+// from zeros (x3: mid*hi, hi*mid; bf16x6: mid*mid, lo*hi, hi*lo, mid*hi,
+// hi*mid), NaNs of that sum set to 0 (an infinite operand leaves inf - inf =
+// NaN in its lower parts; the hi*hi product still carries the inf or NaN),
+// then hi*hi, then the accumulator (null: none) added.
 Value *splitDot(Builder &b, IRContext &ctx, SourceLoc loc, Value *x, Value *y, Value *acc,
-                Value *zeros, bool six) {
+                Value *zeros, const std::string &precision) {
+  bool six = precision == "bf16x6", tf32 = precision == "tf32x3";
   int parts = six ? 3 : 2;
-  std::vector<Value *> xs = splitBF16(b, ctx, loc, x, parts), ys = splitBF16(b, ctx, loc, y, parts);
+  std::vector<Value *> xs = splitParts(b, ctx, loc, x, parts, tf32),
+                       ys = splitParts(b, ctx, loc, y, parts, tf32);
   std::vector<std::pair<int, int>> cross = {{1, 0}, {0, 1}};
   if (six)
     cross = {{1, 1}, {2, 0}, {0, 2}, {1, 0}, {0, 1}};
@@ -72,9 +89,10 @@ std::optional<Val> BuiltinCall::lowerDot() {
                     fmt::format("input_precision must be \"ieee\", \"tf32\", \"tf32x3\", "
                                 "\"bf16x3\" or \"bf16x6\", got \"{}\"",
                                 precision));
-    // bf16x3 / bf16x6 split fp32 operands; other operands take their default.
-    bool bf16Split = precision == "bf16x3" || precision == "bf16x6";
-    if (bf16Split && a->type()->dtype() != DType::F32)
+    // bf16x3 / bf16x6 / tf32x3 split fp32 operands; other operands take
+    // their default.
+    bool split = precision == "bf16x3" || precision == "bf16x6" || precision == "tf32x3";
+    if (split && a->type()->dtype() != DType::F32)
       precision = a->type()->isFloatLike() ? "tf32" : "ieee";
     // One 2-D product, acc (null: zeros) added.
     auto dot2 = [&](Value *x, Value *y, Value *acc) -> Value * {
@@ -138,20 +156,20 @@ std::optional<Val> BuiltinCall::lowerDot() {
         }
       }
       Value *given = acc;
-      if (!acc || (bf16Split && in == DType::F32)) {
+      if (!acc || (split && in == DType::F32)) {
         Value *zero = L.materialize(Val::ofInt(0), loc, outElem);
         acc = L.broadcastTo(L.castTo(zero, outElem, loc), {m, n}, loc);
         if (!acc)
           return nullptr; // [m, n] past the bound on a tensor's elements
       }
-      if (bf16Split && in == DType::F32) {
+      if (split && in == DType::F32) {
         if (given && given->type()->elementType() != ctx.f32()) {
           L.fail(args.loc("acc"),
                  fmt::format("tk.dot: input_precision=\"{}\" needs an fp32 accumulator, got {}",
                              precision, typeStr(given)));
           return nullptr;
         }
-        return splitDot(b, ctx, loc, x, y, given, acc, precision == "bf16x6");
+        return splitDot(b, ctx, loc, x, y, given, acc, precision);
       }
       return b.dot(loc, x, y, acc, precision);
     };

@@ -1,7 +1,7 @@
 """Issue 8's acceptance check, rehearsed: matmuls of odd shapes
 (1000x1100x900 on the GPU), transposed inputs (strides), fp16, bf16, fp32 as
 tf32 (the default), as exact fp32 (input_precision="ieee") and as split bf16
-products (input_precision="bf16x3" / "bf16x6"), int8 with an
+products (input_precision="bf16x3" / "bf16x6", tf32x3 likewise), int8 with an
 int32 accumulator, and a fused bias + activation epilogue, against numpy in
 float64 (and torch/cuBLAS on the GPU). The interpreter runs small odd
 shapes in CI; the GPU cases are marked gpu."""
@@ -136,15 +136,23 @@ def bf16_round(x):
     return u.astype(np.uint32).view(np.float32)
 
 
+def tf32_round(x):
+    """fp32 -> tf32 in numpy, to nearest with ties away (as cvt.rna.tf32.f32)."""
+    u = np.ascontiguousarray(x, dtype=np.float32).view(np.uint32).astype(np.uint64)
+    u = (u + 0x1000) & 0xFFFFE000
+    return u.astype(np.uint32).view(np.float32)
+
+
 # relative bounds of input_precision="bf16x3" / "bf16x6" on fp32 inputs: hi + mid
 # keep 16 of fp32's 24 mantissa bits (the missing terms are ~2^-17 relative;
 # measured 3.9e-6 on the interpreter), hi + mid + lo all of them (9e-8, below
 # "ieee"'s 3.4e-7 in k order). Plain bf16 inputs are ~2^-9 off (2.9e-3). The
-# GPU's K = 900 sums in fp32 take "ieee"'s bound for bf16x6.
-REL_BF16_SPLIT = {"bf16x3": 2e-5, "bf16x6": 1e-6}
+# GPU's K = 900 sums in fp32 take "ieee"'s bound for bf16x6. tf32x3 (tf32 hi
+# + mid, three products) keeps about 22 bits; plain tf32 is ~2^-11 off.
+REL_BF16_SPLIT = {"bf16x3": 2e-5, "bf16x6": 1e-6, "tf32x3": 2e-6}
 
 
-@pytest.mark.parametrize("precision", ["bf16x3", "bf16x6"])
+@pytest.mark.parametrize("precision", ["bf16x3", "bf16x6", "tf32x3"])
 def test_fp32_matmul_bf16_split(backend, precision):
     M, N, K = shape(backend)
     a, a64, b, b64 = operands(backend, M, N, K, "fp32", False, True)
@@ -152,11 +160,12 @@ def test_fp32_matmul_bf16_split(backend, precision):
     run_matmul(backend, a, b, c, precision=precision, blocks=(64, 64, 32))
     ref = a64 @ b64
     rel = REL_BF16_SPLIT[precision]
-    if backend.gpu and precision == "bf16x6":
+    if backend.gpu and precision in ("bf16x6", "tf32x3"):
         rel = REL["ieee"]
     check_norm(backend.get(c), ref, rel, what=f"fp32 matmul ({precision})")
-    # the bound can fail: one bf16 product of the rounded inputs misses it
-    plain = bf16_round(a64).astype(np.float64) @ bf16_round(b64).astype(np.float64)
+    # the bound can fail: one bf16 (tf32) product of the rounded inputs misses it
+    rounded = tf32_round if precision == "tf32x3" else bf16_round
+    plain = rounded(a64).astype(np.float64) @ rounded(b64).astype(np.float64)
     assert np.abs(plain - ref).max() > 10 * rel * np.abs(ref).max()
     if precision == "bf16x6":
         # and bf16x3's two parts (hi + mid, three products) miss bf16x6's
@@ -177,7 +186,7 @@ def split_dot_kernel(a_ptr, b_ptr, c_ptr, PRECISION: tl.constexpr):
     tl.store(c_ptr + r[:, None] * 16 + r[None, :], tl.dot(a, b, acc, input_precision=PRECISION))
 
 
-@pytest.mark.parametrize("precision", ["bf16x3", "bf16x6"])
+@pytest.mark.parametrize("precision", ["bf16x3", "bf16x6", "tf32x3"])
 def test_bf16_split_infinite_operand(backend, precision):
     """An infinite input stays inf: its lower parts are inf - inf = NaN, and
     their products are dropped before hi * hi carries the inf."""
