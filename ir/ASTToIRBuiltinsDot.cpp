@@ -3,11 +3,14 @@
 // reads it, input_precision), zeros for a missing accumulator, one `dot` op; a batched
 // (3-D) dot as one 2-D dot per batch index. input_precision "bf16x3",
 // "bf16x6" and "tf32x3" on fp32 operands become bf16 or tf32 dots of the
-// operands' split parts.
+// operands' split parts. tk.dot_scaled is emulated here too: each operand
+// decoded from its format (uint8 bits for e2m1 / e4m3 / e5m2) to bf16 or
+// fp16, times its e8m0 scale, then one dot.
 #include "ir/ASTToIRBuiltins.h"
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <utility>
 
 namespace tk::astir {
@@ -67,10 +70,231 @@ Value *splitDot(Builder &b, IRContext &ctx, SourceLoc loc, Value *x, Value *y, V
   return acc ? b.add(loc, d, acc) : d;
 }
 
+// The micro formats of tk.dot_scaled: exponent and mantissa bits, bias.
+struct MiniFloat {
+  int bits, mant, bias;
+  bool nanAllOnes; // e4m3 (fn): S.1111.111 is NaN, there is no inf
+};
+
+std::optional<MiniFloat> miniFloat(const std::string &format) {
+  if (format == "e2m1")
+    return MiniFloat{4, 1, 1, false};
+  if (format == "e4m3")
+    return MiniFloat{8, 3, 7, true};
+  if (format == "e5m2")
+    return MiniFloat{8, 2, 15, false};
+  return std::nullopt;
+}
+
 } // namespace
+
+// `bits` (u8, one value in the low f.bits bits) as fp32: sign and magnitude
+// placed as fp16 bits (the mantissa at fp16's top, the exponent above it:
+// the fp16 is the value times 2^(bias - 15), subnormals included), widened
+// and rescaled exactly; e5m2 keeps fp16's inf and NaN, e4m3's all-ones
+// magnitude is NaN.
+static Value *decodeMini(Lowerer &L, Builder &b, IRContext &ctx, SourceLoc loc, Value *bits,
+                         const MiniFloat &f) {
+  std::vector<int64_t> shape = bits->type()->shape();
+  Type *u16 = ctx.scalar(DType::U16);
+  auto k16 = [&](int64_t v) { return L.broadcastTo(b.constantInt(loc, v, u16), shape, loc); };
+  Value *w = b.cast(Opcode::ZExt, loc, bits, u16);
+  Value *mag = b.binary(Opcode::And, loc, w, k16((1 << (f.bits - 1)) - 1));
+  Value *sign =
+      b.binary(Opcode::Shl, loc, b.binary(Opcode::LShr, loc, w, k16(f.bits - 1)), k16(15));
+  Value *h = b.binary(Opcode::Or, loc, sign, b.binary(Opcode::Shl, loc, mag, k16(10 - f.mant)));
+  Value *x = b.cast(Opcode::FPExt, loc, b.cast(Opcode::Bitcast, loc, h, ctx.scalar(DType::F16)),
+                    ctx.f32());
+  if (f.bias != 15)
+    x = b.mul(
+        loc, x,
+        L.broadcastTo(b.constantFloat(loc, double(1 << (15 - f.bias)), ctx.f32()), shape, loc));
+  if (f.nanAllOnes) {
+    Value *nan = L.broadcastTo(b.constantFloat(loc, std::nan(""), ctx.f32()), shape, loc);
+    x = b.select(loc, b.cmpi(loc, "eq", mag, k16((1 << (f.bits - 1)) - 1)), nan, x);
+  }
+  return x;
+}
+
+// [.., R, ..] with a new axis of 2 after `axis`, [.., 0, ..] = lo and
+// [.., 1, ..] = hi, merged into `axis` (lo, hi alternate along it).
+static Value *interleaveAlong(Lowerer &L, Builder &b, IRContext &ctx, SourceLoc loc, Value *lo,
+                              Value *hi, int axis) {
+  std::vector<int64_t> shape = lo->type()->shape(), pair = shape;
+  pair.insert(pair.begin() + axis + 1, 2);
+  std::vector<int64_t> laneShape(pair.size(), 1);
+  laneShape[axis + 1] = 2;
+  Value *lane = b.reshape(loc, b.makeRange(loc, 0, 2), laneShape);
+  Value *isLo = L.broadcastTo(
+      b.cmpi(loc, "eq", lane, L.broadcastTo(b.constantInt(loc, 0, ctx.i32()), laneShape, loc)),
+      pair, loc);
+  Value *j = b.select(loc, isLo, L.broadcastTo(b.expandDims(loc, lo, axis + 1), pair, loc),
+                      L.broadcastTo(b.expandDims(loc, hi, axis + 1), pair, loc));
+  std::vector<int64_t> out = shape;
+  out[axis] *= 2;
+  return b.reshape(loc, j, out);
+}
+
+// One operand of tk.dot_scaled as [M, K] (lhs) or [K, N] (rhs) of `comp`
+// (bf16 or fp16); null after reporting.
+static Value *scaledOperand(BuiltinCall &call, bool rhs, const std::string &format, Type *comp,
+                            bool fastMath) {
+  Lowerer &L = call.L;
+  Builder &b = call.b;
+  IRContext &ctx = call.ctx;
+  Args &args = call.args;
+  SourceLoc loc = call.loc;
+  auto tensor = [&](const char *param) { return call.tensor(param); };
+  const char *vName = rhs ? "rhs" : "lhs", *sName = rhs ? "rhs_scale" : "lhs_scale";
+  Value *v = tensor(vName);
+  if (!v)
+    return nullptr;
+  SourceLoc vloc = args.loc(vName);
+  if (!v->type()->isTensor() || v->type()->rank() != 2) {
+    L.fail(vloc, fmt::format("tk.dot_scaled: {} must be a 2-D tensor, got {}", vName, typeStr(v)));
+    return nullptr;
+  }
+  int kAxis = rhs ? 0 : 1;
+  DType dt = v->type()->dtype();
+  Value *x;
+  if (std::optional<MiniFloat> f = miniFloat(format)) {
+    if (dt != DType::U8 && dt != DType::I8) {
+      L.fail(vloc, fmt::format("tk.dot_scaled: {}_format \"{}\" takes its bits as a uint8 "
+                               "tensor, got {}",
+                               vName, format, typeStr(v)));
+      return nullptr;
+    }
+    if (dt == DType::I8)
+      v = b.cast(Opcode::Bitcast, loc, v, ctx.scalar(DType::U8));
+    if (f->bits == 4) {
+      // two values a byte along K, the first in the low nibble
+      std::vector<int64_t> shape = v->type()->shape();
+      Type *u8 = ctx.scalar(DType::U8);
+      Value *lo =
+          b.binary(Opcode::And, loc, v, L.broadcastTo(b.constantInt(loc, 15, u8), shape, loc));
+      Value *hi =
+          b.binary(Opcode::LShr, loc, v, L.broadcastTo(b.constantInt(loc, 4, u8), shape, loc));
+      Value *x0 = decodeMini(L, b, ctx, loc, lo, *f);
+      Value *x1 = decodeMini(L, b, ctx, loc, hi, *f);
+      x = interleaveAlong(L, b, ctx, loc, x0, x1, kAxis);
+    } else {
+      x = decodeMini(L, b, ctx, loc, v, *f);
+    }
+  } else {
+    DType want = format == "bf16" ? DType::BF16 : DType::F16;
+    if (dt != want) {
+      L.fail(vloc, fmt::format("tk.dot_scaled: {}_format is \"{}\" but {} is {}", vName, format,
+                               vName, typeStr(v)));
+      return nullptr;
+    }
+    x = v;
+  }
+  std::vector<int64_t> shape = x->type()->shape();
+  int64_t K = shape[kAxis], R = shape[1 - kAxis];
+  if (!args.has(sName))
+    return L.castTo(x, comp, loc);
+  Value *s = tensor(sName);
+  if (!s)
+    return nullptr;
+  SourceLoc sloc = args.loc(sName);
+  if (!s->type()->isTensor() ||
+      (s->type()->dtype() != DType::U8 && s->type()->dtype() != DType::I8)) {
+    L.fail(sloc, fmt::format("tk.dot_scaled: {} must be a uint8 (e8m0) tensor, got {}", sName,
+                             typeStr(s)));
+    return nullptr;
+  }
+  if (K % 32 != 0 || s->type()->shape() != std::vector<int64_t>{R, K / 32}) {
+    L.fail(sloc, fmt::format("tk.dot_scaled: {} must be [{}, K // 32] = [{}, {}] (one scale per "
+                             "32 elements along K = {}), got {}",
+                             sName, R, R, K / 32, K, typeStr(s)));
+    return nullptr;
+  }
+  if (s->type()->dtype() == DType::I8)
+    s = b.cast(Opcode::Bitcast, loc, s, ctx.scalar(DType::U8));
+  // Per element along K: [R, K/32] -> [R, K/32, 32] -> [R, K] (-> [K, R]).
+  auto spread = [&](Value *t) {
+    Value *w = L.broadcastTo(b.expandDims(loc, t, 2), {R, K / 32, 32}, loc);
+    w = b.reshape(loc, w, {R, K});
+    return rhs ? b.trans(loc, w, {1, 0}) : w;
+  };
+  // 2^(s - 127) as fp32 bits (s = 0 is 0, s = 255 inf), then in `comp`.
+  Type *u32 = ctx.scalar(DType::U32);
+  Value *sf = b.cast(Opcode::Bitcast, loc,
+                     b.binary(Opcode::Shl, loc, b.cast(Opcode::ZExt, loc, s, u32),
+                              L.broadcastTo(b.constantInt(loc, 23, u32), {R, K / 32}, loc)),
+                     ctx.f32());
+  Value *scale = b.cast(Opcode::FPExt, loc, L.castTo(sf, comp, loc), ctx.f32());
+  Value *xs = b.cast(Opcode::FPExt, loc, L.castTo(x, comp, loc), ctx.f32());
+  Value *p = L.castTo(b.mul(loc, xs, spread(scale)), comp, loc);
+  if (!fastMath) {
+    Value *isNan =
+        b.cmpi(loc, "eq", s,
+               L.broadcastTo(b.constantInt(loc, 255, ctx.scalar(DType::U8)), {R, K / 32}, loc));
+    Value *nan = L.broadcastTo(L.castTo(b.constantFloat(loc, std::nan(""), ctx.f32()), comp, loc),
+                               shape, loc);
+    p = b.select(loc, spread(isNan), nan, p);
+  }
+  return p;
+}
 
 std::optional<Val> BuiltinCall::lowerDot() {
   switch (info.id) {
+  case BuiltinId::DotScaled: {
+    std::string formats[2];
+    for (int i = 0; i < 2; ++i) {
+      const char *param = i ? "rhs_format" : "lhs_format";
+      Val f = args.get(param);
+      if (f.kind != Val::Kind::Str || !(miniFloat(f.s) || f.s == "bf16" || f.s == "fp16"))
+        return L.fail(args.loc(param),
+                      fmt::format("tk.dot_scaled: {} must be \"e2m1\", \"e4m3\", \"e5m2\", "
+                                  "\"bf16\" or \"fp16\"{}",
+                                  param, f.kind == Val::Kind::Str ? ", got \"" + f.s + "\"" : ""));
+      formats[i] = f.s;
+      const char *pack = i ? "rhs_k_pack" : "lhs_k_pack";
+      if (args.has(pack) && !L.constTruth(args.get(pack)).value_or(true))
+        return L.fail(args.loc(pack),
+                      fmt::format("tk.dot_scaled: {}=False (packing along {}) is not supported; "
+                                  "pack along K",
+                                  pack, i ? "N" : "M"));
+    }
+    if (Val od = args.get("out_dtype");
+        od.kind == Val::Kind::DType && (od.type->isPointer() || od.type != ctx.f32()))
+      return L.fail(
+          args.loc("out_dtype"),
+          fmt::format("tk.dot_scaled: out_dtype must be tk.float32, got {}", od.type->str()));
+    bool fastMath = args.has("fast_math") && L.constTruth(args.get("fast_math")).value_or(false);
+    // Triton's emulation: bf16, or fp16 when either operand is fp16.
+    Type *comp =
+        ctx.scalar(formats[0] == "fp16" || formats[1] == "fp16" ? DType::F16 : DType::BF16);
+    Value *x = scaledOperand(*this, false, formats[0], comp, fastMath);
+    Value *y = x ? scaledOperand(*this, true, formats[1], comp, fastMath) : nullptr;
+    if (!y)
+      return Val::error();
+    int64_t m = x->type()->shape()[0], k = x->type()->shape()[1];
+    int64_t k2 = y->type()->shape()[0], n = y->type()->shape()[1];
+    if (k != k2)
+      return L.fail(loc, fmt::format("tk.dot_scaled: lhs has K = {} but rhs K = {} (an e2m1 "
+                                     "operand holds two values a byte along K)",
+                                     k, k2));
+    if (m < 16 || n < 16 || k < 16)
+      return L.fail(loc, fmt::format("tk.dot_scaled needs M, N, K >= 16, got M = {}, N = {}, "
+                                     "K = {}",
+                                     m, n, k));
+    Value *acc;
+    if (args.has("acc")) {
+      if (!(acc = tensor("acc")))
+        return Val::error();
+      if (acc->type()->shape() != std::vector<int64_t>{m, n} ||
+          acc->type()->elementType() != ctx.f32())
+        return L.fail(args.loc("acc"),
+                      fmt::format("tk.dot_scaled: the accumulator is {} but the product is "
+                                  "tensor<{}x{}xfp32>",
+                                  typeStr(acc), m, n));
+    } else {
+      acc = L.broadcastTo(b.constantFloat(loc, 0.0, ctx.f32()), {m, n}, loc);
+    }
+    return Val::dyn(b.dot(loc, x, y, acc, "tf32"));
+  }
   case BuiltinId::Dot: {
     Value *a = tensor("input"), *c = a ? tensor("other") : nullptr;
     if (!c)
