@@ -16,7 +16,8 @@
 //                                                      ASTToIRBuiltinsMath.cpp
 //   lowerReduction    sum, max, min, argmax, argmin, xor_sum, reduce, cumsum,
 //                     cumprod, associative_scan        ASTToIRBuiltinsReduce.cpp
-//   lowerDot          dot (2-D, and batched 3-D)       ASTToIRBuiltinsDot.cpp
+//   lowerDot          dot (2-D, and batched 3-D),      ASTToIRBuiltinsDot.cpp
+//                     dot_scaled (emulated)
 //   lowerShape        broadcast, broadcast_to, expand_dims, reshape, view,
 //                     ravel, permute, trans, flip, join, split, interleave,
 //                     cat                              ASTToIRBuiltinsShape.cpp
