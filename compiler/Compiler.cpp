@@ -378,11 +378,24 @@ bool Compilation::emitPTX(std::string &out) {
     dump("llvm", llvmText);
   if (ok)
     dump("ptx", out);
-  if (ok && remarks_) {
+  // ptxas reports the registers; there is no such tool for amdgcn here.
+  if (ok && remarks_ && !isAMDGPUArch(options_.arch)) {
     auto t0 = Clock::now();
     addResourceRemarks(out);
     times_.push_back({"remarks-ptxas", msSince(t0)});
   }
+  finishTimes();
+  return ok;
+}
+
+bool Compilation::emitObject(std::string &out) {
+  if (!upTo(Stage::Gpu))
+    return false;
+  PTXTimings t;
+  bool ok = tk::emitObject(*module_, options_.target(), out, *diag_, &t);
+  times_.push_back({"llvm", t.lowerMs + t.optMs});
+  times_.push_back({"object", t.codegenMs});
+  reached_ = Stage::PTX;
   finishTimes();
   return ok;
 }

@@ -211,8 +211,11 @@ public:
   bool runGpuPasses();
   /// llvm: the optimised LLVM IR of every kernel, as text.
   bool emitLLVM(std::string &out);
-  /// ptx: the PTX of every kernel.
+  /// ptx: the PTX of every kernel (for an AMD GPU arch, its AMDGPU assembly).
   bool emitPTX(std::string &out);
+  /// The relocatable object of every kernel (AMD GPU arch: ld.lld links it
+  /// into a code object, driver/Lld.h).
+  bool emitObject(std::string &out);
 
   Module &module() { return *module_; }
   IRContext &irContext() { return *ir_; }

@@ -33,11 +33,11 @@ void setKernelOptions(Module &module, const CompileOptions &options) {
       attrs.set("num_warps", Attribute(int64_t(options.numWarps)));
     if (options.numStages > 0 && !attrs.has("num_stages"))
       attrs.set("num_stages", Attribute(int64_t(options.numStages)));
-    if (arch.ends_with('a') && !attrs.has("arch"))
+    if ((arch.ends_with('a') || isAMDGPUArch(arch)) && !attrs.has("arch"))
       attrs.set("arch", Attribute(arch));
     // Below sm_90's (the default the pipeliner assumes), the arch's shared
     // memory limit, for the pipeliner to size its rings under.
-    int64_t limit = maxSharedBytesFor(arch);
+    int64_t limit = isAMDGPUArch(arch) ? kAMDGPULDSBytes : maxSharedBytesFor(arch);
     if (!arch.empty() && limit < maxSharedBytesFor("sm_90") && !attrs.has("max_shared_bytes"))
       attrs.set("max_shared_bytes", Attribute(limit));
     // The debug switches are recorded only when off, so the IR of a default

@@ -15,8 +15,24 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace tk {
+
+/// What driver/Lld.cpp shares: `name` in each directory of PATH, in order;
+/// the first of `candidates` that is an executable file, or "" with
+/// `searched` listing them all.
+std::vector<std::string> onPath(const char *name);
+std::string firstExecutable(const std::vector<std::string> &candidates, std::string &searched);
+/// Runs the program `args[0]` (a path) on a file: `input` is written to
+/// `inName` in a private temporary directory, the arguments "{in}" and
+/// "{out}" stand for that file and for `outName` beside it, and on exit
+/// status 0 `output` is the file `outName`. `messages` is what the program
+/// printed. False with a reason ("PROGRAM ARG1 failed (exit status N):" and
+/// the messages) otherwise; the directory is removed either way.
+bool runOnFile(std::vector<std::string> args, const std::string &input, const std::string &inName,
+               const std::string &outName, std::string &output, std::string &messages,
+               std::string &error);
 
 /// The ptxas to run, or "" with `searched` listing the places looked at.
 std::string findPtxas(std::string &searched);

@@ -280,6 +280,9 @@ private:
     Type *a = dot.operand(0)->type(), *c = dot.result()->type();
     if (!layoutOf(dot.result()) || !layoutOf(dot.operand(0)))
       return "the dot has no layout (run --coalesce first)";
+    // AMD GPUs (the `arch` attribute gfx*): MFMA / WMMA are not lowered yet.
+    if (arch_.starts_with("gfx"))
+      return fmt::format("{} has no matrix-core lowering yet (MFMA / WMMA)", arch_);
     DType at = a->dtype(), ct = c->dtype();
     std::string precision = dot.attrs().getString("input_precision").value_or("ieee");
     int64_t kStep;

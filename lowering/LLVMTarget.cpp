@@ -25,9 +25,22 @@ bool hasNVPTXTarget() {
   std::string error;
   return llvm::TargetRegistry::lookupTarget("nvptx64-nvidia-cuda", error) != nullptr;
 }
+
+bool hasAMDGPUTarget() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    LLVMInitializeAMDGPUTargetInfo();
+    LLVMInitializeAMDGPUTarget();
+    LLVMInitializeAMDGPUTargetMC();
+    LLVMInitializeAMDGPUAsmPrinter();
+  });
+  std::string error;
+  return llvm::TargetRegistry::lookupTarget("amdgcn-amd-amdhsa", error) != nullptr;
+}
 #else
 std::string llvmVersion() { return {}; }
 bool hasNVPTXTarget() { return false; }
+bool hasAMDGPUTarget() { return false; }
 #endif
 
 } // namespace tk

@@ -1,5 +1,5 @@
 // The LLVM side of tk's code generation: which LLVM is linked in and whether
-// its NVPTX backend is usable. Lowering to LLVM IR and PTX builds on this.
+// its NVPTX and AMDGPU backends are usable. Lowering to LLVM IR and PTX builds on this.
 #pragma once
 
 #include <string>
@@ -11,5 +11,7 @@ std::string llvmVersion();
 
 /// True when the NVPTX target is linked in and registered.
 bool hasNVPTXTarget();
+/// True when the AMDGPU target is linked in and registered.
+bool hasAMDGPUTarget();
 
 } // namespace tk

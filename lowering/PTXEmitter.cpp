@@ -42,12 +42,36 @@ namespace {
 // 8.0); ptxas of CUDA 12 and 13 read it.
 constexpr const char *kPTXFeatures = "+ptx80";
 
+// The AMDGPU target machine for an arch of kAMDGPUArchs (code object
+// version 5, LLVM 19's default; wave64 on gfx9, wave32 on gfx11).
+std::unique_ptr<llvm::TargetMachine> makeAMDGPUTargetMachine(const std::string &arch,
+                                                             DiagnosticEngine &diag) {
+  if (!hasAMDGPUTarget()) {
+    diag.error({}, "this tk was built without LLVM's AMDGPU target");
+    return nullptr;
+  }
+  std::string error;
+  const llvm::Target *target = llvm::TargetRegistry::lookupTarget("amdgcn-amd-amdhsa", error);
+  if (!target) {
+    diag.error({}, fmt::format("no AMDGPU target: {}", error));
+    return nullptr;
+  }
+  llvm::TargetOptions to;
+  to.AllowFPOpFusion = llvm::FPOpFusion::Fast; // as on NVPTX (Triton's enable_fp_fusion)
+  return std::unique_ptr<llvm::TargetMachine>(
+      target->createTargetMachine("amdgcn-amd-amdhsa", arch, "", to, llvm::Reloc::PIC_,
+                                  std::nullopt, llvm::CodeGenOptLevel::Default));
+}
+
 std::unique_ptr<llvm::TargetMachine> makeTargetMachine(const std::string &arch,
                                                        DiagnosticEngine &diag) {
+  if (isAMDGPUArch(arch))
+    return makeAMDGPUTargetMachine(arch, diag);
   // LLVM would only warn on stderr about an unknown processor and go on.
   if (!isSupportedArch(arch)) {
-    diag.error({}, fmt::format("unsupported GPU arch '{}': tk compiles for {}", showText(arch),
-                               kSupportedArchList));
+    diag.error({}, fmt::format("unsupported GPU arch '{}': tk compiles for {} (nvptx) and {} "
+                               "(amdgcn)",
+                               showText(arch), kSupportedArchList, kAMDGPUArchList));
     return nullptr;
   }
   if (!hasNVPTXTarget()) {
@@ -137,31 +161,35 @@ double msSince(Clock::time_point t0) {
 // One pass a line, in LLVM's textual names (the NVPTX passes have no other
 // public spelling); `function(...)`, `cgscc(...)` and `loop-mssa(...)` run
 // the passes inside over each function, call-graph SCC and loop.
-const char *tkPipelineText() {
-  return "function("
-         /**/ "nvvm-reflect,"
-         /**/ "nvvm-intr-range"
-         "),"
-         "cgscc("
-         /**/ "inline"
-         "),"
-         "function("
-         /**/ "sroa,"
-         /**/ "early-cse,"
-         /**/ "instcombine<max-iterations=1;no-verify-fixpoint>,"
-         /**/ "reassociate,"
-         /**/ "simplifycfg,"
-         /**/ "infer-alignment,"
-         /**/ "loop-mssa("
-         /*    */ "loop-rotate<header-duplication;no-prepare-for-lto>,"
-         /*    */ "licm"
-         /**/ "),"
-         /**/ "loop-unroll<O3>,"
-         /**/ "instcombine<max-iterations=1;no-verify-fixpoint>,"
-         /**/ "early-cse,"
-         /**/ "adce"
-         "),"
-         "globaldce";
+// On amdgcn the two NVVM passes are left out (the AMDGPU target registers
+// no such names; there is no libdevice to reflect on).
+std::string tkPipelineText(bool nvptx) {
+  const char *passes = "cgscc("
+                       /**/ "inline"
+                       "),"
+                       "function("
+                       /**/ "sroa,"
+                       /**/ "early-cse,"
+                       /**/ "instcombine<max-iterations=1;no-verify-fixpoint>,"
+                       /**/ "reassociate,"
+                       /**/ "simplifycfg,"
+                       /**/ "infer-alignment,"
+                       /**/ "loop-mssa("
+                       /*    */ "loop-rotate<header-duplication;no-prepare-for-lto>,"
+                       /*    */ "licm"
+                       /**/ "),"
+                       /**/ "loop-unroll<O3>,"
+                       /**/ "instcombine<max-iterations=1;no-verify-fixpoint>,"
+                       /**/ "early-cse,"
+                       /**/ "adce"
+                       "),"
+                       "globaldce";
+  return std::string(nvptx ? "function("
+                             /**/ "nvvm-reflect,"
+                             /**/ "nvvm-intr-range"
+                             "),"
+                           : "") +
+         passes;
 }
 
 // LLVM's optimisation pipeline: tk's own (above) unless the options name
@@ -253,7 +281,8 @@ std::unique_ptr<llvm::Module> buildOptimized(Module &module, const TargetOptions
     mpm = pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
     break;
   case LLVMPipeline::Tk:
-    if (llvm::Error error = pb.parsePassPipeline(mpm, tkPipelineText())) {
+    if (llvm::Error error =
+            pb.parsePassPipeline(mpm, tkPipelineText(!isAMDGPUArch(options.arch)))) {
       // Only another LLVM than the one tk is built for gets here.
       diag.error({}, fmt::format("internal error: tk's LLVM pass pipeline does not parse: {}",
                                  llvm::toString(std::move(error))));
@@ -290,8 +319,12 @@ bool emitLLVMIR(Module &module, const TargetOptions &options, std::string &out,
   return true;
 }
 
-bool emitPTX(Module &module, const TargetOptions &options, std::string &out, DiagnosticEngine &diag,
-             PTXTimings *timings, std::string *llvmText) {
+namespace {
+
+// The target's assembly (PTX, AMDGPU assembly) or object file of `module`.
+bool emitFile(Module &module, const TargetOptions &options, std::string &out,
+              DiagnosticEngine &diag, PTXTimings *timings, std::string *llvmText,
+              llvm::CodeGenFileType fileType) {
   llvm::TargetMachine *tm = targetMachine(options, diag);
   if (!tm)
     return false;
@@ -309,9 +342,11 @@ bool emitPTX(Module &module, const TargetOptions &options, std::string &out, Dia
   llvm::legacy::PassManager pm;
   // The IR was verified before optimisation (buildOptimized): no second
   // verifier run here (3% of the code generation of softmax-16384).
-  if (tm->addPassesToEmitFile(pm, os, nullptr, llvm::CodeGenFileType::AssemblyFile,
-                              /*DisableVerify=*/true)) {
-    diag.error({}, "internal error: the NVPTX target cannot emit assembly");
+  if (tm->addPassesToEmitFile(pm, os, nullptr, fileType, /*DisableVerify=*/true)) {
+    diag.error({}, fmt::format("internal error: the {} target cannot emit {}",
+                               isAMDGPUArch(options.arch) ? "AMDGPU" : "NVPTX",
+                               fileType == llvm::CodeGenFileType::ObjectFile ? "an object file"
+                                                                             : "assembly"));
     return false;
   }
   pm.run(*llmod);
@@ -320,6 +355,19 @@ bool emitPTX(Module &module, const TargetOptions &options, std::string &out, Dia
     timings->codegenMs = msSince(t0);
   return true;
 }
+
+} // namespace
+
+bool emitPTX(Module &module, const TargetOptions &options, std::string &out, DiagnosticEngine &diag,
+             PTXTimings *timings, std::string *llvmText) {
+  return emitFile(module, options, out, diag, timings, llvmText,
+                  llvm::CodeGenFileType::AssemblyFile);
+}
+
+bool emitObject(Module &module, const TargetOptions &options, std::string &out,
+                DiagnosticEngine &diag, PTXTimings *timings) {
+  return emitFile(module, options, out, diag, timings, nullptr, llvm::CodeGenFileType::ObjectFile);
+}
 #else
 bool emitLLVMIR(Module &, const TargetOptions &, std::string &, DiagnosticEngine &diag) {
   diag.error({}, "this tk was built without LLVM (TK_WITH_LLVM=OFF): no GPU code generation");
@@ -327,6 +375,11 @@ bool emitLLVMIR(Module &, const TargetOptions &, std::string &, DiagnosticEngine
 }
 bool emitPTX(Module &, const TargetOptions &, std::string &, DiagnosticEngine &diag, PTXTimings *,
              std::string *) {
+  diag.error({}, "this tk was built without LLVM (TK_WITH_LLVM=OFF): no GPU code generation");
+  return false;
+}
+bool emitObject(Module &, const TargetOptions &, std::string &, DiagnosticEngine &diag,
+                PTXTimings *) {
   diag.error({}, "this tk was built without LLVM (TK_WITH_LLVM=OFF): no GPU code generation");
   return false;
 }

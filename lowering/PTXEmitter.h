@@ -2,7 +2,8 @@
 // (after the GPU pipeline) -> LLVM IR (lowering/codegen) -> tk's LLVM
 // pipeline (a dozen passes, not O3: ptxas optimises again; TargetOptions::
 // llvmOpt picks LLVM's own O0..O3 instead) -> PTX text from the NVPTX back
-// end.
+// end; for an AMD GPU arch (gfx90a, gfx942, gfx1100) the AMDGPU back end's
+// assembly or object file instead (docs/codegen.md, "AMDGPU").
 //
 //   TargetOptions opts;  opts.arch = "sm_90a";
 //   std::string ptx;
@@ -34,7 +35,12 @@ struct PTXTimings {
 
 /// The PTX of every kernel of `module`; with `timings`, the time of each step;
 /// with `llvmText`, the optimised LLVM IR it was generated from.
+/// For an AMD GPU arch (isAMDGPUArch), the same gives the AMDGPU assembly.
 bool emitPTX(Module &module, const TargetOptions &options, std::string &out, DiagnosticEngine &diag,
              PTXTimings *timings = nullptr, std::string *llvmText = nullptr);
+/// The relocatable ELF object of every kernel of `module` (for an AMD GPU
+/// arch: what `ld.lld -shared` links into a code object, driver/Lld.h).
+bool emitObject(Module &module, const TargetOptions &options, std::string &out,
+                DiagnosticEngine &diag, PTXTimings *timings = nullptr);
 
 } // namespace tk

@@ -7,19 +7,19 @@
 // Math (docs/codegen/math.md): fp32 exp, exp2, log, log2, sin, cos and rsqrt use
 // the PTX approximate instructions (exp(x) = ex2.approx(x * log2(e)), about 2
 // ulp, as Triton does; ex2.approx.f32 written out as ptxas expands it,
-// exp2Approx); sqrt is IEEE (sqrt.rn); `/` is div.full.f32 (2 ulp,
+// exp2Approx in NVPTXTarget.cpp); sqrt is IEEE (sqrt.rn); `/` is div.full.f32 (2 ulp,
 // Triton's default; tk.div_rn keeps div.rn), or, when the divisor is one
 // value across the thread's registers, one reciprocal and a multiply per
 // element within the same bound (UniformDivisor); fp16 and bf16 compute in fp32
 // and round once; erf is a rational approximation
 // (Abramowitz & Stegun 7.1.26, |error| < 1.5e-7). fp64 transcendentals call
-// libdevice (Libdevice.h), linked only when used.
+// libdevice (Libdevice.h), linked only when used. The approximations and
+// div.full are TargetInfo's (approxF32, divideF32): on amdgcn LLVM's
+// intrinsics and an IEEE fdiv (AMDGPUTarget.cpp).
 #include "analysis/AxisInfo.h"
 #include "lowering/codegen/FunctionLowering.h"
 #include "lowering/codegen/Libdevice.h"
 
-#include <llvm/IR/InlineAsm.h>
-#include <llvm/IR/IntrinsicsNVPTX.h>
 #include <llvm/IR/Module.h>
 
 #include <algorithm>
@@ -70,35 +70,9 @@ llvm::CmpInst::Predicate floatPredicate(std::string_view p) {
   return P::FCMP_UNO;
 }
 
-// 2^x for fp32 with ex2.approx.f32's exact results, subnormal ones
-// included, written out as ptxas expands that instruction (an input below
-// -126 is halved, the flushing ex2.approx.ftz.f32 taken, the result
-// squared under the same predicate) instead of leaving the expansion to
-// ptxas: the SASS is byte-identical (ptxas 13.0, softmax at 16384 columns:
-// the same .text section), and ptxas and the driver's JIT assemble it
-// faster (31.0 instead of 33.8 ms minimum JIT on the H200, 30.6 instead of
-// 32.9 ms ptxas CPU; compile-load-2026-11-30-4.md). Written as inline PTX
-// because the predicated multiplies are what gives the same SASS: selects
-// in LLVM IR become selp and a different, slower to assemble, sequence.
-// mul.rn keeps ptxas from fusing the square into a following add. No side
-// effects and no memory access, so LLVM may still CSE or drop it.
-llvm::Value *exp2Approx(llvm::IRBuilderBase &b, llvm::Value *x) {
-  llvm::FunctionType *fnTy = llvm::FunctionType::get(b.getFloatTy(), {b.getFloatTy()}, false);
-  llvm::CallInst *call = b.CreateCall(
-      llvm::InlineAsm::get(fnTy,
-                           "{ .reg .pred p; .reg .f32 t; setp.lt.f32 p, $1, 0fC2FC0000; "
-                           "mov.f32 t, $1; @p mul.rn.f32 t, t, 0f3F000000; "
-                           "ex2.approx.ftz.f32 $0, t; @p mul.rn.f32 $0, $0, $0; }",
-                           "=f,f", /*hasSideEffects=*/false),
-      {x});
-  call->setDoesNotAccessMemory();
-  call->setDoesNotThrow();
-  return call;
-}
-
 // erf(x) for fp32 with |error| < 1.5e-7 (Abramowitz & Stegun 7.1.26):
 // erf(|x|) = 1 - poly(t) * exp(-x^2), t = 1 / (1 + p|x|), odd in x.
-llvm::Value *erfApprox(llvm::IRBuilderBase &b, llvm::Value *x) {
+llvm::Value *erfApprox(llvm::IRBuilderBase &b, const TargetInfo &target, llvm::Value *x) {
   llvm::Type *f = x->getType();
   auto c = [&](double v) { return llvm::ConstantFP::get(f, v); };
   llvm::Value *ax = b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x);
@@ -108,7 +82,8 @@ llvm::Value *erfApprox(llvm::IRBuilderBase &b, llvm::Value *x) {
   for (int i = 1; i < 5; ++i)
     poly = b.CreateFAdd(b.CreateFMul(poly, t), c(a[i]));
   poly = b.CreateFMul(poly, t);
-  llvm::Value *e = exp2Approx(b, b.CreateFMul(b.CreateFNeg(b.CreateFMul(ax, ax)), c(M_LOG2E)));
+  llvm::Value *e = target.approxF32(b, ApproxF32::Exp2,
+                                    b.CreateFMul(b.CreateFNeg(b.CreateFMul(ax, ax)), c(M_LOG2E)));
   llvm::Value *r = b.CreateFSub(c(1.0), b.CreateFMul(poly, e));
   return b.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, r, x);
 }
@@ -122,7 +97,8 @@ llvm::Value *erfApprox(llvm::IRBuilderBase &b, llvm::Value *x) {
 // reciprocal of the shared divisor and a multiply per element.
 // tk.div_rn and tk.fdiv(ieee_rounding=True) mark their div `rounding = "rn"`
 // and keep div.rn.
-llvm::Value *fastDivide(llvm::IRBuilderBase &b, llvm::Value *x, llvm::Value *y) {
+llvm::Value *fastDivide(llvm::IRBuilderBase &b, const TargetInfo &target, llvm::Value *x,
+                        llvm::Value *y) {
   llvm::Type *t = x->getType();
   if (t->isDoubleTy())
     return b.CreateFDiv(x, y);
@@ -131,13 +107,7 @@ llvm::Value *fastDivide(llvm::IRBuilderBase &b, llvm::Value *x, llvm::Value *y) 
     x = b.CreateFPExt(x, f32);
     y = b.CreateFPExt(y, f32);
   }
-  // No side effects, no memory: LLVM may CSE, hoist or drop it like any pure
-  // value (a call to inline asm is otherwise assumed to touch memory).
-  auto *fnTy = llvm::FunctionType::get(f32, {f32, f32}, false);
-  llvm::CallInst *q =
-      b.CreateCall(llvm::InlineAsm::get(fnTy, "div.full.f32 $0, $1, $2;", "=f,f,f", false), {x, y});
-  q->setDoesNotAccessMemory();
-  q->setDoesNotThrow();
+  llvm::Value *q = target.divideF32(b, x, y);
   return t->isFloatTy() ? q : b.CreateFPTrunc(q, t);
 }
 
@@ -165,7 +135,7 @@ struct UniformDivisor {
   llvm::Value *scale;      // s
 };
 
-UniformDivisor uniformDivisor(llvm::IRBuilderBase &b, llvm::Value *d) {
+UniformDivisor uniformDivisor(llvm::IRBuilderBase &b, const TargetInfo &target, llvm::Value *d) {
   llvm::Type *f32 = b.getFloatTy();
   if (!d->getType()->isFloatTy())
     d = b.CreateFPExt(d, f32);
@@ -173,8 +143,7 @@ UniformDivisor uniformDivisor(llvm::IRBuilderBase &b, llvm::Value *d) {
   llvm::Value *a = b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, d);
   llvm::Value *s = b.CreateSelect(b.CreateFCmpOGT(a, c(0x1p126)), c(0.25), c(1.0));
   s = b.CreateSelect(b.CreateFCmpOLT(a, c(0x1p-126)), c(0x1p24), s);
-  llvm::Value *r =
-      b.CreateIntrinsic(llvm::Intrinsic::nvvm_rcp_approx_ftz_f, {}, {b.CreateFMul(d, s)});
+  llvm::Value *r = target.approxF32(b, ApproxF32::Rcp, b.CreateFMul(d, s));
   return {r, s};
 }
 
@@ -232,8 +201,9 @@ llvm::Value *FunctionLowering::scalarOp(Opcode opc, const AttrDict &attrs, Type 
     return isFloat ? b.CreateFMul(ops[0], ops[1]) : b.CreateMul(ops[0], ops[1]);
   case Opcode::Div:
     if (isFloat)
-      return attrs.getString("rounding").value_or("") == "rn" ? b.CreateFDiv(ops[0], ops[1])
-                                                              : fastDivide(b, ops[0], ops[1]);
+      return attrs.getString("rounding").value_or("") == "rn"
+                 ? b.CreateFDiv(ops[0], ops[1])
+                 : fastDivide(b, target(), ops[0], ops[1]);
     return sign ? b.CreateSDiv(ops[0], ops[1]) : b.CreateUDiv(ops[0], ops[1]);
   case Opcode::Rem:
     if (isFloat)
@@ -359,34 +329,32 @@ llvm::Value *FunctionLowering::scalarOp(Opcode opc, const AttrDict &attrs, Type 
     // 16-bit floats: compute in fp32, round once.
     llvm::Value *x = t->isFloatTy() ? a() : b.CreateFPExt(a(), b.getFloatTy());
     llvm::Value *r = nullptr;
-    auto approx = [&](llvm::Intrinsic::ID id, llvm::Value *v) {
-      return b.CreateIntrinsic(id, {}, {v});
-    };
+    auto approx = [&](ApproxF32 fn, llvm::Value *v) { return target().approxF32(b, fn, v); };
     auto f32 = [&](double v) { return llvm::ConstantFP::get(b.getFloatTy(), v); };
     switch (opc) {
     case Opcode::Exp:
-      r = exp2Approx(b, b.CreateFMul(x, f32(M_LOG2E)));
+      r = approx(ApproxF32::Exp2, b.CreateFMul(x, f32(M_LOG2E)));
       break;
     case Opcode::Exp2:
-      r = exp2Approx(b, x);
+      r = approx(ApproxF32::Exp2, x);
       break;
     case Opcode::Log:
-      r = b.CreateFMul(approx(llvm::Intrinsic::nvvm_lg2_approx_f, x), f32(M_LN2));
+      r = b.CreateFMul(approx(ApproxF32::Log2, x), f32(M_LN2));
       break;
     case Opcode::Log2:
-      r = approx(llvm::Intrinsic::nvvm_lg2_approx_f, x);
+      r = approx(ApproxF32::Log2, x);
       break;
     case Opcode::Sin:
-      r = approx(llvm::Intrinsic::nvvm_sin_approx_f, x);
+      r = approx(ApproxF32::Sin, x);
       break;
     case Opcode::Cos:
-      r = approx(llvm::Intrinsic::nvvm_cos_approx_f, x);
+      r = approx(ApproxF32::Cos, x);
       break;
     case Opcode::Rsqrt:
-      r = approx(llvm::Intrinsic::nvvm_rsqrt_approx_f, x);
+      r = approx(ApproxF32::Rsqrt, x);
       break;
     default:
-      r = erfApprox(b, x);
+      r = erfApprox(b, target(), x);
       break;
     }
     return t->isFloatTy() ? r : b.CreateFPTrunc(r, t);
@@ -431,7 +399,7 @@ bool FunctionLowering::lowerElementwise(Operation &op) {
   size_t n = get(op.operand(0)).size();
   Regs out;
   if (op.is(Opcode::Div) && hasUniformDivisor(op, get(op.operand(1)))) {
-    UniformDivisor d = uniformDivisor(b_, get(op.operand(1))[0]);
+    UniformDivisor d = uniformDivisor(b_, target(), get(op.operand(1))[0]);
     for (llvm::Value *x : get(op.operand(0)))
       out.push_back(divideByUniform(b_, x, d));
     set(op.result(), std::move(out));

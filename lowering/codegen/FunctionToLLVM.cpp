@@ -192,6 +192,11 @@ bool FunctionLowering::lowerBlock(Block &block) {
 }
 
 bool FunctionLowering::lowerOp(Operation &op) {
+  if (std::string why = target_.unsupportedOp(op); !why.empty()) {
+    diag_.error(op.loc(),
+                fmt::format("'{}' {} is not supported on {} yet", op.name(), why, target_.name()));
+    return false;
+  }
   std::optional<int64_t> scratchOffset = op.attrs().getInt("scratch_offset");
   ScratchScope scope(smem_, scratchOffset && smemArray_ ? sharedAt(*scratchOffset) : nullptr);
   switch (op.opcode()) {
@@ -301,7 +306,7 @@ bool withinElementBudget(Function &fn, int64_t budget, DiagnosticEngine &diag) {
 
 std::unique_ptr<llvm::Module> lowerToLLVM(Module &module, const TargetOptions &options,
                                           llvm::LLVMContext &llctx, DiagnosticEngine &diag) {
-  std::unique_ptr<TargetInfo> target = createNVPTXTarget(options);
+  std::unique_ptr<TargetInfo> target = createTarget(options);
   auto llmod = std::make_unique<llvm::Module>("tk", llctx);
   llmod->setTargetTriple(target->triple());
   llmod->setDataLayout(target->dataLayout());

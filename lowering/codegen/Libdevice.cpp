@@ -38,7 +38,7 @@ llvm::Value *callLibdevice(llvm::IRBuilderBase &b, std::string_view name, llvm::
   return callLibdevice(b, name, std::vector<llvm::Value *>{x}, x->getType());
 }
 
-llvm::Value *libdeviceMath(llvm::IRBuilderBase &b, Opcode opcode, llvm::Value *x) {
+const char *libdeviceMathName(Opcode opcode) {
   static const std::pair<Opcode, const char *> kFunctions[] = {
       {Opcode::Exp, "__nv_exp"},     {Opcode::Exp2, "__nv_exp2"}, {Opcode::Log, "__nv_log"},
       {Opcode::Log2, "__nv_log2"},   {Opcode::Sin, "__nv_sin"},   {Opcode::Cos, "__nv_cos"},
@@ -46,8 +46,13 @@ llvm::Value *libdeviceMath(llvm::IRBuilderBase &b, Opcode opcode, llvm::Value *x
   };
   for (const auto &[op, name] : kFunctions)
     if (op == opcode)
-      return callLibdevice(b, name, x);
+      return name;
   return nullptr;
+}
+
+llvm::Value *libdeviceMath(llvm::IRBuilderBase &b, Opcode opcode, llvm::Value *x) {
+  const char *name = libdeviceMathName(opcode);
+  return name ? callLibdevice(b, name, x) : nullptr;
 }
 
 std::vector<std::string> libdeviceCandidates(const std::string &explicitPath) {

@@ -46,6 +46,9 @@ llvm::Value *callLibdevice(llvm::IRBuilderBase &b, std::string_view name,
                            const std::vector<llvm::Value *> &args, llvm::Type *result);
 
 /// The libdevice function of an fp64 math op (exp, exp2, log, log2, sin,
+/// cos, rsqrt, erf: "__nv_exp", ...); null for other ops.
+const char *libdeviceMathName(Opcode opcode);
+/// The libdevice function of an fp64 math op (exp, exp2, log, log2, sin,
 /// cos, rsqrt, erf) applied to `x`; null for other ops.
 llvm::Value *libdeviceMath(llvm::IRBuilderBase &b, Opcode opcode, llvm::Value *x);
 

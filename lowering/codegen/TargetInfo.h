@@ -3,8 +3,8 @@
 // goes through it: thread and program ids, cross-lane shuffles, barriers,
 // shared memory, predicated memory accesses and the kernel entry marking, and
 // the dot lowering's matrix instructions and asynchronous copies.
-// NVPTXTarget.cpp implements it for NVIDIA GPUs; an AMDGPU target would be a
-// second implementation (ds_swizzle / DPP for shuffles, s_barrier, LDS, MFMA).
+// NVPTXTarget.cpp implements it for NVIDIA GPUs, AMDGPUTarget.cpp for AMD
+// GPUs (compile only; docs/codegen.md, "AMDGPU").
 //
 //   std::unique_ptr<TargetInfo> target = createNVPTXTarget(options);
 //   llvm::Value *tid = target->threadId(builder);
@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace llvm {
@@ -32,9 +33,20 @@ class Value;
 
 namespace tk {
 
+class Operation;
+
+/// The fp32 approximations of the elementwise math (docs/codegen/math.md).
+enum class ApproxF32 { Exp2, Log2, Sin, Cos, Rsqrt, Rcp };
+
 class TargetInfo {
 public:
   virtual ~TargetInfo() = default;
+
+  /// "nvptx" or "amdgcn", for messages.
+  virtual std::string_view name() const = 0;
+  /// Why `op` cannot be lowered for this target yet ("" when it can): the
+  /// features that exist only for one target, reported at the op.
+  virtual std::string unsupportedOp(const Operation &op) const = 0;
 
   /// The LLVM target triple and data layout of generated modules.
   virtual std::string triple() const = 0;
@@ -76,6 +88,11 @@ public:
 
   /// Marks `fn` as a kernel entry run by `numThreads` threads per program.
   virtual void markKernel(llvm::Function *fn, int64_t numThreads) const = 0;
+
+  /// fp32 `fn` of `x` (an fp32 value), approximate as docs/codegen/math.md says.
+  virtual llvm::Value *approxF32(llvm::IRBuilderBase &b, ApproxF32 fn, llvm::Value *x) const = 0;
+  /// fp32 x / y within 2 ulp of the correctly rounded quotient.
+  virtual llvm::Value *divideF32(llvm::IRBuilderBase &b, llvm::Value *x, llvm::Value *y) const = 0;
 
   // --- The dot lowering's instructions (lowering/codegen/*Dot*.cpp, DotOperands.cpp).
 
@@ -151,5 +168,10 @@ public:
 
 /// The NVIDIA target (PTX through LLVM's NVPTX back end).
 std::unique_ptr<TargetInfo> createNVPTXTarget(const TargetOptions &options);
+/// The AMD GPU target (AMDGPU assembly / code objects through LLVM's AMDGPU
+/// back end), for an arch of kAMDGPUArchs.
+std::unique_ptr<TargetInfo> createAMDGPUTarget(const TargetOptions &options);
+/// The target of `options.arch`.
+std::unique_ptr<TargetInfo> createTarget(const TargetOptions &options);
 
 } // namespace tk

@@ -55,6 +55,21 @@ constexpr bool isSupportedArch(std::string_view arch) {
   return false;
 }
 
+/// The AMD GPUs tk compiles for (`--target=amdgcn`, compile only): LLVM 19's
+/// AMDGPU processors gfx90a (MI200), gfx942 (MI300) and gfx1100 (RDNA3).
+inline constexpr std::string_view kAMDGPUArchs[] = {"gfx90a", "gfx942", "gfx1100"};
+inline constexpr std::string_view kAMDGPUArchList = "gfx90a, gfx942, gfx1100";
+/// LDS (shared memory) one workgroup may use on every arch of kAMDGPUArchs.
+inline constexpr int64_t kAMDGPULDSBytes = 64 * 1024;
+
+/// Whether `arch` is one of kAMDGPUArchs (the amdgcn target).
+constexpr bool isAMDGPUArch(std::string_view arch) {
+  for (std::string_view a : kAMDGPUArchs)
+    if (a == arch)
+      return true;
+  return false;
+}
+
 /// Shared memory one program may use on `arch`: the per-block opt-in
 /// maximum of the CUDA programming guide (the SM's shared memory less the 1
 /// KiB the system reserves per block). The back end rejects kernels over it

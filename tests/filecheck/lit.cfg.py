@@ -11,6 +11,7 @@
 #   ptxas  ptxas found on PATH or in /usr/local/cuda/bin (`REQUIRES: ptxas`)
 #   llvm   the tree links LLVM (the sanitizer tree does not): code-gen tests
 #          say `REQUIRES: llvm`
+#   lld    ld.lld is installed (AMDGPU code objects: `REQUIRES: lld`)
 #   asan   the tree is built with ASan + UBSan
 import os
 import shutil
@@ -63,5 +64,10 @@ if ptxas:
 
 if config.tk_with_llvm:
     config.available_features.add("llvm")
+# lld  ld.lld for AMDGPU code objects (tkc --emit=hsaco; driver/Lld.h's search)
+if os.path.exists("/usr/lib/llvm-19/bin/ld.lld") or shutil.which("ld.lld-19") or shutil.which(
+    "ld.lld"
+):
+    config.available_features.add("lld")
 if config.tk_sanitize:
     config.available_features.add("asan")

@@ -9,6 +9,7 @@
 // cannot be read, 2 bad usage. Usage is documented in docs/tkc.md; this file
 // is the only place in tk that prints.
 #include "compiler/Compiler.h"
+#include "driver/Lld.h"
 #include "driver/Ptxas.h"
 #include "ir/ASTToIR.h"
 #include "ir/IRPrinter.h"
@@ -73,6 +74,7 @@ bool emitIRGPU(Input &c, std::string &out);
 bool emitLLVM(Input &c, std::string &out);
 bool emitPTXText(Input &c, std::string &out);
 bool emitCubin(Input &c, std::string &out);
+bool emitHsaco(Input &c, std::string &out);
 
 struct EmitKind {
   std::string_view name;
@@ -92,7 +94,14 @@ constexpr EmitKind kEmitKinds[] = {
     {"llvm", emitLLVM, "LLVM IR for the GPU after tk's LLVM passes (--arch, --num-warps)"},
     {"ptx", emitPTXText, "PTX from LLVM's NVPTX back end (--arch, --num-warps)"},
     {"cubin", emitCubin, "a cubin from the PTX by ptxas (--arch; binary: needs -o)"},
+    {"amdgcn", emitPTXText, "AMDGPU assembly from LLVM's AMDGPU back end (--target=amdgcn)"},
+    {"hsaco", emitHsaco,
+     "an AMDGPU code object linked by ld.lld (--target=amdgcn; binary: needs -o)"},
 };
+
+// The --emit kinds of one target only.
+bool isNVPTXOnly(const EmitKind *k) { return k->name == "ptx" || k->name == "cubin"; }
+bool isAMDGPUOnly(const EmitKind *k) { return k->name == "amdgcn" || k->name == "hsaco"; }
 
 constexpr const EmitKind *findEmitKind(std::string_view name) {
   for (const EmitKind &k : kEmitKinds)
@@ -111,7 +120,9 @@ struct Options {
   std::string signature;                                    // --signature "..."
   std::vector<std::pair<std::string, std::string>> defines; // -D NAME=VALUE, in order
   std::string arch = "sm_90";                               // --arch
-  int numWarps = 4;                                         // --num-warps
+  std::string target = "nvptx";                             // --target
+  bool archGiven = false;
+  int numWarps = 4;     // --num-warps
   int numStages = 0;    // --num-stages (0: not given, the pass's default)
   bool remarks = false; // --remarks (or TK_REMARKS=1)
   RemarkFilter remarkFilter = RemarkFilter::All;
@@ -141,8 +152,11 @@ options:
   --version              tk's version, LLVM's version, NVPTX availability
 
 code generation (--emit=ir-gpu, llvm, ptx):
+  --target=T             nvptx (default: NVIDIA GPUs) or amdgcn (AMD GPUs, compile
+                         only: --emit=llvm, amdgcn or hsaco)
   --arch=sm_NN           target GPU: sm_80, sm_86, sm_87, sm_89, sm_90 (default) or sm_90a
-                         (Hopper's arch-specific target: tk.dot on wgmma)
+                         (Hopper's arch-specific target: tk.dot on wgmma); with
+                         --target=amdgcn gfx90a, gfx942 (default) or gfx1100
   --num-warps=N          warps per program, a power of two 1..32 (default: 4)
   --num-stages=N         stages of the cp.async ring that pipelines the loads of a
                          loop feeding tk.dot (default: 3; 1 turns it off)
@@ -342,12 +356,23 @@ ParseResult parseArgs(int argc, char **argv, Options &opts) {
       auto v = value();
       if (!v)
         return ParseResult::ExitUsage;
-      if (!isSupportedArch(*v)) {
-        usageError(
-            fmt::format("--arch must be one of {}, not '{}'", kSupportedArchList, showText(*v)));
+      if (!isSupportedArch(*v) && !isAMDGPUArch(*v)) {
+        usageError(fmt::format("--arch must be one of {} (--target=nvptx) or {} "
+                               "(--target=amdgcn), not '{}'",
+                               kSupportedArchList, kAMDGPUArchList, showText(*v)));
         return ParseResult::ExitUsage;
       }
       opts.arch = *v;
+      opts.archGiven = true;
+    } else if (name == "--target") {
+      auto v = value();
+      if (!v)
+        return ParseResult::ExitUsage;
+      if (*v != "nvptx" && *v != "amdgcn") {
+        usageError(fmt::format("--target must be nvptx or amdgcn, not '{}'", showText(*v)));
+        return ParseResult::ExitUsage;
+      }
+      opts.target = *v;
     } else if (name == "--num-warps") {
       auto v = value();
       if (!v)
@@ -384,6 +409,21 @@ ParseResult parseArgs(int argc, char **argv, Options &opts) {
   }
   if (opts.inputs.empty()) {
     usageError("no input files");
+    return ParseResult::ExitUsage;
+  }
+  // The arch names its target: the two must agree.
+  bool amdgcn = opts.target == "amdgcn";
+  if (amdgcn && !opts.archGiven)
+    opts.arch = "gfx942";
+  if (amdgcn != isAMDGPUArch(opts.arch)) {
+    usageError(amdgcn ? fmt::format("--target=amdgcn needs --arch={}, not '{}'", kAMDGPUArchList,
+                                    opts.arch)
+                      : fmt::format("--arch={} is an AMD GPU: add --target=amdgcn", opts.arch));
+    return ParseResult::ExitUsage;
+  }
+  if (amdgcn ? isNVPTXOnly(opts.emit) : isAMDGPUOnly(opts.emit)) {
+    usageError(
+        fmt::format("--emit={} is for --target={}", opts.emit->name, amdgcn ? "nvptx" : "amdgcn"));
     return ParseResult::ExitUsage;
   }
   return ParseResult::Run;
@@ -608,13 +648,30 @@ bool emitCubin(Input &c, std::string &out) {
   return false;
 }
 
+// --emit=hsaco: the AMDGPU object linked into a code object by ld.lld
+// (driver/Lld.h).
+bool emitHsaco(Input &c, std::string &out) {
+  std::string object, error;
+  if (!lowerToIR(c) || !c.comp.runGpuPasses())
+    return false;
+  c.stage = "code generation";
+  if (!c.comp.emitObject(object))
+    return false;
+  c.stage = "ld.lld";
+  if (linkCodeObject(object, out, error))
+    return true;
+  c.comp.diag().error(SourceLoc(), error);
+  return false;
+}
+
 //===----------------------------------------------------------------------===//
 // Driver
 //===----------------------------------------------------------------------===//
 
 int run(const Options &opts) {
-  if (opts.emit->run == emitCubin && opts.output.empty())
-    return usageError("--emit=cubin writes a binary file: give it with -o FILE");
+  if ((opts.emit->run == emitCubin || opts.emit->run == emitHsaco) && opts.output.empty())
+    return usageError(
+        fmt::format("--emit={} writes a binary file: give it with -o FILE", opts.emit->name));
   bool color = useColor(opts.color);
   bool multiple = opts.inputs.size() > 1;
   std::string output;

@@ -1,0 +1,306 @@
+// TargetInfo for AMD GPUs (gfx90a, gfx942, gfx1100; compile only: no AMD GPU
+// runs the code here). LLVM's AMDGPU intrinsics for ids, cross-lane moves
+// and barriers, the amdgpu_kernel calling convention, vector loads and
+// stores in a branch on their predicate, and LLVM intrinsics for the fp32
+// math.
+//
+// Layouts stay those of 32-thread warps (kWarpSize): on wave64 (gfx90a,
+// gfx942) one wavefront holds two of tk's warps, lanes 0..31 and 32..63,
+// and a shuffle with a lane mask below 32 stays inside its warp; on gfx1100
+// (wave32) a warp is a wavefront. A shuffle is ds_bpermute_b32 (the source
+// lane's byte address, 4 x lane), a barrier s_barrier between workgroup-scope
+// release and acquire fences (LDS ordered as __syncthreads orders it).
+//
+// What exists only on NVIDIA GPUs (the tensor-core dot layouts, atomics as
+// PTX atom, device print, libdevice) is reported at the op by unsupportedOp,
+// so the hooks of the tensor-core dot lowering are never reached.
+#include "ir/Layout.h"
+#include "ir/Operation.h"
+#include "ir/Types.h"
+#include "lowering/codegen/Libdevice.h"
+#include "lowering/codegen/TargetInfo.h"
+
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/InlineAsm.h>
+#include <llvm/IR/IntrinsicsAMDGPU.h>
+#include <llvm/IR/Module.h>
+#include <llvm/Support/ErrorHandling.h>
+
+namespace tk {
+namespace {
+
+// The hooks of the tensor-core dot lowering: unsupportedOp rejects every op
+// that would reach them, so reaching one is tk's bug.
+[[noreturn]] void notLowered(const char *what) {
+  llvm::report_fatal_error(llvm::Twine("internal error: ") + what + " reached on amdgcn");
+}
+
+class AMDGPUTarget : public TargetInfo {
+public:
+  explicit AMDGPUTarget(const TargetOptions &options) : options_(options) {}
+
+  std::string_view name() const override { return "amdgcn"; }
+
+  std::string unsupportedOp(const Operation &constOp) const override {
+    auto &op = const_cast<Operation &>(constOp);
+    switch (op.opcode()) {
+    case Opcode::Print:
+    case Opcode::Assert:
+      return "(device print and assert, CUDA's vprintf and __assertfail)";
+    case Opcode::AtomicRMW:
+    case Opcode::AtomicCAS:
+      return "(atomics, lowered to PTX atom instructions)";
+    case Opcode::ExternElementwise:
+      return "(libdevice functions; ROCm's device libraries are not linked yet)";
+    case Opcode::Dot:
+      if (op.numResults() && mmaLayoutOf(op.result()->type()))
+        return "on the tensor cores (mma.sync / wgmma layouts; MFMA is not lowered yet)";
+      return {};
+    default:
+      if (libdeviceMathName(op.opcode()) && op.numResults() &&
+          op.result()->type()->dtype() == DType::F64)
+        return "on fp64 (libdevice math; ROCm's ocml is not linked yet)";
+      return {};
+    }
+  }
+
+  std::string triple() const override { return "amdgcn-amd-amdhsa"; }
+  std::string dataLayout() const override {
+    return "e-p:64:64-p1:64:64-p2:32:32-p3:32:32-p4:64:64-p5:32:32-p6:32:32-p7:160:256:256:32-"
+           "p8:128:128-p9:192:256:256:32-i64:64-v16:16-v24:32-v32:32-v48:64-v96:128-v192:256-"
+           "v256:256-v512:512-v1024:1024-v2048:2048-n32:64-S32-A5-G1-ni:7:8:9";
+  }
+  unsigned globalAddressSpace() const override { return 1; }
+  unsigned sharedAddressSpace() const override { return 3; }
+  bool testMiscompile() const override { return options_.testMiscompile; }
+  // LDS is allocated statically, up to the workgroup's 64 KiB.
+  int64_t maxStaticSharedBytes() const override { return kAMDGPULDSBytes; }
+  int64_t maxSharedBytes() const override { return kAMDGPULDSBytes; }
+
+  llvm::Value *threadId(llvm::IRBuilderBase &b) const override {
+    return b.CreateIntrinsic(llvm::Intrinsic::amdgcn_workitem_id_x, {}, {});
+  }
+
+  llvm::Value *programId(llvm::IRBuilderBase &b, int axis) const override {
+    static const llvm::Intrinsic::ID ids[] = {llvm::Intrinsic::amdgcn_workgroup_id_x,
+                                              llvm::Intrinsic::amdgcn_workgroup_id_y,
+                                              llvm::Intrinsic::amdgcn_workgroup_id_z};
+    return b.CreateIntrinsic(ids[axis], {}, {});
+  }
+
+  // The workgroup counts are the first three i32 of the implicit kernel
+  // arguments (hidden_block_count_x/y/z, code object version 5).
+  llvm::Value *numPrograms(llvm::IRBuilderBase &b, int axis) const override {
+    llvm::Value *base = b.CreateIntrinsic(llvm::Intrinsic::amdgcn_implicitarg_ptr, {}, {});
+    llvm::Value *at = b.CreateConstInBoundsGEP1_64(b.getInt8Ty(), base, uint64_t(4 * axis));
+    llvm::LoadInst *n = b.CreateAlignedLoad(b.getInt32Ty(), at, llvm::Align(4));
+    n->setMetadata(llvm::LLVMContext::MD_invariant_load, llvm::MDNode::get(b.getContext(), {}));
+    return n;
+  }
+
+  llvm::Value *shuffleXor(llvm::IRBuilderBase &b, llvm::Value *v,
+                          unsigned laneMask) const override {
+    // The lane within the wavefront (wave32 or wave64).
+    llvm::Value *lo =
+        b.CreateIntrinsic(llvm::Intrinsic::amdgcn_mbcnt_lo, {}, {b.getInt32(~0u), b.getInt32(0)});
+    llvm::Value *lane =
+        b.CreateIntrinsic(llvm::Intrinsic::amdgcn_mbcnt_hi, {}, {b.getInt32(~0u), lo});
+    llvm::Value *index = b.CreateShl(b.CreateXor(lane, b.getInt32(laneMask)), 2);
+    auto permute = [&](llvm::Value *x) {
+      return b.CreateIntrinsic(llvm::Intrinsic::amdgcn_ds_bpermute, {}, {index, x});
+    };
+    llvm::Type *t = v->getType();
+    const llvm::DataLayout &dl = b.GetInsertBlock()->getModule()->getDataLayout();
+    unsigned bits = static_cast<unsigned>(dl.getTypeSizeInBits(t));
+    llvm::Type *intTy = b.getIntNTy(bits);
+    llvm::Value *asInt = t->isPointerTy() ? b.CreatePtrToInt(v, intTy) : b.CreateBitCast(v, intTy);
+    llvm::Value *result;
+    if (bits == 64) {
+      llvm::Value *lo32 = permute(b.CreateTrunc(asInt, b.getInt32Ty()));
+      llvm::Value *hi32 = permute(b.CreateTrunc(b.CreateLShr(asInt, 32), b.getInt32Ty()));
+      result = b.CreateOr(b.CreateZExt(lo32, intTy), b.CreateShl(b.CreateZExt(hi32, intTy), 32));
+    } else {
+      result = permute(bits == 32 ? asInt : b.CreateZExt(asInt, b.getInt32Ty()));
+      if (bits != 32)
+        result = b.CreateTrunc(result, intTy);
+    }
+    return t->isPointerTy() ? b.CreateIntToPtr(result, t) : b.CreateBitCast(result, t);
+  }
+
+  void barrier(llvm::IRBuilderBase &b) const override {
+    llvm::SyncScope::ID wg = b.getContext().getOrInsertSyncScopeID("workgroup");
+    b.CreateFence(llvm::AtomicOrdering::Release, wg);
+    b.CreateIntrinsic(llvm::Intrinsic::amdgcn_s_barrier, {}, {});
+    b.CreateFence(llvm::AtomicOrdering::Acquire, wg);
+  }
+
+  // One vector load (global_load_dwordx4 for four 32-bit words) in a branch
+  // on the predicate, the `others` where it is false; no branch where the
+  // predicate is the constant true. (LLVM's masked load would be one branch
+  // per element: the AMDGPU back end scalarises it.)
+  std::vector<llvm::Value *> predicatedLoad(llvm::IRBuilderBase &b, llvm::Value *addr,
+                                            llvm::Value *pred, llvm::Type *wordType,
+                                            const std::vector<llvm::Value *> &others,
+                                            bool isVolatile) const override {
+    unsigned n = static_cast<unsigned>(others.size());
+    auto *vecTy = llvm::FixedVectorType::get(wordType, n);
+    const llvm::DataLayout &dl = b.GetInsertBlock()->getModule()->getDataLayout();
+    llvm::Align align(dl.getTypeStoreSize(vecTy).getFixedValue());
+    llvm::Value *passThru = llvm::PoisonValue::get(vecTy);
+    for (unsigned i = 0; i < n; ++i)
+      passThru = b.CreateInsertElement(passThru, others[i], uint64_t(i));
+    llvm::Value *loaded;
+    if (auto *c = llvm::dyn_cast<llvm::ConstantInt>(pred); c && c->isOne()) {
+      loaded = b.CreateAlignedLoad(vecTy, addr, align, isVolatile);
+    } else {
+      llvm::Function *fn = b.GetInsertBlock()->getParent();
+      llvm::BasicBlock *from = b.GetInsertBlock();
+      llvm::BasicBlock *then = llvm::BasicBlock::Create(b.getContext(), "load", fn);
+      llvm::BasicBlock *done = llvm::BasicBlock::Create(b.getContext(), "load.done", fn);
+      b.CreateCondBr(pred, then, done);
+      b.SetInsertPoint(then);
+      llvm::Value *v = b.CreateAlignedLoad(vecTy, addr, align, isVolatile);
+      b.CreateBr(done);
+      b.SetInsertPoint(done);
+      llvm::PHINode *phi = b.CreatePHI(vecTy, 2);
+      phi->addIncoming(v, then);
+      phi->addIncoming(passThru, from);
+      loaded = phi;
+    }
+    std::vector<llvm::Value *> out;
+    for (unsigned i = 0; i < n; ++i)
+      out.push_back(b.CreateExtractElement(loaded, uint64_t(i)));
+    return out;
+  }
+
+  void predicatedStore(llvm::IRBuilderBase &b, llvm::Value *addr, llvm::Value *pred,
+                       const std::vector<llvm::Value *> &words) const override {
+    unsigned n = static_cast<unsigned>(words.size());
+    llvm::Value *vec = llvm::PoisonValue::get(llvm::FixedVectorType::get(words[0]->getType(), n));
+    for (unsigned i = 0; i < n; ++i)
+      vec = b.CreateInsertElement(vec, words[i], uint64_t(i));
+    const llvm::DataLayout &dl = b.GetInsertBlock()->getModule()->getDataLayout();
+    llvm::Align align(dl.getTypeStoreSize(vec->getType()).getFixedValue());
+    if (auto *c = llvm::dyn_cast<llvm::ConstantInt>(pred); c && c->isOne()) {
+      b.CreateAlignedStore(vec, addr, align);
+      return;
+    }
+    llvm::Function *fn = b.GetInsertBlock()->getParent();
+    llvm::BasicBlock *then = llvm::BasicBlock::Create(b.getContext(), "store", fn);
+    llvm::BasicBlock *done = llvm::BasicBlock::Create(b.getContext(), "store.done", fn);
+    b.CreateCondBr(pred, then, done);
+    b.SetInsertPoint(then);
+    b.CreateAlignedStore(vec, addr, align);
+    b.CreateBr(done);
+    b.SetInsertPoint(done);
+  }
+
+  // The workgroup size is exact (tk launches numThreads per program): the
+  // code object's metadata records it (.max_flat_workgroup_size,
+  // .reqd_workgroup_size).
+  void markKernel(llvm::Function *fn, int64_t numThreads) const override {
+    llvm::LLVMContext &c = fn->getContext();
+    fn->setCallingConv(llvm::CallingConv::AMDGPU_KERNEL);
+    fn->addFnAttr("amdgpu-flat-work-group-size",
+                  std::to_string(numThreads) + "," + std::to_string(numThreads));
+    fn->addFnAttr("uniform-work-group-size", "true");
+    auto i32 = [&](int64_t v) {
+      return llvm::ConstantAsMetadata::get(llvm::ConstantInt::get(llvm::Type::getInt32Ty(c), v));
+    };
+    fn->setMetadata("reqd_work_group_size",
+                    llvm::MDNode::get(c, {i32(numThreads), i32(1), i32(1)}));
+  }
+
+  llvm::Value *approxF32(llvm::IRBuilderBase &b, ApproxF32 fn, llvm::Value *x) const override {
+    switch (fn) {
+    case ApproxF32::Exp2:
+      return b.CreateUnaryIntrinsic(llvm::Intrinsic::exp2, x);
+    case ApproxF32::Log2:
+      return b.CreateUnaryIntrinsic(llvm::Intrinsic::log2, x);
+    case ApproxF32::Sin:
+      return b.CreateUnaryIntrinsic(llvm::Intrinsic::sin, x);
+    case ApproxF32::Cos:
+      return b.CreateUnaryIntrinsic(llvm::Intrinsic::cos, x);
+    case ApproxF32::Rsqrt:
+      return b.CreateIntrinsic(llvm::Intrinsic::amdgcn_rsq, {x->getType()}, {x});
+    case ApproxF32::Rcp:
+      return b.CreateIntrinsic(llvm::Intrinsic::amdgcn_rcp, {x->getType()}, {x});
+    }
+    return nullptr;
+  }
+
+  // IEEE division: LLVM's AMDGPU expansion (v_div_scale / v_div_fmas /
+  // v_div_fixup) is correctly rounded.
+  llvm::Value *divideF32(llvm::IRBuilderBase &b, llvm::Value *x, llvm::Value *y) const override {
+    return b.CreateFDiv(x, y);
+  }
+
+  // Round to nearest, ties away from zero, at 10 mantissa bits; infinities
+  // and NaNs unchanged.
+  llvm::Value *roundToTF32(llvm::IRBuilderBase &b, llvm::Value *v) const override {
+    llvm::Value *bits = b.CreateBitCast(v, b.getInt32Ty());
+    llvm::Value *rounded = b.CreateAnd(b.CreateAdd(bits, b.getInt32(0x1000)), b.getInt32(~0x1fffu));
+    llvm::Value *special =
+        b.CreateICmpEQ(b.CreateAnd(bits, b.getInt32(0x7f800000)), b.getInt32(0x7f800000));
+    return b.CreateBitCast(b.CreateSelect(special, bits, rounded), b.getFloatTy());
+  }
+
+  std::vector<llvm::Value *> loadMatrices(llvm::IRBuilderBase &, llvm::Value *, bool,
+                                          bool) const override {
+    notLowered("ldmatrix");
+  }
+  std::vector<llvm::Value *> warpMma(llvm::IRBuilderBase &, DType,
+                                     const std::vector<llvm::Value *> &,
+                                     const std::vector<llvm::Value *> &,
+                                     const std::vector<llvm::Value *> &) const override {
+    notLowered("mma.sync");
+  }
+  std::vector<llvm::Value *> warpGroupMma(llvm::IRBuilderBase &,
+                                          const WarpGroupMma &) const override {
+    notLowered("wgmma");
+  }
+  void warpGroupFence(llvm::IRBuilderBase &) const override { notLowered("wgmma.fence"); }
+  void warpGroupCommit(llvm::IRBuilderBase &) const override { notLowered("wgmma.commit_group"); }
+  void warpGroupWait(llvm::IRBuilderBase &, std::vector<llvm::Value *> &, int64_t) const override {
+    notLowered("wgmma.wait_group");
+  }
+  void fenceAsyncProxy(llvm::IRBuilderBase &) const override { notLowered("fence.proxy.async"); }
+
+  llvm::Value *opaqueTrue(llvm::IRBuilderBase &b) const override {
+    auto *fnTy = llvm::FunctionType::get(b.getInt32Ty(), {}, false);
+    llvm::Value *one = b.CreateCall(llvm::InlineAsm::get(fnTy, "v_mov_b32 $0, 1", "=v", false), {});
+    return b.CreateICmpNE(one, b.getInt32(0));
+  }
+
+  // No asynchronous copy: the copy is a predicated load and an LDS store,
+  // complete when it is issued, so commit and wait have nothing to do (the
+  // barrier that follows a wait still orders the LDS for everyone).
+  void asyncCopy(llvm::IRBuilderBase &b, llvm::Value *dst, llvm::Value *src, int64_t bytes,
+                 llvm::Value *on) const override {
+    std::vector<llvm::Value *> zeros(static_cast<size_t>(bytes / 4), b.getInt32(0));
+    std::vector<llvm::Value *> words = predicatedLoad(b, src, on, b.getInt32Ty(), zeros, false);
+    llvm::Value *vec = llvm::PoisonValue::get(
+        llvm::FixedVectorType::get(b.getInt32Ty(), static_cast<unsigned>(words.size())));
+    for (size_t i = 0; i < words.size(); ++i)
+      vec = b.CreateInsertElement(vec, words[i], uint64_t(i));
+    b.CreateAlignedStore(vec, dst, llvm::Align(static_cast<uint64_t>(bytes)));
+  }
+  void asyncCopyCommit(llvm::IRBuilderBase &) const override {}
+  void asyncCopyWait(llvm::IRBuilderBase &, int64_t) const override {}
+
+  llvm::Value *loadB16OrZero(llvm::IRBuilderBase &b, llvm::Value *src,
+                             llvm::Value *on) const override {
+    return predicatedLoad(b, src, on, b.getInt16Ty(), {b.getInt16(0)}, false)[0];
+  }
+
+private:
+  TargetOptions options_;
+};
+
+} // namespace
+
+std::unique_ptr<TargetInfo> createAMDGPUTarget(const TargetOptions &options) {
+  return std::make_unique<AMDGPUTarget>(options);
+}
+
+} // namespace tk
