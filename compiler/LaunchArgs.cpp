@@ -58,6 +58,10 @@ std::optional<SlotKind> slotKindOf(bool isPointer, DType dtype) {
     return SlotKind::F32;
   case DType::F64:
     return SlotKind::F64;
+  case DType::F8E4NV: // fp8 scalars are not kernel arguments (pointers to fp8 are)
+  case DType::F8E5:
+  case DType::F8E4B15:
+    break;
   }
   return std::nullopt;
 }

@@ -85,6 +85,10 @@ double HostBuffer::get(int64_t i) const {
     return readAs<float>(p);
   case DType::F64:
     return readAs<double>(p);
+  case DType::F8E4NV:
+  case DType::F8E5:
+  case DType::F8E4B15:
+    return fp8ToFloat(readAs<uint8_t>(p), dtype_);
   }
   return 0;
 }
@@ -121,6 +125,11 @@ void HostBuffer::set(int64_t i, double value) {
     break;
   case DType::F32:
     writeAs<float>(p, static_cast<float>(value));
+    break;
+  case DType::F8E4NV:
+  case DType::F8E5:
+  case DType::F8E4B15:
+    writeAs<uint8_t>(p, doubleToFp8(value, dtype_));
     break;
   case DType::F64:
     writeAs<double>(p, value);

@@ -436,6 +436,8 @@ bool convertArg(IRContext &ctx, Function &kernel, unsigned i, const InterpArg &a
           out.data<uint16_t>()[0] = doubleToHalf(v);
         else if constexpr (std::is_same_v<Num, BF16Num>)
           out.data<uint16_t>()[0] = doubleToBF16(v);
+        else if constexpr (std::is_same_v<typename Num::Storage, uint8_t>)
+          out.data<uint8_t>()[0] = doubleToFp8(v, d);
         else
           out.data<typename Num::Storage>()[0] = static_cast<typename Num::Storage>(v);
       }

@@ -467,6 +467,11 @@ void writeFloat(RtValue &v, int64_t i, double x) {
   case DType::F32:
     v.data<float>()[i] = static_cast<float>(x);
     return;
+  case DType::F8E4NV:
+  case DType::F8E5:
+  case DType::F8E4B15:
+    v.data<uint8_t>()[i] = doubleToFp8(x, v.type->dtype());
+    return;
   default:
     v.data<double>()[i] = x;
     return;

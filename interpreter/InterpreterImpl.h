@@ -93,6 +93,15 @@ struct BF16Num {
   static Storage store(Compute c) { return floatToBF16(c); }
 };
 
+/// fp8: kept as the 8-bit pattern, widened exactly to float (lang/Float16.h).
+/// Only casts, loads and stores see it: the verifier allows no arithmetic.
+template <DType Format> struct Fp8Num {
+  using Storage = uint8_t;
+  using Compute = float;
+  static Compute load(Storage s) { return fp8ToFloat(s, Format); }
+  static Storage store(Compute c) { return doubleToFp8(c, Format); }
+};
+
 template <typename Num> constexpr bool isFloatNum = std::is_floating_point_v<typename Num::Compute>;
 
 /// Calls f(Num{}) with the Num of dtype `d`.
@@ -122,6 +131,12 @@ template <typename F> decltype(auto) visitNumeric(DType d, F &&f) {
     return f(BF16Num{});
   case DType::F32:
     return f(PlainNum<float>{});
+  case DType::F8E4NV:
+    return f(Fp8Num<DType::F8E4NV>{});
+  case DType::F8E5:
+    return f(Fp8Num<DType::F8E5>{});
+  case DType::F8E4B15:
+    return f(Fp8Num<DType::F8E4B15>{});
   case DType::F64:
     break;
   }

@@ -156,6 +156,16 @@ std::optional<Val> BuiltinCall::lowerMath() {
       return Val::ofInt(x.i < 0 ? -x.i : x.i);
     if (x.kind == Val::Kind::Float)
       return Val::ofFloat(std::fabs(x.f));
+    // fp8 has no arithmetic, but |x| is its pattern without the sign bit
+    // (NaN stays NaN in every fp8 format).
+    if (Value *v = x.isDyn() ? x.v : nullptr;
+        v && v->type()->elementType()->isScalar() && isFp8(v->type()->dtype())) {
+      Type *u8 = ctx.scalar(DType::U8);
+      Value *bits = L.castTo(v, u8, loc, true);
+      Value *mask = b.constantInt(loc, 0x7F, ctx.withElement(v->type(), u8));
+      return Val::dyn(
+          L.castTo(b.binary(Opcode::And, loc, bits, mask), v->type()->elementType(), loc, true));
+    }
     return elementwiseMath(Opcode::Abs, false);
   }
   case BuiltinId::Fma: {

@@ -82,6 +82,8 @@ Val BuiltinCall::atomic(const std::string &kind) {
     return Val::error();
   if (!val)
     return fail(fmt::format("{} needs a value", name));
+  if (Type *e = val->type()->elementType(); e->isScalar() && isFp8(e->dtype()))
+    return fail(fmt::format("{} does not take {} values (no fp8 atomics)", name, e->str()));
   Value *r = b.atomicRMW(loc, kind, ptr, val, mask);
   return memoryOrder(r->definingOp()) ? Val::dyn(r) : Val::error();
 }
@@ -162,6 +164,9 @@ std::optional<Val> BuiltinCall::lowerMemory() {
     if (!ptr->type()->isPointerLike())
       return L.fail(loc, fmt::format("tk.atomic_cas needs a pointer, got {}", typeStr(ptr)));
     Type *pointee = cast<PointerType>(ptr->type()->elementType())->pointee();
+    if (pointee->isScalar() && isFp8(pointee->dtype()))
+      return L.fail(loc, fmt::format("tk.atomic_cas does not take {} values (no fp8 atomics)",
+                                     pointee->str()));
     Value *cmp = L.materialize(args.get("cmp"), loc, pointee);
     Value *val = L.materialize(args.get("val"), loc, pointee);
     if (!cmp || !val)

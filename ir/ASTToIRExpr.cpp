@@ -198,6 +198,16 @@ Value *Lowerer::castTo(Value *v, Type *elem, SourceLoc loc, bool bitcast) {
     return nullptr;
   }
   DType f = from->dtype(), t = elem->dtype();
+  // fp8 converts directly only to and from fp16, bf16 and fp32 (FPExt,
+  // FPTrunc); to anything else (ints, bool, fp64, another fp8) it goes
+  // through fp32, which holds every fp8 value exactly.
+  if (isFp8(f) || isFp8(t)) {
+    auto wideFloat = [](DType d) { return d == DType::F16 || d == DType::BF16 || d == DType::F32; };
+    if (!(isFp8(f) ? wideFloat(t) : wideFloat(f))) {
+      Value *mid = castTo(v, ctx_.f32(), loc);
+      return mid ? castTo(mid, elem, loc) : nullptr;
+    }
+  }
   unsigned fb = dtypeBits(f), tb = dtypeBits(t);
   // To bool: x != 0, as Python's bool(x) and Triton do.
   if (t == DType::I1) {

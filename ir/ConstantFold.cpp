@@ -1,5 +1,7 @@
 #include "ir/ConstantFold.h"
 
+#include "lang/Float16.h"
+
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -275,6 +277,10 @@ double roundToDType(double v, DType d) {
     return roundToFormat(v, 7, -126, 127);
   case DType::F32:
     return static_cast<double>(static_cast<float>(v));
+  case DType::F8E4NV:
+  case DType::F8E5:
+  case DType::F8E4B15:
+    return fp8ToFloat(doubleToFp8(v, d), d);
   default:
     return v;
   }

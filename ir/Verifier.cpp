@@ -296,6 +296,49 @@ private:
                             op.result()->type()->str()));
   }
 
+  // fp8 values only load, store, move (shape ops, select), bitcast and
+  // convert: an op that computes on them (arithmetic, compares, math,
+  // reductions by kind, dot, atomics) is an error.
+  bool verifyNoFp8Arithmetic(Operation &op) {
+    bool computes = false;
+    switch (op.opcode()) {
+    case Opcode::FPExt:
+    case Opcode::FPTrunc:
+    case Opcode::Bitcast:
+    case Opcode::Select:
+    case Opcode::AddPtr:
+      return true;
+    case Opcode::Reduce:
+    case Opcode::Scan:
+      computes = op.attrs().has("kind");
+      break;
+    case Opcode::Dot:
+    case Opcode::AtomicRMW:
+    case Opcode::AtomicCAS:
+      computes = true;
+      break;
+    default:
+      computes = op.hasTrait(OpTrait::Elementwise);
+      break;
+    }
+    if (!computes)
+      return true;
+    auto isFp8Value = [](Value *v) {
+      Type *e = v->type()->elementType();
+      if (auto *p = dyn_cast<PointerType>(e))
+        e = p->pointee();
+      return e->isScalar() && isFp8(e->dtype());
+    };
+    for (Value *v : op.operands())
+      if (isFp8Value(v)) {
+        error(op, fmt::format("on {}: fp8 values only load, store, bitcast and convert; "
+                              "convert to fp16 or fp32 first",
+                              v->type()->elementType()->str()));
+        return false;
+      }
+    return true;
+  }
+
   void verifyTypes(Operation &op) {
     const auto &ops = op.operands();
     if (op.hasTrait(OpTrait::SameOperandsAndResultType) || op.hasTrait(OpTrait::SameOperandsType)) {
@@ -314,6 +357,8 @@ private:
         if (!sameShape(op, op.result(), v, "operand"))
           return;
 
+    if (!verifyNoFp8Arithmetic(op))
+      return;
     switch (op.opcode()) {
     case Opcode::Constant:
       return verifyConstant(op);
@@ -500,6 +545,19 @@ private:
     auto bits = [](Type *t) { return dtypeBits(t->dtype()); };
     bool fInt = from->isIntLike(), tInt = to->isIntLike();
     bool fFloat = from->isFloatLike(), tFloat = to->isFloatLike();
+    auto isFp8Type = [](Type *t) { return t->isScalar() && isFp8(t->dtype()); };
+    // fp8 bitcasts (same width, checked below), or converts with fpext and
+    // fptrunc to and from fp16, bf16 and fp32 only.
+    if ((isFp8Type(fe) || isFp8Type(te)) && !op.is(Opcode::Bitcast)) {
+      auto wide = [](Type *t) {
+        return t->isScalar() &&
+               (t->dtype() == DType::F16 || t->dtype() == DType::BF16 || t->dtype() == DType::F32);
+      };
+      if (!op.is(Opcode::FPExt) && !op.is(Opcode::FPTrunc))
+        return bad("fp8 converts with fpext and fptrunc only");
+      if (!(isFp8Type(fe) ? wide(te) : wide(fe)))
+        return bad("fp8 converts only to and from fp16, bf16 and fp32");
+    }
     switch (op.opcode()) {
     case Opcode::SExt:
     case Opcode::ZExt:

@@ -4,8 +4,10 @@
 // Every dtype has three spellings, and this file is the one place that maps
 // between them:
 //   - the IR name:        i1 i8 i16 i32 i64 u8 u16 u32 u64 fp16 bf16 fp32 fp64
+//                         fp8e4nv fp8e5 fp8e4b15
 //   - the Python name:    tk.int1 tk.int8 ... tk.uint64 tk.float16 tk.bfloat16
-//                         tk.float32 tk.float64 (aliases: tk.fp16, tk.fp32, ...)
+//                         tk.float32 tk.float64 tk.float8e4nv tk.float8e5
+//                         tk.float8e4b15 (aliases: tk.fp16, tk.fp32, ...)
 //   - Triton's signature: "i1" "i8" ... "u64" "fp16" "bf16" "fp32" "fp64"
 //                         (the same as the IR name; "*fp32:16" is a pointer)
 #pragma once
@@ -31,6 +33,8 @@ unsigned dtypeBits(DType t);
 DTypeKind dtypeKind(DType t);
 
 inline bool isFloat(DType t) { return dtypeKind(t) == DTypeKind::Float; }
+/// fp8e4nv, fp8e5, fp8e4b15: storage-only floats (lang/Float16.h).
+inline bool isFp8(DType t) { return t == DType::F8E4NV || t == DType::F8E5 || t == DType::F8E4B15; }
 inline bool isInteger(DType t) { return !isFloat(t); } // i1 counts as an integer
 inline bool isSigned(DType t) { return dtypeKind(t) == DTypeKind::SignedInt; }
 inline bool isUnsigned(DType t) { return dtypeKind(t) == DTypeKind::UnsignedInt; }

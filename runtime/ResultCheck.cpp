@@ -40,6 +40,10 @@ double elementValue(const std::byte *p, DType d) {
     return as(float());
   case DType::F64:
     return as(double());
+  case DType::F8E4NV:
+  case DType::F8E5:
+  case DType::F8E4B15:
+    return fp8ToFloat(as(uint8_t()), d);
   case DType::I1:
     return as(uint8_t()) & 1;
   case DType::I8:

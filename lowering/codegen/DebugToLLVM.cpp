@@ -60,6 +60,8 @@ std::pair<std::string, llvm::Value *> printArg(llvm::IRBuilderBase &b, Type *t, 
     llvm::Value *asInt = v->getType()->isIntegerTy() ? v : b.CreateBitCast(v, b.getIntNTy(bits));
     return {fmt::format("0x%0{}llx", std::max(1u, dtypeBytes(d)) * 2), b.CreateZExt(asInt, i64)};
   }
+  if (isFp8(d)) // the pattern: fp8 has no printf conversion
+    return {"0x%02llx", b.CreateZExt(v, i64)};
   if (isFloat(d)) {
     const char *f = d == DType::F64   ? "%.17g"
                     : d == DType::F32 ? "%.9g"

@@ -17,9 +17,11 @@
 // div.full are TargetInfo's (approxF32, divideF32): on amdgcn LLVM's
 // intrinsics and an IEEE fdiv (AMDGPUTarget.cpp).
 #include "analysis/AxisInfo.h"
+#include "lang/Float16.h"
 #include "lowering/codegen/FunctionLowering.h"
 #include "lowering/codegen/Libdevice.h"
 
+#include <fmt/format.h>
 #include <llvm/IR/Module.h>
 
 #include <algorithm>
@@ -255,8 +257,31 @@ llvm::Value *FunctionLowering::scalarOp(Opcode opc, const AttrDict &attrs, Type 
   case Opcode::Trunc:
     return b.CreateTrunc(a(), resTy);
   case Opcode::FPExt:
+    if (DType f = operandType->dtype(); isFp8(f)) {
+      // fp8 -> fp16 is exact, and so are fp16 -> fp32 and, for fp8's
+      // values, fp32 -> bf16. fp8e4b15 shares fp16's exponent bias: its
+      // fields move into fp16's.
+      llvm::Value *h;
+      if (f == DType::F8E4B15) {
+        llvm::Value *x = b.CreateZExt(a(), b.getInt16Ty());
+        h = b.CreateBitCast(
+            b.CreateOr(b.CreateShl(b.CreateAnd(x, 0x80), 8), b.CreateShl(b.CreateAnd(x, 0x7F), 7)),
+            b.getHalfTy());
+      } else {
+        h = target().fp8ToHalf(b, a(), f);
+      }
+      if (resTy->isHalfTy())
+        return h;
+      llvm::Value *w = b.CreateFPExt(h, b.getFloatTy());
+      return resTy->isFloatTy() ? w : b.CreateFPTrunc(w, resTy);
+    }
     return b.CreateFPExt(a(), resTy);
   case Opcode::FPTrunc:
+    if (DType t = resultType->dtype(); isFp8(t)) {
+      // fp16 and bf16 widen exactly to fp32, which rounds once.
+      llvm::Value *x = a()->getType()->isFloatTy() ? a() : b.CreateFPExt(a(), b.getFloatTy());
+      return t == DType::F8E4B15 ? nullptr : target().floatToFp8(b, x, t);
+    }
     // fp16 <-> bf16 rounds through fp32 (exact widening, one rounding).
     if (a()->getType()->getPrimitiveSizeInBits() == resTy->getPrimitiveSizeInBits())
       return b.CreateFPTrunc(b.CreateFPExt(a(), b.getFloatTy()), resTy);
@@ -370,6 +395,13 @@ bool FunctionLowering::lowerElementwise(Operation &op) {
     Type *t = op.result()->type();
     llvm::Type *et = elementType(t);
     const Attribute *v = op.attrs().get("value");
+    if (DType d = t->elementType()->isScalar() ? t->dtype() : DType::I64; isFp8(d)) {
+      double x = v->isFloat() ? v->getFloat() : static_cast<double>(v->getInt());
+      llvm::Value *c = llvm::ConstantInt::get(et, doubleToFp8(x, d));
+      int64_t n = t->isTensor() ? threadMap(op.result()).numRegisters() : 1;
+      set(op.result(), Regs(static_cast<size_t>(n), c));
+      return true;
+    }
     llvm::Value *c = v->isFloat() ? llvm::ConstantFP::get(et, v->getFloat())
                      : et->isFloatingPointTy()
                          ? llvm::ConstantFP::get(et, static_cast<double>(v->getInt()))
@@ -390,6 +422,21 @@ bool FunctionLowering::lowerElementwise(Operation &op) {
   }
   if (!op.hasTrait(OpTrait::Elementwise) || op.numResults() != 1)
     return unsupported(op, "");
+  if (op.is(Opcode::FPExt) || op.is(Opcode::FPTrunc)) {
+    DType f = op.operand(0)->type()->dtype(), t = op.result()->type()->dtype();
+    DType fp8 = isFp8(f) ? f : t;
+    if (t == DType::F8E4B15) {
+      diag_.error(op.loc(), fmt::format("the GPU back end cannot convert to fp8e4b15 (Triton "
+                                        "supports it only before sm_90); use fp8e4nv or fp8e5"));
+      return false;
+    }
+    if ((isFp8(f) || isFp8(t)) && fp8 != DType::F8E4B15 && !target_.hasFp8Conversions()) {
+      diag_.error(op.loc(),
+                  fmt::format("{} conversions need sm_89 or newer (NVIDIA); the target is {}",
+                              dtypeName(fp8), target_.archName()));
+      return false;
+    }
+  }
   // addptr widens its offset by the offset's signedness.
   AttrDict attrs = op.attrs();
   if (op.is(Opcode::AddPtr) && !isSigned(op.operand(1)->type()))

@@ -253,6 +253,33 @@ public:
     return q;
   }
 
+  std::string archName() const override { return options_.arch; }
+
+  bool hasFp8Conversions() const override {
+    // sm_89 and sm_90[a] of the supported list (lowering/codegen/TargetOptions.h).
+    return options_.arch == "sm_89" || options_.arch.starts_with("sm_90");
+  }
+
+  llvm::Value *fp8ToHalf(llvm::IRBuilderBase &b, llvm::Value *v, DType format) const override {
+    // cvt of a pair: the low byte of the b16 operand becomes the low half.
+    std::string text =
+        fmt::format("cvt.rn.f16x2.{}x2 $0, $1;", format == DType::F8E5 ? "e5m2" : "e4m3");
+    auto *fnTy = llvm::FunctionType::get(b.getInt32Ty(), {b.getInt16Ty()}, false);
+    llvm::Value *pair = b.CreateCall(llvm::InlineAsm::get(fnTy, text, "=r,h", false),
+                                     {b.CreateZExt(v, b.getInt16Ty())});
+    return b.CreateBitCast(b.CreateTrunc(pair, b.getInt16Ty()), b.getHalfTy());
+  }
+
+  llvm::Value *floatToFp8(llvm::IRBuilderBase &b, llvm::Value *v, DType format) const override {
+    // cvt d, a, b puts b's conversion in the low byte of d; a is 0.
+    std::string text = fmt::format("cvt.rn.satfinite.{}x2.f32 $0, $1, $2;",
+                                   format == DType::F8E5 ? "e5m2" : "e4m3");
+    auto *fnTy = llvm::FunctionType::get(b.getInt16Ty(), {b.getFloatTy(), b.getFloatTy()}, false);
+    llvm::Value *pair = b.CreateCall(llvm::InlineAsm::get(fnTy, text, "=h,f,f", false),
+                                     {llvm::ConstantFP::get(b.getFloatTy(), 0.0), v});
+    return b.CreateTrunc(pair, b.getInt8Ty());
+  }
+
   llvm::Value *roundToTF32(llvm::IRBuilderBase &b, llvm::Value *v) const override {
     auto *fnTy = llvm::FunctionType::get(b.getInt32Ty(), {b.getFloatTy()}, false);
     llvm::Value *bits =

@@ -94,6 +94,18 @@ public:
   /// fp32 x / y within 2 ulp of the correctly rounded quotient.
   virtual llvm::Value *divideF32(llvm::IRBuilderBase &b, llvm::Value *x, llvm::Value *y) const = 0;
 
+  // --- fp8 conversions (fp8e4nv, fp8e5; NVIDIA: cvt, sm_89 and newer).
+
+  /// Whether the target converts fp8e4nv and fp8e5 in hardware.
+  virtual bool hasFp8Conversions() const = 0;
+  /// The architecture, for messages: "sm_90".
+  virtual std::string archName() const = 0;
+  /// `v` (i8, an fp8e4nv or fp8e5 pattern) widened exactly to an fp16 value.
+  virtual llvm::Value *fp8ToHalf(llvm::IRBuilderBase &b, llvm::Value *v, DType format) const = 0;
+  /// `v` (fp32) rounded to nearest even into `format` (fp8e4nv or fp8e5),
+  /// saturating to the largest finite value; NaN stays NaN. An i8 pattern.
+  virtual llvm::Value *floatToFp8(llvm::IRBuilderBase &b, llvm::Value *v, DType format) const = 0;
+
   // --- The dot lowering's instructions (lowering/codegen/*Dot*.cpp, DotOperands.cpp).
 
   /// `v` (fp32) rounded to tf32 (to nearest, ties away from zero: the

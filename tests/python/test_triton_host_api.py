@@ -253,10 +253,17 @@ def test_reinterpret_rules():
 
 def test_reinterpret_as_a_dtype_tk_lacks_names_the_argument():
     x = np.zeros(8, np.int8)
-    if "fp8e4nv" in {s for s, *_ in tk._C.dtypes()}:
-        pytest.skip("the compiler has fp8e4nv now")
-    with pytest.raises(TypeError, match="argument 'x_ptr'.*tk has no fp8e4nv type yet"):
-        widen_kernel[(1,)](tk.TensorWrapper(x, tk.float8e4nv), np.zeros(8, np.int32), 8, BLOCK=8)
+    with pytest.raises(TypeError, match="argument 'x_ptr'.*tk has no fp8e4b8 type yet"):
+        widen_kernel[(1,)](tk.TensorWrapper(x, tk.float8e4b8), np.zeros(8, np.int32), 8, BLOCK=8)
+
+
+def test_reinterpret_as_fp8_passes_fp8_memory():
+    # int8 memory seen as fp8e4nv (what Triton's tests do with torch tensors):
+    # the kernel converts each value (fp8 -> fp32 -> int32, toward zero).
+    bits = np.array([0x38, 0x40, 0xC4, 0x4A, 0x7E, 0x01, 0xB8], np.uint8)  # 1 2 -3 5 448 tiny -1
+    out = np.zeros(7, np.int32)
+    widen_kernel[(1,)](tk.TensorWrapper(bits.view(np.int8), tk.float8e4nv), out, 7, BLOCK=8)
+    assert out.tolist() == [1, 2, -3, 5, 448, 0, -1]
 
 
 #

@@ -52,7 +52,7 @@ class dtype:
     `fp_mantissa_width`, `exponent_bias`, `int_bitwidth`, `is_fp16()`,
     `is_int_unsigned()`, ...). `SINT_TYPES`, `UINT_TYPES`, `FP_TYPES`,
     `STANDARD_FP_TYPES` and `OTHER_TYPES` list the names of each kind. A dtype
-    the compiler has no type for yet (the fp8 ones until they land) exists
+    the compiler has no type for (AMD's float8e4b8 and float8e5b16) exists
     here with its attributes; a kernel that uses it gets the compiler's error.
     """
 

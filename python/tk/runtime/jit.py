@@ -92,6 +92,8 @@ _TORCH_DTYPES = {
     "torch.uint32": "u32",
     "torch.uint64": "u64",
     "torch.bool": "i1",
+    "torch.float8_e4m3fn": "fp8e4nv",
+    "torch.float8_e5m2": "fp8e5",
 }
 
 
@@ -489,8 +491,9 @@ def _interface_dtype(typestr, value, where):
 
 
 # numpy dtypes of the ml_dtypes package, whose __array_interface__ typestr is
-# a plain "<V2" (raw bytes): bfloat16 arrays run on the interpreter.
-_ML_DTYPES = {"bfloat16": "bf16"}
+# a plain "<V2" or "<V1" (raw bytes): bfloat16 and fp8 arrays run on the
+# interpreter.
+_ML_DTYPES = {"bfloat16": "bf16", "float8_e4m3fn": "fp8e4nv", "float8_e5m2": "fp8e5"}
 
 
 def _wrapper_dtype(name, wrapper, kernel_name):
