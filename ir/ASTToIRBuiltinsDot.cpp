@@ -332,6 +332,15 @@ std::optional<Val> BuiltinCall::lowerDot() {
                                 k2, n));
         return nullptr;
       }
+      // fp8 operands (the two formats may differ) widen exactly to fp16
+      // and take fp16's path, summing in fp32 unless out_dtype says fp16.
+      auto fp8 = [](Value *v) {
+        return v->type()->elementType()->isScalar() && isFp8(v->type()->dtype());
+      };
+      if (fp8(x) && fp8(y)) {
+        x = L.castTo(x, ctx.scalar(DType::F16), loc);
+        y = L.castTo(y, ctx.scalar(DType::F16), loc);
+      }
       if (x->type()->elementType() != y->type()->elementType()) {
         L.fail(loc, fmt::format("tk.dot operands must have one element type, got {} and {}",
                                 typeStr(x), typeStr(y)));

@@ -216,3 +216,34 @@ def test_abs_clears_the_sign(name):
     out = np.zeros(bits.size, np.float32)
     fp8_abs[(tk.cdiv(bits.size, 128),)](bits, out, bits.size, FMT=getattr(tk, name), BLOCK=128)
     np.testing.assert_array_equal(out, np.abs(decode(bits, name)))
+
+
+@tk.jit
+def fp8_dot(a_ptr, b_ptr, c_ptr, M, N, K, A_FMT: tk.constexpr, B_FMT: tk.constexpr,
+            BM: tk.constexpr, BN: tk.constexpr, BK: tk.constexpr):
+    rm = tk.arange(0, BM)
+    rn = tk.arange(0, BN)
+    rk = tk.arange(0, BK)
+    a = tk.load(a_ptr + rm[:, None] * K + rk[None, :], mask=(rm[:, None] < M) & (rk[None, :] < K),
+                other=0).to(A_FMT, bitcast=True)
+    b = tk.load(b_ptr + rk[:, None] * N + rn[None, :], mask=(rk[:, None] < K) & (rn[None, :] < N),
+                other=0).to(B_FMT, bitcast=True)
+    c = tk.dot(a, b)
+    tk.store(c_ptr + rm[:, None] * N + rn[None, :], c, mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+
+@pytest.mark.parametrize("fa,fb", [("float8e5", "float8e5"), ("float8e4nv", "float8e4nv"),
+                                   ("float8e5", "float8e4nv")])
+def test_dot_widens_fp8_operands(fa, fb):
+    M, N, K = 27, 45, 37
+    a = RNG.integers(0, 256, (M, K)).astype(np.uint8)
+    b = RNG.integers(0, 256, (K, N)).astype(np.uint8)
+    # Finite operands of moderate size: no NaN/inf patterns, exponent fields small.
+    a &= 0xB7
+    b &= 0xB7
+    c = np.zeros((M, N), np.float32)
+    fp8_dot[(1,)](a, b, c, M, N, K, A_FMT=getattr(tk, fa), B_FMT=getattr(tk, fb), BM=32, BN=64,
+                  BK=64)
+    ref = decode(a.ravel(), fa).reshape(M, K).astype(np.float64) @ \
+        decode(b.ravel(), fb).reshape(K, N).astype(np.float64)
+    np.testing.assert_allclose(c, ref, rtol=1e-5, atol=1e-6)
