@@ -87,12 +87,14 @@ Val BuiltinCall::histogram() {
                   fmt::format("{}: num_bins must be a power of two, got {}", name, *bins));
   int64_t len = x->type()->shape()[0];
   // The one-hot pairs are laid out with the bins first when there are many
-  // of them: the layout then spreads bins over threads, and each thread sums
-  // its own; with few bins the values go first and the sum crosses threads.
-  // (Measured with ptxas for sm_90a: 8 values into 512 bins spill 7 KB with
-  // the values first and none with the bins first; 2048 values into 2 bins
-  // compile 60x faster with the values first.)
-  bool binsFirst = *bins >= 128 || *bins >= len;
+  // bins and few values: the layout then spreads bins over threads, and each
+  // thread sums its own; otherwise the values go first and the sum crosses
+  // threads. (ptxas for sm_90a: 8 values into 512 bins spill 7 KB with the
+  // values first and none with the bins first. Bins first at 256 values into
+  // 512 bins gave wrong counts on the H200, through a convert_layout of the
+  // broadcast values in shared-memory rounds, while values first was right:
+  // more values stay values first.)
+  bool binsFirst = len <= 64 && *bins >= len;
   int valueAxis = binsFirst ? 1 : 0;
   std::vector<int64_t> pairs =
       binsFirst ? std::vector<int64_t>{*bins, len} : std::vector<int64_t>{len, *bins};

@@ -30,7 +30,7 @@ def expected(x, bins, limit=None):
 
 
 @pytest.mark.parametrize("device", DEVICES)
-@pytest.mark.parametrize("m,bins", [(2048, 2), (1024, 8), (256, 512), (32, 512), (8, 2)])
+@pytest.mark.parametrize("m,bins", [(2048, 2), (1024, 8), (1024, 128), (256, 512), (64, 512), (32, 512), (8, 2)])
 @pytest.mark.parametrize("masked", [False, True])
 def test_histogram_counts(device, m, bins, masked):
     # Values a little outside [0, bins) too: they fall in no bin.
