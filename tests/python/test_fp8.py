@@ -120,6 +120,9 @@ def nearest_even(x, name):
         if math.isnan(xi):
             out.append(0x7F)
             continue
+        if abs(xi) >= vals[finite].max():  # inf and huge values too: their errors all tie
+            out.append(int(finite[np.argmax(vals[finite])]) | (0x80 if xi < 0 else 0))
+            continue
         err = np.abs(vals[finite] - abs(xi))
         best = finite[err == err.min()]
         out.append(int(best[best % 2 == 0][0] if best.size > 1 else best[0]) | (0x80 if xi < 0 else 0))
