@@ -42,20 +42,29 @@ namespace {
 // 8.0); ptxas of CUDA 12 and 13 read it.
 constexpr const char *kPTXFeatures = "+ptx80";
 
+// LLVM's target for `triple` (`what`: its name in errors); null, reported,
+// when this tk was built without it or LLVM does not know the triple.
+const llvm::Target *lookupLLVMTarget(const char *triple, const char *what, bool built,
+                                     DiagnosticEngine &diag) {
+  if (!built) {
+    diag.error({}, fmt::format("this tk was built without LLVM's {} target", what));
+    return nullptr;
+  }
+  std::string error;
+  const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!target)
+    diag.error({}, fmt::format("no {} target: {}", what, error));
+  return target;
+}
+
 // The AMDGPU target machine for an arch of kAMDGPUArchs (code object
 // version 5, LLVM 19's default; wave64 on gfx9, wave32 on gfx11).
 std::unique_ptr<llvm::TargetMachine> makeAMDGPUTargetMachine(const std::string &arch,
                                                              DiagnosticEngine &diag) {
-  if (!hasAMDGPUTarget()) {
-    diag.error({}, "this tk was built without LLVM's AMDGPU target");
+  const llvm::Target *target =
+      lookupLLVMTarget("amdgcn-amd-amdhsa", "AMDGPU", hasAMDGPUTarget(), diag);
+  if (!target)
     return nullptr;
-  }
-  std::string error;
-  const llvm::Target *target = llvm::TargetRegistry::lookupTarget("amdgcn-amd-amdhsa", error);
-  if (!target) {
-    diag.error({}, fmt::format("no AMDGPU target: {}", error));
-    return nullptr;
-  }
   llvm::TargetOptions to;
   to.AllowFPOpFusion = llvm::FPOpFusion::Fast; // as on NVPTX (Triton's enable_fp_fusion)
   return std::unique_ptr<llvm::TargetMachine>(
@@ -74,16 +83,10 @@ std::unique_ptr<llvm::TargetMachine> makeTargetMachine(const std::string &arch,
                                showText(arch), kSupportedArchList, kAMDGPUArchList));
     return nullptr;
   }
-  if (!hasNVPTXTarget()) {
-    diag.error({}, "this tk was built without LLVM's NVPTX target");
+  const llvm::Target *target =
+      lookupLLVMTarget("nvptx64-nvidia-cuda", "NVPTX", hasNVPTXTarget(), diag);
+  if (!target)
     return nullptr;
-  }
-  std::string error;
-  const llvm::Target *target = llvm::TargetRegistry::lookupTarget("nvptx64-nvidia-cuda", error);
-  if (!target) {
-    diag.error({}, fmt::format("no NVPTX target: {}", error));
-    return nullptr;
-  }
   llvm::TargetOptions to;
   // Floating-point contraction, as Triton's default (enable_fp_fusion): a
   // multiply feeding an add becomes one fma.rn (one rounding instead of two,
