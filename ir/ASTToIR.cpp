@@ -65,7 +65,7 @@ bool sameVal(const Val &a, const Val &b) {
   if (a.kind == Val::Kind::Dyn)
     return a.v == b.v;
   if (a.i != b.i || a.s != b.s || a.type != b.type || a.fn != b.fn ||
-      a.elts.size() != b.elts.size())
+      a.elts.size() != b.elts.size() || a.dims != b.dims)
     return false;
   if (a.kind == Val::Kind::Float && !(a.f == b.f || (a.f != a.f && b.f != b.f)))
     return false;
@@ -73,6 +73,61 @@ bool sameVal(const Val &a, const Val &b) {
     if (!sameVal(a.elts[i], b.elts[i]))
       return false;
   return true;
+}
+
+// The leaves of a variable that a loop or a dynamic `if` carries as IR
+// values, in a fixed order that depends only on `init` (the value before the
+// loop, or after the `if` branch): a tensor or a number is one leaf; a
+// tuple's leaves are its elements', recursively; a block pointer or tensor
+// descriptor carries its dynamic parts and its offsets, keeping the
+// compile-time integers of its shape and strides (a stride of 1 stays a
+// constant, which the axis analysis needs for contiguity). Every other part
+// is kept and must be the same in `now` (the value at the end of the body or
+// of the other branch). With `now`, `out` gets now's leaves at init's
+// positions; false when the two do not match.
+bool carriedLeaves(const Val &init, const Val *now, std::vector<const Val *> &out,
+                   bool constsCarried = true) {
+  if (init.isDyn() || (constsCarried && init.isScalarConst())) {
+    if (now && !now->isDyn() && !now->isScalarConst())
+      return false;
+    out.push_back(now ? now : &init);
+    return true;
+  }
+  bool aggregate = init.kind == Val::Kind::Tuple || init.kind == Val::Kind::Desc;
+  if (!aggregate)
+    return !now || sameVal(init, *now);
+  if (now &&
+      (now->kind != init.kind || now->elts.size() != init.elts.size() || now->dims != init.dims ||
+       now->i != init.i || now->s != init.s || now->type != init.type))
+    return false;
+  // A descriptor's base, shape and strides come first; its offsets after.
+  size_t fixed = init.kind == Val::Kind::Desc ? 1 + 2 * init.dims.size() : 0;
+  for (size_t k = 0; k < init.elts.size(); ++k)
+    if (!carriedLeaves(init.elts[k], now ? &now->elts[k] : nullptr, out,
+                       init.kind == Val::Kind::Tuple ? constsCarried : k >= fixed))
+      return false;
+  return true;
+}
+
+// `init` with its carried leaves (carriedLeaves' order) replaced by `values`
+// from `next` on.
+Val withLeaves(const Val &init, const std::vector<Value *> &values, size_t &next,
+               bool constsCarried = true) {
+  if (init.isDyn() || (constsCarried && init.isScalarConst()))
+    return Val::dyn(values[next++]);
+  if (init.kind != Val::Kind::Tuple && init.kind != Val::Kind::Desc)
+    return init;
+  Val r = init;
+  size_t fixed = init.kind == Val::Kind::Desc ? 1 + 2 * init.dims.size() : 0;
+  for (size_t k = 0; k < init.elts.size(); ++k)
+    r.elts[k] = withLeaves(init.elts[k], values, next,
+                           init.kind == Val::Kind::Tuple ? constsCarried : k >= fixed);
+  return r;
+}
+
+// Whether a variable holding `v` can be carried through a loop at all.
+bool carriable(const Val &v) {
+  return v.isDyn() || v.isScalarConst() || v.kind == Val::Kind::Tuple || v.kind == Val::Kind::Desc;
 }
 
 Val fromConst(const ConstValue &c, IRContext &ctx, const ast::Module &m) {
@@ -464,38 +519,44 @@ bool Lowerer::lowerIf(const If *s) {
   }
   --ret->dynamicDepth;
 
-  // Yield the variables both branches define and at least one changed.
+  // Yield the variables both branches define and at least one changed, each
+  // as its leaves (carriedLeaves).
   std::vector<std::string> names;
+  std::vector<Val> shapes; // the 'if' branch's value of each
   std::vector<Value *> yields[2];
   std::vector<Type *> types;
   for (const auto &[name, thenVal] : branchEnv[0]) {
     auto other = branchEnv[1].find(name);
     if (other == branchEnv[1].end() || sameVal(thenVal, other->second))
       continue;
-    Val vals[2] = {thenVal, other->second};
-    if (!(vals[0].isDyn() || vals[0].isScalarConst()) ||
-        !(vals[1].isDyn() || vals[1].isScalarConst()))
+    std::vector<const Val *> leaves[2];
+    carriedLeaves(thenVal, nullptr, leaves[0]);
+    if (!carriable(thenVal) || !carriedLeaves(thenVal, &other->second, leaves[1]))
       return fail(s->loc, fmt::format("not supported yet: variable '{}' is {} after the 'if' "
                                       "branch and {} after the 'else' branch",
-                                      name, describe(vals[0]), describe(vals[1])))
+                                      name, describe(thenVal), describe(other->second)))
           .ok();
-    Value *v[2] = {nullptr, nullptr};
-    for (unsigned r = 0; r < 2; ++r) {
-      b_.setInsertionPointToEnd(&draft->body(r));
-      Type *like = vals[1 - r].isDyn() ? vals[1 - r].v->type() : nullptr;
-      v[r] = materialize(vals[r], s->loc, like);
+    for (size_t k = 0; k < leaves[0].size(); ++k) {
+      const Val *vals[2] = {leaves[0][k], leaves[1][k]};
+      Value *v[2] = {nullptr, nullptr};
+      for (unsigned r = 0; r < 2; ++r) {
+        b_.setInsertionPointToEnd(&draft->body(r));
+        Type *like = vals[1 - r]->isDyn() ? vals[1 - r]->v->type() : nullptr;
+        v[r] = materialize(*vals[r], s->loc, like);
+      }
+      if (!v[0] || !v[1])
+        return false;
+      if (v[0]->type() != v[1]->type())
+        return fail(s->loc, fmt::format("variable '{}' is {} after the 'if' branch but {} after "
+                                        "the 'else' branch",
+                                        name, typeStr(v[0]), typeStr(v[1])))
+            .ok();
+      yields[0].push_back(v[0]);
+      yields[1].push_back(v[1]);
+      types.push_back(v[0]->type());
     }
-    if (!v[0] || !v[1])
-      return false;
-    if (v[0]->type() != v[1]->type())
-      return fail(s->loc, fmt::format("variable '{}' is {} after the 'if' branch but {} after the "
-                                      "'else' branch",
-                                      name, typeStr(v[0]), typeStr(v[1])))
-          .ok();
     names.push_back(name);
-    yields[0].push_back(v[0]);
-    yields[1].push_back(v[1]);
-    types.push_back(v[0]->type());
+    shapes.push_back(thenVal);
   }
 
   // The real if, with the results; the drafted ops move into it.
@@ -516,8 +577,9 @@ bool Lowerer::lowerIf(const If *s) {
     if (other != branchEnv[1].end() && sameVal(thenVal, other->second))
       (*env)[name] = thenVal;
   }
+  size_t next = 0;
   for (size_t i = 0; i < names.size(); ++i)
-    (*env)[names[i]] = Val::dyn(op->result(unsigned(i)));
+    (*env)[names[i]] = withLeaves(shapes[i], op->results(), next);
   return true;
 }
 
@@ -608,20 +670,27 @@ bool Lowerer::lowerFor(const For *s) {
   for (int i = 0; i < 3; ++i)
     lu[i] = castTo(materialize(bounds[i], iter->loc, ivType), ivType, iter->loc);
 
-  // Loop-carried: variables defined before the loop that the body assigns.
+  // Loop-carried: variables defined before the loop that the body assigns,
+  // each as its leaves (carriedLeaves).
   std::vector<std::string> carried;
+  std::vector<Val> carriedInit;
   std::vector<Value *> inits;
   for (const std::string &name : assignedNames(s->body)) {
     auto it = env->find(name);
     if (name == target->id || it == env->end())
       continue;
-    if (!it->second.isDyn() && !it->second.isScalarConst())
+    if (!carriable(it->second))
       return fail(s->loc, fmt::format("not supported yet: variable '{}' ({}) is assigned in the "
                                       "loop; only tensors and numbers can be loop-carried",
                                       name, describe(it->second)))
           .ok();
+    std::vector<const Val *> leaves;
+    carriedLeaves(it->second, nullptr, leaves);
+    for (const Val *leaf : leaves)
+      if (!inits.emplace_back(materialize(*leaf, s->loc)))
+        return false;
     carried.push_back(name);
-    inits.push_back(materialize(it->second, s->loc));
+    carriedInit.push_back(it->second);
   }
 
   Operation *loop = b_.createFor(s->loc, lu[0], lu[1], lu[2], inits);
@@ -633,30 +702,55 @@ bool Lowerer::lowerFor(const For *s) {
   if (countsDown) // lu[0] and lu[1] hold the original end and start
     iv = b_.sub(s->target->loc, b_.add(s->target->loc, lu[0], lu[1]), iv);
   (*env)[target->id] = Val::dyn(iv);
+  std::vector<Value *> bodyArgs = loop->body().arguments();
+  bodyArgs.erase(bodyArgs.begin()); // the induction variable
+  size_t next = 0;
   for (size_t i = 0; i < carried.size(); ++i)
-    (*env)[carried[i]] = Val::dyn(loop->body().argument(unsigned(i + 1)));
+    (*env)[carried[i]] = withLeaves(carriedInit[i], bodyArgs, next);
   ++ret->dynamicDepth;
   bool ok = lowerBlock(s->body);
   --ret->dynamicDepth;
   if (!ok)
     return false;
-  std::vector<Value *> next;
-  for (size_t i = 0; i < carried.size(); ++i) {
-    Value *v = materialize((*env)[carried[i]], s->loc, inits[i]->type());
-    if (!v)
-      return false;
-    if (v->type() != inits[i]->type())
-      return fail(s->loc, fmt::format("loop-carried variable '{}' changes type in the loop: {} "
-                                      "before it, {} at the end of the body",
-                                      carried[i], typeStr(inits[i]), typeStr(v)))
-          .ok();
-    next.push_back(v);
-  }
-  b_.yield(s->loc, next);
+  std::vector<Value *> yielded;
+  if (!carriedValues(carried, carriedInit, inits, s->loc, yielded))
+    return false;
+  b_.yield(s->loc, yielded);
   b_.setInsertionPointAfter(loop);
   *env = before;
+  std::vector<Value *> results = loop->results();
+  next = 0;
   for (size_t i = 0; i < carried.size(); ++i)
-    (*env)[carried[i]] = Val::dyn(loop->result(unsigned(i)));
+    (*env)[carried[i]] = withLeaves(carriedInit[i], results, next);
+  return true;
+}
+
+bool Lowerer::carriedValues(const std::vector<std::string> &carried,
+                            const std::vector<Val> &carriedInit, const std::vector<Value *> &inits,
+                            SourceLoc loc, std::vector<Value *> &out) {
+  for (size_t i = 0; i < carried.size(); ++i) {
+    const Val &now = (*env)[carried[i]];
+    std::vector<const Val *> leaves;
+    if (!now.ok())
+      return false;
+    if (!carriedLeaves(carriedInit[i], &now, leaves))
+      return fail(loc, fmt::format("loop-carried variable '{}' changes in the loop from {} to {}; "
+                                   "only its tensors and numbers may change",
+                                   carried[i], describe(carriedInit[i]), describe(now)))
+          .ok();
+    for (const Val *leaf : leaves) {
+      Type *want = inits[out.size()]->type();
+      Value *v = materialize(*leaf, loc, want);
+      if (!v)
+        return false;
+      if (v->type() != want)
+        return fail(loc, fmt::format("loop-carried variable '{}' changes type in the loop: {} "
+                                     "before it, {} at the end of the body",
+                                     carried[i], want->str(), typeStr(v)))
+            .ok();
+      out.push_back(v);
+    }
+  }
   return true;
 }
 
@@ -699,20 +793,27 @@ bool Lowerer::lowerStaticRange(const For *s, const Call *iter) {
 
 bool Lowerer::lowerWhile(const While *s) {
   std::vector<std::string> carried;
+  std::vector<Val> carriedInit;
   std::vector<Value *> inits;
   std::vector<Type *> types;
   for (const std::string &name : assignedNames(s->body)) {
     auto it = env->find(name);
     if (it == env->end())
       continue;
-    if (!it->second.isDyn() && !it->second.isScalarConst())
+    if (!carriable(it->second))
       return fail(s->loc, fmt::format("not supported yet: variable '{}' ({}) is assigned in the "
                                       "loop; only tensors and numbers can be loop-carried",
                                       name, describe(it->second)))
           .ok();
+    std::vector<const Val *> leaves;
+    carriedLeaves(it->second, nullptr, leaves);
+    for (const Val *leaf : leaves) {
+      if (!inits.emplace_back(materialize(*leaf, s->loc)))
+        return false;
+      types.push_back(inits.back()->type());
+    }
     carried.push_back(name);
-    inits.push_back(materialize(it->second, s->loc));
-    types.push_back(inits.back()->type());
+    carriedInit.push_back(it->second);
   }
   Operation *loop = b_.createWhile(s->loc, inits, types);
   Env before = *env;
@@ -720,8 +821,9 @@ bool Lowerer::lowerWhile(const While *s) {
 
   // before: the condition over the carried values.
   b_.setInsertionPointToEnd(&loop->body(0));
+  size_t next = 0;
   for (size_t i = 0; i < carried.size(); ++i)
-    (*env)[carried[i]] = Val::dyn(loop->body(0).argument(unsigned(i)));
+    (*env)[carried[i]] = withLeaves(carriedInit[i], loop->body(0).arguments(), next);
   Val cond = expr(s->cond);
   if (!cond.ok()) {
     --ret->dynamicDepth;
@@ -739,29 +841,22 @@ bool Lowerer::lowerWhile(const While *s) {
   // after: the body, yielding the carried values back to `before`.
   *env = before;
   b_.setInsertionPointToEnd(&loop->body(1));
+  next = 0;
   for (size_t i = 0; i < carried.size(); ++i)
-    (*env)[carried[i]] = Val::dyn(loop->body(1).argument(unsigned(i)));
+    (*env)[carried[i]] = withLeaves(carriedInit[i], loop->body(1).arguments(), next);
   bool ok = lowerBlock(s->body);
   --ret->dynamicDepth;
   if (!ok)
     return false;
-  std::vector<Value *> next;
-  for (size_t i = 0; i < carried.size(); ++i) {
-    Value *v = materialize((*env)[carried[i]], s->loc, types[i]);
-    if (!v)
-      return false;
-    if (v->type() != types[i])
-      return fail(s->loc, fmt::format("loop-carried variable '{}' changes type in the loop: {} "
-                                      "before it, {} at the end of the body",
-                                      carried[i], types[i]->str(), typeStr(v)))
-          .ok();
-    next.push_back(v);
-  }
-  b_.yield(s->loc, next);
+  std::vector<Value *> yielded;
+  if (!carriedValues(carried, carriedInit, inits, s->loc, yielded))
+    return false;
+  b_.yield(s->loc, yielded);
   b_.setInsertionPointAfter(loop);
   *env = before;
+  next = 0;
   for (size_t i = 0; i < carried.size(); ++i)
-    (*env)[carried[i]] = Val::dyn(loop->result(unsigned(i)));
+    (*env)[carried[i]] = withLeaves(carriedInit[i], loop->results(), next);
   return true;
 }
 

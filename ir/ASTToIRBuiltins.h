@@ -27,6 +27,8 @@
 //                     (Philox 4x32 / 4x64)             ASTToIRBuiltinsRandom.cpp
 //   lowerLibdevice    libdevice.NAME (lang/Libdevice.def)
 //                                                      ASTToIRBuiltinsLibdevice.cpp
+//   lowerDescriptor   make_block_ptr, advance, make_tensor_descriptor,
+//                     load/store_tensor_descriptor     ASTToIRBuiltinsDescriptor.cpp
 //
 // For `tk.load(x_ptr + offs, mask=offs < n)` args has pointer = the tensor
 // of pointers and mask = the comparison; lowerMemory broadcasts the two to
@@ -53,6 +55,14 @@ std::optional<std::vector<int64_t>> shapeOf(Lowerer &L, const Val &v, SourceLoc 
 std::optional<int64_t> constInt(Lowerer &L, const Val &v, SourceLoc loc, const char *what);
 /// Normalises a possibly negative axis for a rank; reports one out of range.
 std::optional<int> axisFor(Lowerer &L, int64_t axis, unsigned rank, SourceLoc loc, Type *t);
+
+/// desc.load(offsets), desc.store(offsets, value), desc.atomic_KIND(offsets,
+/// value) and tk.load/store_tensor_descriptor (`method` is "load", "store"
+/// or "atomic_add" ...) on a tensor descriptor (ASTToIRBuiltinsDescriptor.cpp).
+Val descriptorAccess(Lowerer &L, const Val &desc, SourceLoc descLoc, const std::string &method,
+                     const Val &offsets, SourceLoc offsetsLoc, const Val &value, SourceLoc loc);
+/// tk.load / tk.store whose pointer is a block pointer.
+Val blockPointerAccess(Lowerer &L, Args &args, bool store, SourceLoc loc);
 
 class BuiltinCall {
 public:
@@ -81,6 +91,7 @@ public:
   std::optional<Val> lowerSort();
   std::optional<Val> lowerRandom();
   std::optional<Val> lowerLibdevice();
+  std::optional<Val> lowerDescriptor();
 
   // Shared by the families.
   Val fail(std::string msg) { return L.fail(loc, std::move(msg)); }

@@ -114,6 +114,8 @@ bool BuiltinCall::memoryOrder(Operation *op) {
 std::optional<Val> BuiltinCall::lowerMemory() {
   switch (info.id) {
   case BuiltinId::Load: {
+    if (args.get("pointer").kind == Val::Kind::Desc)
+      return blockPointerAccess(L, args, false, loc);
     Value *ptr, *mask, *unused;
     if (!memoryOperands(ptr, mask, unused, nullptr))
       return Val::error();
@@ -137,6 +139,8 @@ std::optional<Val> BuiltinCall::lowerMemory() {
     return Val::dyn(r);
   }
   case BuiltinId::Store: {
+    if (args.get("pointer").kind == Val::Kind::Desc)
+      return blockPointerAccess(L, args, true, loc);
     Value *ptr, *mask, *value;
     if (!memoryOperands(ptr, mask, value, "value"))
       return Val::error();

@@ -2,7 +2,7 @@
 // x.shape): binding the arguments to the builtin's signature from
 // lang/Builtins.def (the checks already validated counts and keywords) and
 // dispatching to the builtin families (ASTToIRBuiltins.h).
-#include "ir/ASTToIRArgs.h"
+#include "ir/ASTToIRBuiltins.h"
 
 #include <fmt/format.h>
 
@@ -91,6 +91,25 @@ Val Lowerer::member(const Val &self, const std::string &attr, SourceLoc attrLoc,
       return Val::ofInt(t->isPointer() ? 64 : dtypeBits(t->dtype()));
     default:
       return fail(attrLoc, fmt::format("a dtype has no attribute '{}'", attr));
+    }
+  }
+  if (self.kind == Val::Kind::Desc) {
+    size_t r = self.dims.size();
+    switch (*id) {
+    case TensorMemberId::BlockShape: {
+      std::vector<Val> dims;
+      for (int64_t d : self.dims)
+        dims.push_back(Val::ofInt(d));
+      return Val::tuple(dims);
+    }
+    case TensorMemberId::MDtype:
+      return Val::ofType(self.type);
+    case TensorMemberId::Shape:
+      return Val::tuple({self.elts.begin() + 1, self.elts.begin() + 1 + r});
+    case TensorMemberId::Strides:
+      return Val::tuple({self.elts.begin() + 1 + r, self.elts.begin() + 1 + 2 * r});
+    default:
+      return fail(attrLoc, fmt::format("{} has no attribute '{}'", describe(self), attr));
     }
   }
   if (*id == TensorMemberId::Value && self.isConst())
@@ -230,6 +249,8 @@ Val Lowerer::item(const Val &self, SourceLoc loc) {
 }
 
 Val Lowerer::callMethod(const Val &self, const ast::Attribute *callee, const Call *call) {
+  if (self.kind == Val::Kind::Desc)
+    return descriptorMethod(self, callee, call);
   std::optional<TensorMemberId> id = lookupTensorMember(callee->attr);
   if (!id || tensorMemberInfo(*id).kind != MemberKind::Method)
     return fail(callee->attrLoc,
@@ -276,6 +297,30 @@ Val Lowerer::callMethod(const Val &self, const ast::Attribute *callee, const Cal
   if (!bindArgs(*this, info.signature, call, &self, args))
     return Val::error();
   return lowerBuiltin(*this, info, args, call->loc);
+}
+
+// desc.load(offsets), desc.store(offsets, value), desc.atomic_add(offsets,
+// value) ... and, on a block pointer, bp.advance(offsets).
+Val Lowerer::descriptorMethod(const Val &self, const ast::Attribute *callee, const Call *call) {
+  const std::string &m = callee->attr;
+  bool atomic = m == "atomic_add" || m == "atomic_min" || m == "atomic_max" || m == "atomic_and" ||
+                m == "atomic_or" || m == "atomic_xor";
+  if (self.i == 0 && m == "advance") {
+    Args args;
+    if (!bindArgs(*this, builtinInfo(BuiltinId::Advance).signature, call, &self, args))
+      return Val::error();
+    return lowerBuiltin(*this, builtinInfo(BuiltinId::Advance), args, call->loc);
+  }
+  if (self.i != 1 || (m != "load" && m != "store" && !atomic))
+    return fail(callee->attrLoc, fmt::format("{} has no method '{}'", describe(self), m));
+  Args args;
+  const Signature &sig = builtinInfo(BuiltinId::StoreTensorDescriptor).signature;
+  if (!bindArgs(*this, sig, call, &self, args))
+    return Val::error();
+  if (m == "load" && args.has("value"))
+    return fail(args.loc("value"), "desc.load takes only the offsets");
+  return descriptorAccess(*this, self, call->loc, "desc." + m, args.get("offsets"),
+                          args.loc("offsets"), args.get("value"), call->loc);
 }
 
 } // namespace tk::astir

@@ -52,6 +52,13 @@ std::string describe(const Val &v) {
     return "module 'tk'";
   case Val::Kind::Builtin:
     return qualifiedName(*v.builtin);
+  case Val::Kind::Desc: {
+    std::string s;
+    for (size_t i = 0; i < v.dims.size(); ++i)
+      s += fmt::format("{}{}", i ? "x" : "", v.dims[i]);
+    return fmt::format("{}<{}x{}>", v.i ? "tensor_descriptor" : "block_ptr", s,
+                       v.type ? v.type->str() : "?");
+  }
   }
   return "?";
 }

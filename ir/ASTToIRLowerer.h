@@ -41,6 +41,14 @@ struct Val {
     Func,    // a @tk.jit function
     Module,  // the tk module itself
     Builtin, // a tk builtin named by getattr: a function, enum or namespace
+    // A block pointer (tk.make_block_ptr, i == 0) or a tensor descriptor
+    // (tk.make_tensor_descriptor or a TensorDescriptor argument, i == 1): a
+    // front-end aggregate, lowered to pointer arithmetic and masks where it
+    // is loaded or stored (ASTToIRBuiltinsDescriptor.cpp). `elts` are its
+    // run-time parts [base, shape..., strides..., offsets... (block
+    // pointers only)], each a scalar IR value or an Int; `dims` the block
+    // shape; `s` the padding ("", "zero" or "nan"); `type` the element dtype.
+    Desc,
   };
   Kind kind = Kind::Error;
   Value *v = nullptr;
@@ -51,6 +59,7 @@ struct Val {
   std::vector<Val> elts;
   const ast::FunctionDef *fn = nullptr;
   const BuiltinInfo *builtin = nullptr; // Builtin
+  std::vector<int64_t> dims;            // Desc: the block shape
 
   static Val error() { return {}; }
   static Val dyn(Value *value) {
@@ -192,6 +201,8 @@ public:
   bool sliceBounds(const ast::Slice *sl, Val (&out)[3]);
   /// x.item(): the element of a one-element tensor as a scalar.
   Val item(const Val &self, SourceLoc loc);
+  /// A method of a block pointer or tensor descriptor (desc.load(...)).
+  Val descriptorMethod(const Val &self, const ast::Attribute *callee, const ast::Call *call);
 
   // --- state ------------------------------------------------------------
 
@@ -251,6 +262,11 @@ private:
   bool rangeBounds(const ast::Call *iter, const BuiltinInfo &info, Args &args,
                    std::vector<Val> &bounds);
   bool lowerWhile(const ast::While *s);
+  /// The IR values a loop body yields for its carried variables: each
+  /// variable's leaves now (carriedLeaves in ASTToIR.cpp), in the types of
+  /// `inits`; false after reporting a variable whose shape or type changed.
+  bool carriedValues(const std::vector<std::string> &carried, const std::vector<Val> &carriedInit,
+                     const std::vector<Value *> &inits, SourceLoc loc, std::vector<Value *> &out);
   bool assign(const ast::Expr *target, Val value, SourceLoc loc);
 };
 
