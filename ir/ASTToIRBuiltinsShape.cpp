@@ -119,8 +119,13 @@ std::optional<Val> BuiltinCall::lowerShape() {
       order.push_back(d.i);
     }
     unsigned rank = x->type()->rank();
-    if (order.empty() && rank == 2)
-      order = {1, 0};
+    // tk.trans without dimensions swaps the last two (a batched 2-D
+    // transpose), as Triton's does.
+    if (order.empty() && info.id == BuiltinId::Trans && rank >= 2) {
+      for (unsigned i = 0; i < rank; ++i)
+        order.push_back(i);
+      std::swap(order[rank - 2], order[rank - 1]);
+    }
     std::vector<int64_t> sorted = order;
     std::sort(sorted.begin(), sorted.end());
     bool perm = sorted.size() == rank;

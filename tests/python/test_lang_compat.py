@@ -222,3 +222,28 @@ def test_join_interleave_scalars(device):
     launch(join_scalars_kernel, (1,), np.array([42], np.int32), np.array([100], np.int32), z,
            device=device)
     np.testing.assert_array_equal(z, [42, 100, 100, 42])
+
+
+@triton.jit
+def batched_trans_kernel(X, Y, Z, B: tl.constexpr, M: tl.constexpr, K: tl.constexpr):
+    # x is [B, K, M]; tl.trans without dimensions swaps the last two.
+    rb = tl.arange(0, B)[:, None, None]
+    rk = tl.arange(0, K)[None, :, None]
+    rm = tl.arange(0, M)[None, None, :]
+    x = tl.load(X + rb * K * M + rk * M + rm)
+    xt = tl.trans(x)
+    tl.store(Y + rb * M * K + tl.arange(0, M)[None, :, None] * K + tl.arange(0, K)[None, None, :],
+             xt)
+    z = tl.dot(xt, x)
+    tl.store(Z + rb * M * M + tl.arange(0, M)[None, :, None] * M + rm, z)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_trans_without_dims_swaps_the_last_two(device):
+    B, M, K = 2, 16, 32
+    x = RNG.integers(-4, 5, (B, K, M)).astype(np.float32)
+    y = np.zeros((B, M, K), np.float32)
+    z = np.zeros((B, M, M), np.float32)
+    launch(batched_trans_kernel, (1,), x, y, z, B, M, K, device=device)
+    np.testing.assert_array_equal(y, np.swapaxes(x, 1, 2))
+    np.testing.assert_allclose(z, np.swapaxes(x, 1, 2) @ x, rtol=1e-5)
