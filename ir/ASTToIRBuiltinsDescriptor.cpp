@@ -73,8 +73,11 @@ bool descriptorBlock(Lowerer &L, const Val &d, const std::vector<Val> &offsets,
     if (!sum.ok())
       return false;
     if (k < checked.size() && checked[k]) {
-      Val in = L.binary(BinaryOp::BitAnd, L.compare(CmpOp::Ge, Val::dyn(i64), Val::ofInt(0), loc),
-                        L.compare(CmpOp::Lt, Val::dyn(i64), d.elts[1 + k], loc), loc);
+      // Two statements: the IR's order must not depend on the order in which
+      // a compiler evaluates function arguments.
+      Val lower = L.compare(CmpOp::Ge, Val::dyn(i64), Val::ofInt(0), loc);
+      Val upper = L.compare(CmpOp::Lt, Val::dyn(i64), d.elts[1 + k], loc);
+      Val in = L.binary(BinaryOp::BitAnd, lower, upper, loc);
       m = m.kind == Val::Kind::None ? in : L.binary(BinaryOp::BitAnd, m, in, loc);
       if (!m.ok())
         return false;
