@@ -242,6 +242,25 @@ Function *Lowerer::run() {
   Env kernelEnv;
   unsigned arg = 0;
   for (const ParamBinding &p : params) {
+    if (p.descriptorPart >= 0) {
+      // A tensor descriptor argument: the same aggregate tk.make_tensor_descriptor
+      // makes, from its IR arguments in order (Specialize.h), the last stride 1.
+      if (p.divisibility > 1)
+        fn->argAttrs(arg).set("divisibility", p.divisibility);
+      Val &d = kernelEnv[p.descriptorParam];
+      if (p.descriptorPart == 0) {
+        d = Val();
+        d.kind = Val::Kind::Desc;
+        d.i = 1;
+        d.dims = p.blockShape;
+        d.s = p.padding;
+        d.type = ctx_.scalar(p.descriptorDType);
+      }
+      d.elts.push_back(Val::dyn(fn->argument(arg++)));
+      if (size_t(p.descriptorPart) + 1 == 2 * p.blockShape.size())
+        d.elts.push_back(Val::ofInt(1));
+      continue;
+    }
     if (p.isArgument) {
       if (p.divisibility > 1)
         fn->argAttrs(arg).set("divisibility", p.divisibility);

@@ -262,6 +262,49 @@ std::optional<Val> BuiltinCall::lowerCompileTime() {
       return Val::ofInt(x.v->type()->shape()[0]);
     return L.fail(loc, fmt::format("len() needs a tuple or a 1-D tensor, got {}", describe(x)));
   }
+  case BuiltinId::PyIsinstance: {
+    // As in Triton, whose code generator calls Python's isinstance on the
+    // unwrapped values: a run-time value (tensor or scalar) is a tk.tensor,
+    // a literal or constexpr is the Python int, float or bool it holds.
+    Val x = args.get("obj"), types = args.get("classinfo");
+    std::vector<Val> list = types.kind == Val::Kind::Tuple ? types.elts : std::vector<Val>{types};
+    bool result = false;
+    for (const Val &t : list) {
+      if (t.kind != Val::Kind::Builtin || !t.builtin)
+        return L.fail(args.loc("classinfo"),
+                      fmt::format("isinstance() needs a type or a tuple of types (tk.tensor, "
+                                  "tk.tensor_descriptor, tk.dtype, int, float, bool), got {}",
+                                  describe(t)));
+      switch (t.builtin->id) {
+      case BuiltinId::Tensor:
+        result |= x.isDyn();
+        break;
+      case BuiltinId::TensorDescriptor:
+        result |= x.kind == Val::Kind::Desc && x.i == 1;
+        break;
+      case BuiltinId::Dtype:
+        result |= x.kind == Val::Kind::DType;
+        break;
+      case BuiltinId::PyInt: // bool is a subclass of int, as in Python
+        result |= x.kind == Val::Kind::Int || x.kind == Val::Kind::Bool;
+        break;
+      case BuiltinId::PyFloat:
+        result |= x.kind == Val::Kind::Float;
+        break;
+      case BuiltinId::PyBool:
+        result |= x.kind == Val::Kind::Bool;
+        break;
+      case BuiltinId::Constexpr: // constexprs are unwrapped before the test
+        break;
+      default:
+        return L.fail(args.loc("classinfo"),
+                      fmt::format("isinstance() cannot test for {}: it takes tk.tensor, "
+                                  "tk.tensor_descriptor, tk.dtype, int, float and bool",
+                                  describe(t)));
+      }
+    }
+    return Val::ofBool(result);
+  }
   default:
     return std::nullopt; // another family's
   }

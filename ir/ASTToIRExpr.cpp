@@ -885,6 +885,15 @@ Val Lowerer::builtinValue(const BuiltinInfo &info, SourceLoc loc) {
     return Val::ofType(ctx_.pointer(ctx_.i32()));
   if (info.kind == BuiltinKind::Enum)
     return fail(loc, fmt::format("{} is an enum: use one of its members", qualifiedName(info)));
+  // A type (tk.tensor, tk.tensor_descriptor, int, ...) is a value for
+  // isinstance() to test against.
+  if (info.kind == BuiltinKind::TypeMarker || info.id == BuiltinId::PyInt ||
+      info.id == BuiltinId::PyFloat || info.id == BuiltinId::PyBool) {
+    Val r;
+    r.kind = Val::Kind::Builtin;
+    r.builtin = &info;
+    return r;
+  }
   // Passing one as a function (tk.reduce(x, 0, max)) is the usual way here.
   return fail(loc, fmt::format("'{}' is a builtin: it can only be called, not passed as a "
                                "value; a combine function (tk.reduce, tk.associative_scan) "

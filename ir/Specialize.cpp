@@ -133,6 +133,83 @@ std::optional<DType> parseAnyDType(std::string_view s) {
 
 bool isPowerOfTwo(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
 
+// The end of the signature entry starting at `start`: the next comma outside
+// brackets ("tensordesc<fp16[64,64]>" is one entry), or npos.
+size_t entryEnd(std::string_view text, size_t start) {
+  int depth = 0;
+  for (size_t i = start; i < text.size(); ++i) {
+    char c = text[i];
+    if (c == '<' || c == '[' || c == '(' || c == '{')
+      ++depth;
+    else if ((c == '>' || c == ']' || c == ')' || c == '}') && depth > 0)
+      --depth;
+    else if (c == ',' && depth == 0)
+      return i;
+  }
+  return std::string_view::npos;
+}
+
+// A comma-separated list of powers of two ("64,32") into `out`; the item
+// that is not one otherwise.
+std::optional<std::string_view> parsePowersOfTwo(std::string_view list, std::vector<int64_t> &out) {
+  while (!list.empty()) {
+    size_t comma = list.find(',');
+    std::string_view item = trim(list.substr(0, comma));
+    std::optional<int64_t> v = parseInt(item);
+    if (!v || !isPowerOfTwo(*v))
+      return item;
+    out.push_back(*v);
+    list = comma == std::string_view::npos ? std::string_view() : list.substr(comma + 1);
+  }
+  return std::nullopt;
+}
+
+// "tensordesc<DTYPE[B0,B1,...]{D0,D1,...},PADDING>" into `e`, the sizes'
+// divisibilities {...} and the padding optional; the reason it is malformed
+// otherwise.
+std::string parseDescriptorEntry(std::string_view item, SignatureEntry &e) {
+  const std::string_view form =
+      "expected tensordesc<DTYPE[BLOCK,...]>, optionally with the sizes' divisibility "
+      "({16,1}) after the block shape and ',nan' before the '>'";
+  std::string_view body = item.substr(std::string_view("tensordesc<").size());
+  if (body.empty() || body.back() != '>')
+    return std::string(form);
+  body.remove_suffix(1);
+  size_t open = body.find('['), close = body.find(']');
+  if (open == std::string_view::npos || close == std::string_view::npos || close < open)
+    return std::string(form);
+  std::optional<DType> d = parseDTypeName(trim(body.substr(0, open)));
+  if (!d)
+    return fmt::format("unknown dtype '{}'", showText(trim(body.substr(0, open))));
+  e.kind = SignatureEntry::Kind::Descriptor;
+  e.dtype = *d;
+  if (auto bad = parsePowersOfTwo(body.substr(open + 1, close - open - 1), e.blockShape))
+    return fmt::format("the block shape must be powers of two, not '{}'", showText(*bad));
+  if (e.blockShape.empty() || e.blockShape.size() > 5)
+    return fmt::format("a descriptor has 1 to 5 dimensions, not {}", e.blockShape.size());
+  std::string_view rest = trim(body.substr(close + 1));
+  if (!rest.empty() && rest.front() == '{') {
+    size_t end = rest.find('}');
+    if (end == std::string_view::npos)
+      return std::string(form);
+    if (auto bad = parsePowersOfTwo(rest.substr(1, end - 1), e.shapeDivisibility))
+      return fmt::format("the sizes' divisibility must be powers of two, not '{}'", showText(*bad));
+    if (e.shapeDivisibility.size() != e.blockShape.size())
+      return fmt::format("{} sizes' divisibilities for a {}-D block shape",
+                         e.shapeDivisibility.size(), e.blockShape.size());
+    rest = trim(rest.substr(end + 1));
+  }
+  if (!rest.empty()) {
+    if (rest.front() != ',')
+      return std::string(form);
+    rest = trim(rest.substr(1));
+    if (rest != "zero" && rest != "nan")
+      return fmt::format("the padding must be zero or nan, not '{}'", showText(rest));
+    e.padding = std::string(rest);
+  }
+  return "";
+}
+
 // The value of a default written as a literal: 128, -1, 0.5, True, None,
 // 'x', tk.float16. Anything else is not a compile-time value we can read
 // without lowering, so the caller reports it.
@@ -225,7 +302,7 @@ std::optional<std::vector<SignatureEntry>> parseSignature(std::string_view text,
     return entries;
   size_t start = 0;
   while (start <= text.size()) {
-    size_t comma = text.find(',', start);
+    size_t comma = entryEnd(text, start);
     std::string_view item = trim(text.substr(
         start, comma == std::string_view::npos ? std::string_view::npos : comma - start));
     start = comma == std::string_view::npos ? text.size() + 1 : comma + 1;
@@ -238,6 +315,12 @@ std::optional<std::vector<SignatureEntry>> parseSignature(std::string_view text,
     if (item.empty())
       return bad("empty; entries are separated by single commas");
     SignatureEntry e;
+    if (item.starts_with("tensordesc<")) {
+      if (std::string why = parseDescriptorEntry(item, e); !why.empty())
+        return bad(why);
+      entries.push_back(std::move(e));
+      continue;
+    }
     std::string_view typeText = item;
     if (item.front() == '*') {
       e.kind = SignatureEntry::Kind::Pointer;
@@ -338,6 +421,37 @@ bool specializeParams(const ast::FunctionDef &fn, const KernelSpec &spec, Diagno
     } else if (entry && entry->kind == SignatureEntry::Kind::Constant) {
       b.isConstant = true;
       b.value = entry->constant;
+    } else if (entry && entry->kind == SignatureEntry::Kind::Descriptor) {
+      // 2R IR arguments (the header): the base, the sizes, the strides but
+      // the last. The base's and strides' facts are the host side's checks,
+      // not specialisation, so do_not_specialize drops only the sizes'.
+      size_t rank = entry->blockShape.size();
+      int64_t strideDiv = std::max<int64_t>(1, 16 / dtypeBytes(entry->dtype));
+      for (size_t part = 0; part < 2 * rank; ++part) {
+        ParamBinding leaf = b;
+        leaf.isArgument = true;
+        leaf.descriptorPart = int(part);
+        leaf.descriptorParam = p.name;
+        leaf.descriptorDType = entry->dtype;
+        leaf.blockShape = entry->blockShape;
+        leaf.padding = entry->padding;
+        if (part == 0) {
+          leaf.isPointer = true;
+          leaf.dtype = entry->dtype;
+          leaf.divisibility = 16;
+        } else if (part <= rank) {
+          leaf.name = fmt::format("{}.shape[{}]", p.name, part - 1);
+          leaf.dtype = DType::I32;
+          if (!entry->shapeDivisibility.empty() && !noSpec.count(p.name))
+            leaf.divisibility = entry->shapeDivisibility[part - 1];
+        } else {
+          leaf.name = fmt::format("{}.strides[{}]", p.name, part - rank - 1);
+          leaf.dtype = DType::I64;
+          leaf.divisibility = strideDiv;
+        }
+        out.push_back(std::move(leaf));
+      }
+      continue;
     } else if (entry) {
       bool specialize = !noSpec.count(p.name);
       b.isArgument = true;

@@ -11,6 +11,12 @@
 //   "i32:1"      an integer equal to 1 (it becomes the constant 1)
 //   "1024", "0.5", "True", "fp16"
 //                a constant (a constexpr parameter's value)
+//   "tensordesc<fp16[64,64]>"
+//                a host tensor descriptor (tk.tools.tensor_descriptor's
+//                TensorDescriptor) of fp16 with that block shape (padding
+//                "zero"; "tensordesc<fp16[64,64],nan>" pads with NaN;
+//                "tensordesc<fp16[64,64]{16,1}>" also says the first size is
+//                divisible by 16, as "i32:16" says of an integer)
 //
 // For
 //
@@ -26,6 +32,14 @@
 // when the signature is empty. `@tk.jit(do_not_specialize=["n"])` (or
 // KernelSpec::doNotSpecialize) keeps a parameter's type but drops its
 // divisibility and equal-to-1 facts, so one compiled kernel serves all values.
+//
+// A tensor descriptor parameter of rank R becomes 2R IR arguments, in order:
+// the base pointer, the R sizes (i32) and the first R - 1 strides (i64); the
+// last stride is the constant 1. The host side checks what TMA would need
+// (a 16-byte aligned base and 16-byte multiples for the other strides), so
+// the base has divisibility 16 and each stride 16 bytes' worth of elements.
+// The IR arguments are named "desc", "desc.shape[0]", ..., "desc.strides[0]",
+// ... after the parameter "desc".
 #pragma once
 
 #include "lang/AST.h"
@@ -99,16 +113,28 @@ struct ParamBinding {
   DType dtype = DType::I32;
   /// 16 for "*fp32:16" / "i32:16"; 1 when nothing is known.
   int64_t divisibility = 1;
+  /// One IR argument of a tensor descriptor parameter (see the header): its
+  /// index among the descriptor's 2R arguments (0 the base, 1..R the sizes,
+  /// R+1..2R-1 the strides), else -1. Every part carries the descriptor's
+  /// element type, block shape and padding.
+  int descriptorPart = -1;
+  std::string descriptorParam; // the parameter's name
+  DType descriptorDType = DType::F32;
+  std::vector<int64_t> blockShape;
+  std::string padding; // "zero" or "nan"
 };
 
 /// One entry of a signature string, parsed.
 struct SignatureEntry {
-  enum class Kind : uint8_t { Pointer, Scalar, Constant };
+  enum class Kind : uint8_t { Pointer, Scalar, Constant, Descriptor };
   Kind kind = Kind::Scalar;
-  DType dtype = DType::I32;
-  int64_t divisibility = 1; // after ':'; 1 when absent
-  bool equalsOne = false;   // an integer written "i32:1": its value is 1
-  ConstValue constant;      // Kind::Constant
+  DType dtype = DType::I32;               // a Descriptor's element type
+  std::vector<int64_t> blockShape;        // Descriptor
+  std::vector<int64_t> shapeDivisibility; // Descriptor: per size; empty when not given
+  std::string padding = "zero";           // Descriptor
+  int64_t divisibility = 1;               // after ':'; 1 when absent
+  bool equalsOne = false;                 // an integer written "i32:1": its value is 1
+  ConstValue constant;                    // Kind::Constant
 };
 
 /// Parses "*fp32:16, i32, 1024" into entries; reports a malformed entry at

@@ -59,6 +59,16 @@ from . import library
 
 __version__ = _C.__version__
 
+# `from triton._C.libtriton import nvidia` (tutorial 09's cuBLAS) ports as
+# `from tk._C.libtriton import nvidia`: tk._C is an extension module, so its
+# submodule is registered by name (tk/_libtriton.py).
+import sys as _sys
+from . import _libtriton
+
+_C.libtriton = _libtriton
+_sys.modules[__name__ + "._C.libtriton"] = _libtriton
+del _sys
+
 # The language's names (tk.load, tk.float16, tk.constexpr, ...) are tk's own:
 # `import tk as tl` and `import tk.language as tl` give the same objects.
 for _name, _value in vars(language).items():

@@ -44,6 +44,21 @@ def test_names_resolve_where_triton_has_them():
     assert TensorDescriptor is tk.tools.tensor_descriptor.TensorDescriptor
 
 
+def test_libtriton_cublas_checks_shapes():
+    # Tutorial 09's `from triton._C.libtriton import nvidia`, ported.
+    from tk._C.libtriton import nvidia
+
+    torch = pytest.importorskip("torch")
+    lt = nvidia.cublas.CublasLt(torch.empty(16, dtype=torch.uint8))
+    a = torch.from_numpy(RNG.standard_normal((5, 7)).astype(np.float32))
+    b = torch.from_numpy(RNG.standard_normal((3, 7)).astype(np.float32))
+    c = torch.empty((5, 3))
+    lt.matmul(a, b, c)
+    np.testing.assert_allclose(c.numpy(), a.numpy() @ b.numpy().T, rtol=1e-5, atol=1e-5)
+    with pytest.raises(ValueError, match="do not make c = a @ b.T"):
+        lt.matmul(a, b.T.contiguous(), c)
+
+
 def test_missing_triton_names_say_so():
     from tk.language.extra import libdevice
 
@@ -344,7 +359,7 @@ def test_driver_answers_on_the_cpu():
     assert active.get_current_target() == ("cuda", 90, 32)
 
 
-def test_tensor_descriptor_is_made_but_not_launched():
+def test_tensor_descriptor_where_a_pointer_is_expected():
     from tk.tools.tensor_descriptor import TensorDescriptor
 
     x = np.zeros((64, 32), np.float16)
@@ -352,7 +367,9 @@ def test_tensor_descriptor_is_made_but_not_launched():
     assert desc.block_shape == [16, 16] and desc.base is x
     with pytest.raises(ValueError, match="last stride must be 1"):
         TensorDescriptor(x, [64, 32], [1, 64], [16, 16])
-    with pytest.raises(TypeError, match="argument 'x_ptr'.*not supported yet"):
+    # A descriptor is a kernel argument (test_host_descriptor.py), but not a
+    # pointer: arithmetic on it is a located error.
+    with pytest.raises(tk.CompilationError, match="invalid operand to '\\+': tensor_descriptor"):
         widen_kernel[(1,)](desc, np.zeros(8, np.int32), 8, BLOCK=8)
 
 

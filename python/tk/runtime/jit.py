@@ -42,6 +42,7 @@ import types
 from .. import _C
 from ..errors import CompilationError, DriverError, InterpreterError, OutOfResources
 from ..language.core import constexpr, dtype
+from ..tools.tensor_descriptor import TensorDescriptor, TensorDescriptorError
 
 # Launch options Triton accepts as keyword arguments; they are not kernel
 # parameters. The interpreter ignores them; they are part of the cache key.
@@ -739,9 +740,6 @@ def _specialize(name, value, specialize, kernel_name, gpu=False):
     if isinstance(value, numbers.Real):
         entry, v = _rule(name, kernel_name, "float", float(value), specialize)
         return entry, ("f", v)
-    unsupported = getattr(type(value), "_tk_unsupported_argument", None)
-    if unsupported:  # a Triton host object tk has no kernel type for yet
-        raise TypeError(f"argument '{name}' of {kernel_name}: {unsupported}")
     if gpu:
         info = _gpu_array_info(name, value, kernel_name)
         if info is not None:
@@ -758,6 +756,57 @@ def _specialize(name, value, specialize, kernel_name, gpu=False):
     dt, base, span, offset, read_only = info
     entry, _ = _rule(name, kernel_name, "pointer", base + offset, specialize, dt)
     return entry, ("p", base, span, offset, dt, name, read_only)
+
+
+def _descriptor_args(name, value, kernel_name, specialize=True, gpu=False):
+    """(signature entry, launch arguments, argument names) of a host
+    TensorDescriptor argument: the entry `tensordesc<fp16[64,64]{16,1}>`
+    (the sizes' divisibility unless `specialize` is off, `,nan` for NaN
+    padding) and, as ir/Specialize.h lays them out, the base
+    pointer, the sizes and every stride but the last. The block shape is read
+    now, at the launch: an autotuner's pre_hook may have set it."""
+    where = f"argument '{name}' of {kernel_name}"
+    entry, base = _specialize(name, value.base, True, kernel_name, gpu=gpu)
+    if not entry.startswith("*"):
+        raise TypeError(f"{where}: a TensorDescriptor's base must be a tensor, not "
+                        f"{type(value.base).__name__}")
+    dt = entry[1:].split(":")[0]
+    if not entry.endswith(":16"):
+        raise TensorDescriptorError(
+            f"{where}: a TensorDescriptor's base address must be 16-byte aligned")
+    shape, strides, block = list(value.shape), list(value.strides), list(value.block_shape)
+    rank = len(shape)
+    if not (len(strides) == rank == len(block)) or not 1 <= rank <= 5:
+        raise TensorDescriptorError(
+            f"{where}: shape {shape}, strides {strides} and block_shape {block} must have one "
+            "rank from 1 to 5")
+    for b in block:
+        if not _is_int(b) or b < 1 or b & (b - 1):
+            raise TensorDescriptorError(
+                f"{where}: block_shape {block} must be powers of two (set it before the launch, "
+                "e.g. in the autotuner's pre_hook)")
+    for n in shape:
+        if not _is_int(n) or not 0 <= n < 2**31:
+            raise TensorDescriptorError(f"{where}: shape {shape} must be ints from 0 to 2**31 - 1")
+    elem_bits = int(re.search(r"\d+", dt).group())
+    for st in strides[:-1]:
+        if not _is_int(st) or st < 0 or (st * max(1, elem_bits // 8)) % 16:
+            raise TensorDescriptorError(
+                f"{where}: strides {strides} must be non-negative ints, each but the last a "
+                "multiple of 16 bytes")
+    if strides[-1] != 1:
+        raise TensorDescriptorError(f"{where}: the last stride must be 1, not {strides[-1]}")
+    padding = ",nan" if value.padding == "nan" else ""
+    # The sizes' divisibility by 16, as integer arguments are specialised:
+    # masks along a dimension whose size is a multiple of 16 stay whole
+    # across a vector, so the loads and stores vectorise.
+    facts = ",".join("16" if n % 16 == 0 else "1" for n in shape) if specialize else ""
+    facts = f"{{{facts}}}" if facts else ""
+    entry = f"tensordesc<{dt}[{','.join(str(int(b)) for b in block)}]{facts}{padding}>"
+    args = [base] + [("i", int(n)) for n in shape] + [("i", int(st)) for st in strides[:-1]]
+    names = ([name] + [f"{name}.shape[{k}]" for k in range(rank)]
+             + [f"{name}.strides[{k}]" for k in range(rank - 1)])
+    return entry, args, names
 
 
 #
@@ -1073,6 +1122,13 @@ class JITFunction(_C.LaunchBase):
             v = values[p.name]
             if i in self.constexprs:
                 constants[p.name] = _const_for_compiler(p.name, v)
+                continue
+            if isinstance(v, TensorDescriptor):
+                entry, args, names = _descriptor_args(
+                    p.name, v, self.__name__, p.name not in self.do_not_specialize, gpu=gpu)
+                entries.append(entry)
+                run_args.extend(args)
+                arg_names.extend(names)
                 continue
             entry, arg = _specialize(
                 p.name, v, p.name not in self.do_not_specialize, self.__name__, gpu=gpu
