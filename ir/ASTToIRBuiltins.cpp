@@ -165,8 +165,22 @@ std::optional<Val> BuiltinCall::lowerCreation() {
 
 std::optional<Val> BuiltinCall::lowerCompileTime() {
   switch (info.id) {
-  case BuiltinId::Constexpr:
-    return args.get("value");
+  case BuiltinId::Constexpr: {
+    Val v = args.get("value");
+    v.lifted = false;
+    return v;
+  }
+  case BuiltinId::ConstexprType: {
+    Val v = args.get("value");
+    if (!v.isConst())
+      return L.fail(args.loc("value"),
+                    fmt::format("constexpr_type needs a compile-time value, got {}", describe(v)));
+    v.lifted = false;
+    Val t;
+    t.kind = Val::Kind::ConstexprType;
+    t.elts = {v};
+    return t;
+  }
   case BuiltinId::PointerType: {
     // A dtype: `tk.load(table + g).to(tk.pointer_type(tk.float16))` turns an
     // address loaded as an integer into a pointer (IntToPtr), as Triton's
@@ -187,6 +201,41 @@ std::optional<Val> BuiltinCall::lowerCompileTime() {
                                   *as));
     }
     return Val::ofType(ctx.pointer(e.type));
+  }
+  case BuiltinId::GetIntDtype: {
+    // Triton's core.get_int_dtype(bitwidth, signed): int1 for width 1 (either
+    // signedness), else int<N> / uint<N>.
+    std::optional<int64_t> bits =
+        constInt(L, args.get("bitwidth"), args.loc("bitwidth"), "get_int_dtype's bitwidth");
+    if (!bits)
+      return Val::error();
+    std::optional<bool> isSignedWanted = L.constTruth(args.get("signed"));
+    if (!isSignedWanted)
+      return L.fail(args.loc("signed"),
+                    fmt::format("get_int_dtype's signed must be known at compile time, got {}",
+                                describe(args.get("signed"))));
+    std::optional<DType> d;
+    if (*bits == 1)
+      d = DType::I1;
+    else if (*bits == 8 || *bits == 16 || *bits == 32 || *bits == 64)
+      d = parseDTypeName(fmt::format("{}{}", *isSignedWanted ? "i" : "u", *bits));
+    if (!d)
+      return L.fail(
+          args.loc("bitwidth"),
+          fmt::format("get_int_dtype: no integer dtype of {} bits (1, 8, 16, 32 or 64)", *bits));
+    return Val::ofType(ctx.scalar(*d));
+  }
+  case BuiltinId::StandardLog2: {
+    std::optional<int64_t> n = constInt(L, args.get("i"), args.loc("i"), "_log2's argument");
+    if (!n)
+      return Val::error();
+    if (*n <= 0)
+      return L.fail(args.loc("i"), fmt::format("_log2 needs a positive integer, got {}", *n));
+    // Triton's loop: halve while above 1 (the floor of log2).
+    int64_t log2 = 0;
+    for (int64_t v = *n; v > 1; v >>= 1)
+      ++log2;
+    return Val::ofInt(log2);
   }
   case BuiltinId::NextPowerOf2: {
     std::optional<int64_t> n = constInt(L, args.get("n"), loc, "tk.next_power_of_2's n");
