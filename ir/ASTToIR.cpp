@@ -428,6 +428,7 @@ bool Lowerer::lowerStmt(const Stmt *s) {
   case NodeKind::Assign: {
     auto *a = cast<Assign>(s);
     Val v = expr(a->value);
+    v.lifted = v.isScalarConst();
     for (const Expr *t : a->targets)
       if (!assign(t, v, a->loc))
         return false;
@@ -443,7 +444,11 @@ bool Lowerer::lowerStmt(const Stmt *s) {
   }
   case NodeKind::AnnAssign: {
     auto *a = cast<AnnAssign>(s);
-    return !a->value || assign(a->target, expr(a->value), a->loc);
+    if (!a->value)
+      return true;
+    Val v = expr(a->value);
+    v.lifted = !isConstexprAnnotation(a->annotation) && v.isScalarConst();
+    return assign(a->target, v, a->loc);
   }
   case NodeKind::If:
     return lowerIf(cast<If>(s));

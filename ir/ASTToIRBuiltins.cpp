@@ -165,8 +165,22 @@ std::optional<Val> BuiltinCall::lowerCreation() {
 
 std::optional<Val> BuiltinCall::lowerCompileTime() {
   switch (info.id) {
-  case BuiltinId::Constexpr:
-    return args.get("value");
+  case BuiltinId::Constexpr: {
+    Val v = args.get("value");
+    v.lifted = false;
+    return v;
+  }
+  case BuiltinId::ConstexprType: {
+    Val v = args.get("value");
+    if (!v.isConst())
+      return L.fail(args.loc("value"),
+                    fmt::format("constexpr_type needs a compile-time value, got {}", describe(v)));
+    v.lifted = false;
+    Val t;
+    t.kind = Val::Kind::ConstexprType;
+    t.elts = {v};
+    return t;
+  }
   case BuiltinId::PointerType: {
     // A dtype: `tk.load(table + g).to(tk.pointer_type(tk.float16))` turns an
     // address loaded as an integer into a pointer (IntToPtr), as Triton's
@@ -187,6 +201,41 @@ std::optional<Val> BuiltinCall::lowerCompileTime() {
                                   *as));
     }
     return Val::ofType(ctx.pointer(e.type));
+  }
+  case BuiltinId::GetIntDtype: {
+    // Triton's core.get_int_dtype(bitwidth, signed): int1 for width 1 (either
+    // signedness), else int<N> / uint<N>.
+    std::optional<int64_t> bits =
+        constInt(L, args.get("bitwidth"), args.loc("bitwidth"), "get_int_dtype's bitwidth");
+    if (!bits)
+      return Val::error();
+    std::optional<bool> isSignedWanted = L.constTruth(args.get("signed"));
+    if (!isSignedWanted)
+      return L.fail(args.loc("signed"),
+                    fmt::format("get_int_dtype's signed must be known at compile time, got {}",
+                                describe(args.get("signed"))));
+    std::optional<DType> d;
+    if (*bits == 1)
+      d = DType::I1;
+    else if (*bits == 8 || *bits == 16 || *bits == 32 || *bits == 64)
+      d = parseDTypeName(fmt::format("{}{}", *isSignedWanted ? "i" : "u", *bits));
+    if (!d)
+      return L.fail(
+          args.loc("bitwidth"),
+          fmt::format("get_int_dtype: no integer dtype of {} bits (1, 8, 16, 32 or 64)", *bits));
+    return Val::ofType(ctx.scalar(*d));
+  }
+  case BuiltinId::StandardLog2: {
+    std::optional<int64_t> n = constInt(L, args.get("i"), args.loc("i"), "_log2's argument");
+    if (!n)
+      return Val::error();
+    if (*n <= 0)
+      return L.fail(args.loc("i"), fmt::format("_log2 needs a positive integer, got {}", *n));
+    // Triton's loop: halve while above 1 (the floor of log2).
+    int64_t log2 = 0;
+    for (int64_t v = *n; v > 1; v >>= 1)
+      ++log2;
+    return Val::ofInt(log2);
   }
   case BuiltinId::NextPowerOf2: {
     std::optional<int64_t> n = constInt(L, args.get("n"), loc, "tk.next_power_of_2's n");
@@ -261,49 +310,6 @@ std::optional<Val> BuiltinCall::lowerCompileTime() {
     if (x.isDyn() && x.v->type()->rank() == 1)
       return Val::ofInt(x.v->type()->shape()[0]);
     return L.fail(loc, fmt::format("len() needs a tuple or a 1-D tensor, got {}", describe(x)));
-  }
-  case BuiltinId::PyIsinstance: {
-    // As in Triton, whose code generator calls Python's isinstance on the
-    // unwrapped values: a run-time value (tensor or scalar) is a tk.tensor,
-    // a literal or constexpr is the Python int, float or bool it holds.
-    Val x = args.get("obj"), types = args.get("classinfo");
-    std::vector<Val> list = types.kind == Val::Kind::Tuple ? types.elts : std::vector<Val>{types};
-    bool result = false;
-    for (const Val &t : list) {
-      if (t.kind != Val::Kind::Builtin || !t.builtin)
-        return L.fail(args.loc("classinfo"),
-                      fmt::format("isinstance() needs a type or a tuple of types (tk.tensor, "
-                                  "tk.tensor_descriptor, tk.dtype, int, float, bool), got {}",
-                                  describe(t)));
-      switch (t.builtin->id) {
-      case BuiltinId::Tensor:
-        result |= x.isDyn();
-        break;
-      case BuiltinId::TensorDescriptor:
-        result |= x.kind == Val::Kind::Desc && x.i == 1;
-        break;
-      case BuiltinId::Dtype:
-        result |= x.kind == Val::Kind::DType;
-        break;
-      case BuiltinId::PyInt: // bool is a subclass of int, as in Python
-        result |= x.kind == Val::Kind::Int || x.kind == Val::Kind::Bool;
-        break;
-      case BuiltinId::PyFloat:
-        result |= x.kind == Val::Kind::Float;
-        break;
-      case BuiltinId::PyBool:
-        result |= x.kind == Val::Kind::Bool;
-        break;
-      case BuiltinId::Constexpr: // constexprs are unwrapped before the test
-        break;
-      default:
-        return L.fail(args.loc("classinfo"),
-                      fmt::format("isinstance() cannot test for {}: it takes tk.tensor, "
-                                  "tk.tensor_descriptor, tk.dtype, int, float and bool",
-                                  describe(t)));
-      }
-    }
-    return Val::ofBool(result);
   }
   default:
     return std::nullopt; // another family's

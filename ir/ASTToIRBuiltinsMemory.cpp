@@ -49,10 +49,22 @@ bool BuiltinCall::memoryOperands(Value *&ptr, Value *&mask, Value *&value, const
     value = L.materialize(args.get(valueParam), args.loc(valueParam), pointee);
     if (!value)
       return false;
+    // Pointers and integers meet as Triton's store casts them: a pointer
+    // stored through a pointer to 64-bit integers is its address (PtrToInt),
+    // an integer stored through a pointer to pointers becomes one (IntToPtr).
     if (value->type()->isPointerLike() != pointee->isPointer()) {
-      L.fail(args.loc(valueParam),
-             fmt::format("cannot store {} through {}", typeStr(value), typeStr(ptr)));
-      return false;
+      Type *e = value->type()->elementType();
+      bool ok = pointee->isPointer()
+                    ? isInteger(e->dtype()) && e->dtype() != DType::I1
+                    : isInteger(pointee->dtype()) && dtypeBits(pointee->dtype()) == 64;
+      if (!ok) {
+        L.fail(args.loc(valueParam),
+               fmt::format("cannot store {} through {}{}", typeStr(value), typeStr(ptr),
+                           pointee->isPointer()
+                               ? ""
+                               : "; a pointer is stored as a 64-bit integer (int64 or uint64)"));
+        return false;
+      }
     }
     value = L.castTo(value, pointee, args.loc(valueParam));
     if (!value || !widen(value, args.loc(valueParam)))
@@ -144,6 +156,11 @@ std::optional<Val> BuiltinCall::lowerMemory() {
     Value *ptr, *mask, *value;
     if (!memoryOperands(ptr, mask, value, "value"))
       return Val::error();
+    // None (Args::has's "absent") is no value: a helper whose `return` was
+    // not reached gives it (Triton would store a poison value).
+    if (!value)
+      return L.fail(args.loc("value"), fmt::format("{} needs a value to store, got {}", name,
+                                                   describe(args.get("value"))));
     cacheAttrs(b.store(loc, ptr, value, mask));
     return Val::none();
   }

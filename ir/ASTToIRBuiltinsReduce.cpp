@@ -139,6 +139,8 @@ Val BuiltinCall::combine(bool isScan) {
       return fail(fmt::format("{} needs tensors, got {}", name, describe(v)));
     operands.push_back(v.v);
   }
+  if (operands.empty())
+    return fail(fmt::format("{} needs at least one tensor, got an empty tuple", name));
   Val fn = args.get("combine_fn");
   if (fn.kind != Val::Kind::Func)
     return fail(fmt::format("combine_fn must be a @tk.jit function, got {}", describe(fn)));
@@ -170,7 +172,9 @@ Val BuiltinCall::combine(bool isScan) {
   if (!isScan && args.has("keep_dims") && L.constTruth(args.get("keep_dims")).value_or(false))
     for (Value *&r : rs)
       r = r->type()->isTensor() ? b.expandDims(loc, r, *axis) : b.splat(loc, r, {1});
-  if (rs.size() == 1)
+  // A tuple in gives a tuple out, one element or more (Triton's rule:
+  // `s, = tl.reduce((x,), 0, f)`); a bare tensor gives a bare result.
+  if (in.kind != Val::Kind::Tuple)
     return Val::dyn(rs[0]);
   std::vector<Val> elts;
   for (Value *r : rs)

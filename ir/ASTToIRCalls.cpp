@@ -66,6 +66,8 @@ std::string memberName(TensorMemberId id) { return std::string(tensorMemberInfo(
 Val Lowerer::callBuiltin(const BuiltinInfo &info, const Call *call) {
   if (info.id == BuiltinId::PyGetattr)
     return getattrCall(call);
+  if (info.id == BuiltinId::PyHasattr || info.id == BuiltinId::PyIsinstance)
+    return introspectionCall(info, call);
   Args args;
   if (!bindArgs(*this, info.signature, call, nullptr, args))
     return Val::error();
@@ -114,6 +116,18 @@ Val Lowerer::member(const Val &self, const std::string &attr, SourceLoc attrLoc,
   }
   if (*id == TensorMemberId::Value && self.isConst())
     return self;
+  // Triton's `.type` of a compile-time value is constexpr_type(value); of a
+  // number assigned to a plain variable (a tensor in Triton) its dtype.
+  if (*id == TensorMemberId::Type && self.isConst()) {
+    if (self.lifted)
+      return Val::ofType(constantDType(self));
+    Val t;
+    t.kind = Val::Kind::ConstexprType;
+    Val inner = self;
+    inner.lifted = false;
+    t.elts = {inner};
+    return t;
+  }
   // A compile-time number's dtype is the one Triton gives it as a tensor
   // (`value = 1; tl.full(..., dtype=value.dtype)`).
   if (*id == TensorMemberId::MDtype && self.isScalarConst())
@@ -228,6 +242,134 @@ Val Lowerer::getattrCall(const Call *call) {
   return member(self, name, at, call->loc);
 }
 
+//===----------------------------------------------------------------------===//
+// hasattr(obj, name), isinstance(obj, class_or_tuple): answered at compile
+// time from what the front end knows of obj.
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+// Whether getattr(self, name) or self.name(...) means something: the same
+// cases getattr and member answer, without reporting.
+bool hasMember(const Val &self, const std::string &name) {
+  switch (self.kind) {
+  case Val::Kind::Module:
+    return lookupTkBuiltin(name).has_value();
+  case Val::Kind::Builtin:
+    if (self.builtin->kind == BuiltinKind::Enum)
+      return lookupEnumMember(self.builtin->id, name) != nullptr;
+    if (self.builtin->kind == BuiltinKind::Namespace)
+      return lookupNamespaceMember(self.builtin->id, name).has_value();
+    return false;
+  case Val::Kind::None:
+  case Val::Kind::Error:
+  case Val::Kind::Func:
+    return false;
+  default:
+    break;
+  }
+  std::optional<TensorMemberId> id = lookupTensorMember(name);
+  if (!id)
+    return false;
+  using M = TensorMemberId;
+  bool dtypeMethod = *id == M::IsFloating || *id == M::IsInt || *id == M::IsIntSigned ||
+                     *id == M::IsIntUnsigned || *id == M::IsPtr || *id == M::IsFp16 ||
+                     *id == M::IsBf16 || *id == M::IsFp32 || *id == M::IsFp64;
+  bool descMember = *id == M::DLoad || *id == M::DStore || *id == M::MAdvance ||
+                    *id == M::BlockShape || *id == M::Strides;
+  switch (self.kind) {
+  case Val::Kind::DType:
+    return dtypeMethod || *id == M::PrimitiveBitwidth ||
+           (*id == M::ElementTy && self.type->isPointer());
+  case Val::Kind::Desc:
+    return *id == M::MDtype || *id == M::Shape || (descMember && *id != M::MAdvance) ||
+           (self.i == 0 && *id == M::MAdvance);
+  case Val::Kind::Dyn:
+    if (tensorMemberInfo(*id).kind == MemberKind::Method)
+      return !dtypeMethod && !descMember;
+    return *id == M::Shape || *id == M::MDtype || *id == M::Type || *id == M::Numel ||
+           (*id == M::T && self.v->type()->rank() == 2);
+  default: // a compile-time value
+    return *id == M::Value || (*id == M::MDtype && self.isScalarConst());
+  }
+}
+
+} // namespace
+
+Val Lowerer::introspectionCall(const BuiltinInfo &info, const Call *call) {
+  bool isHasattr = info.id == BuiltinId::PyHasattr;
+  const char *what = isHasattr ? "hasattr" : "isinstance";
+  if (call->args.size() != 2 || !call->keywords.empty())
+    return fail(call->loc, fmt::format("{}() takes two positional arguments", what));
+  // Names of tk, namespaces, enums and type markers are values only here.
+  auto ref = [&](const Expr *e) -> Val {
+    if (auto *n = dyn_cast<Name>(e); n && !env->count(n->id) && n->binding == NameBinding::Builtin)
+      return builtinRef(builtinInfo(n->builtin));
+    if (auto *a = dyn_cast<ast::Attribute>(e); a && a->builtin >= 0)
+      return builtinRef(builtinInfo(a->builtin));
+    return expr(e);
+  };
+  Val self = ref(call->args[0]);
+  if (!self.ok())
+    return Val::error();
+  if (isHasattr) {
+    Val name = expr(call->args[1]);
+    if (!name.ok())
+      return Val::error();
+    if (name.kind != Val::Kind::Str)
+      return fail(
+          call->args[1]->loc,
+          fmt::format("hasattr() needs a compile-time string name, got {}", describe(name)));
+    return Val::ofBool(hasMember(self, name.s));
+  }
+  // isinstance: the classes tk can answer for, each a builtin reference.
+  std::vector<std::pair<Val, SourceLoc>> classes;
+  if (auto *t = dyn_cast<ast::Tuple>(call->args[1])) {
+    for (const Expr *e : t->elts)
+      classes.emplace_back(ref(e), e->loc);
+  } else {
+    classes.emplace_back(ref(call->args[1]), call->args[1]->loc);
+  }
+  bool result = false;
+  for (auto &[cls, loc] : classes) {
+    if (!cls.ok())
+      return Val::error();
+    BuiltinId id = cls.kind == Val::Kind::Builtin ? cls.builtin->id : BuiltinId::PyPrint;
+    bool match;
+    switch (id) {
+    case BuiltinId::Tensor:
+      match = self.isDyn();
+      break;
+    case BuiltinId::Dtype:
+      match = self.kind == Val::Kind::DType;
+      break;
+    case BuiltinId::PointerType:
+      match = self.kind == Val::Kind::DType && self.type->isPointer();
+      break;
+    case BuiltinId::TensorDescriptor:
+      match = self.kind == Val::Kind::Desc && self.i == 1;
+      break;
+    case BuiltinId::PyInt: // Python's bool is an int
+      match = self.kind == Val::Kind::Int || self.kind == Val::Kind::Bool;
+      break;
+    case BuiltinId::PyFloat:
+      match = self.kind == Val::Kind::Float;
+      break;
+    case BuiltinId::PyBool:
+      match = self.kind == Val::Kind::Bool;
+      break;
+    default:
+      return fail(loc, fmt::format("isinstance() takes tk.tensor, tk.dtype, tk.pointer_type, "
+                                   "tk.tensor_descriptor, int, float or bool (or a tuple of "
+                                   "them), got {}",
+                                   cls.kind == Val::Kind::Builtin ? qualifiedName(*cls.builtin)
+                                                                  : describe(cls)));
+    }
+    result = result || match;
+  }
+  return Val::ofBool(result);
+}
+
 Val Lowerer::item(const Val &self, SourceLoc loc) {
   if (self.isScalarConst() || (self.isDyn() && !self.v->type()->isTensor()))
     return self;
@@ -285,6 +427,8 @@ Val Lowerer::callMethod(const Val &self, const ast::Attribute *callee, const Cal
   }
   if (*id == TensorMemberId::Item)
     return item(self, call->loc);
+  if (*id == TensorMemberId::LogicalAnd || *id == TensorMemberId::LogicalOr)
+    return logicalMethod(self, *id == TensorMemberId::LogicalAnd, callee, call);
   // Every other method is the tk.* builtin of the same name with the
   // receiver as its first argument (x.to is tk.cast).
   std::string_view builtinName =
@@ -297,6 +441,37 @@ Val Lowerer::callMethod(const Val &self, const ast::Attribute *callee, const Cal
   if (!bindArgs(*this, info.signature, call, &self, args))
     return Val::error();
   return lowerBuiltin(*this, info, args, call->loc);
+}
+
+// x.logical_and(other) / x.logical_or(other): `&` / `|` of two booleans, as
+// Triton's methods (which take only int1 operands: another dtype would be a
+// bitcast to int1, which Triton refuses for any width but 1).
+Val Lowerer::logicalMethod(const Val &self, bool isAnd, const ast::Attribute *callee,
+                           const Call *call) {
+  const TensorMemberInfo &m =
+      tensorMemberInfo(isAnd ? TensorMemberId::LogicalAnd : TensorMemberId::LogicalOr);
+  Args args;
+  if (!bindArgs(*this, m.signature, call, nullptr, args))
+    return Val::error();
+  if (!args.has("other"))
+    return fail(call->loc, fmt::format(".{}() needs the other operand", m.name));
+  auto isBool = [](const Val &v) {
+    return v.kind == Val::Kind::Bool ||
+           (v.isDyn() && v.v->type()->dtype() == DType::I1 && !v.v->type()->isPointerLike());
+  };
+  auto check = [&](const Val &v, SourceLoc loc, const char *which) {
+    if (isBool(v))
+      return true;
+    fail(loc, fmt::format(".{}() needs booleans (int1), but {} is {}; compare first (x != 0) "
+                          "or convert with .to(tk.int1)",
+                          m.name, which, describe(v)));
+    return false;
+  };
+  if (!check(self, callee->loc, "the receiver") ||
+      !check(args.get("other"), args.loc("other"), "'other'"))
+    return Val::error();
+  return binary(isAnd ? ast::BinaryOp::BitAnd : ast::BinaryOp::BitOr, self, args.get("other"),
+                call->loc);
 }
 
 // desc.load(offsets), desc.store(offsets, value), desc.atomic_add(offsets,

@@ -52,6 +52,8 @@ std::string describe(const Val &v) {
     return "module 'tk'";
   case Val::Kind::Builtin:
     return qualifiedName(*v.builtin);
+  case Val::Kind::ConstexprType:
+    return fmt::format("constexpr_type[{}]", describe(v.elts[0]));
   case Val::Kind::Desc: {
     std::string s;
     for (size_t i = 0; i < v.dims.size(); ++i)
@@ -118,6 +120,7 @@ std::optional<bool> Lowerer::constTruth(const Val &v) {
   case Val::Kind::Func:
   case Val::Kind::Module:
   case Val::Kind::Builtin:
+  case Val::Kind::ConstexprType:
     return true;
   default:
     return std::nullopt;
@@ -662,9 +665,10 @@ Val Lowerer::compare(CmpOp op, Val a, Val b, SourceLoc loc) {
       return Val::ofBool(ints ? cmp(a.i, b.i) : cmp(x, y));
     }
     if (op == CmpOp::Eq || op == CmpOp::Ne) {
+      bool nested = a.kind == Val::Kind::Tuple || a.kind == Val::Kind::ConstexprType;
       bool same = a.kind == b.kind && a.s == b.s && a.type == b.type &&
-                  (a.kind != Val::Kind::Tuple || a.elts.size() == b.elts.size());
-      if (same && a.kind == Val::Kind::Tuple)
+                  (!nested || a.elts.size() == b.elts.size());
+      if (same && nested)
         for (size_t i = 0; i < a.elts.size() && same; ++i) {
           Val e = compare(CmpOp::Eq, a.elts[i], b.elts[i], loc);
           same = e.kind == Val::Kind::Bool && e.i;
@@ -885,20 +889,80 @@ Val Lowerer::builtinValue(const BuiltinInfo &info, SourceLoc loc) {
     return Val::ofType(ctx_.pointer(ctx_.i32()));
   if (info.kind == BuiltinKind::Enum)
     return fail(loc, fmt::format("{} is an enum: use one of its members", qualifiedName(info)));
-  // A type (tk.tensor, tk.tensor_descriptor, int, ...) is a value for
-  // isinstance() to test against.
-  if (info.kind == BuiltinKind::TypeMarker || info.id == BuiltinId::PyInt ||
-      info.id == BuiltinId::PyFloat || info.id == BuiltinId::PyBool) {
-    Val r;
-    r.kind = Val::Kind::Builtin;
-    r.builtin = &info;
-    return r;
-  }
   // Passing one as a function (tk.reduce(x, 0, max)) is the usual way here.
   return fail(loc, fmt::format("'{}' is a builtin: it can only be called, not passed as a "
                                "value; a combine function (tk.reduce, tk.associative_scan) "
                                "must be a @tk.jit function",
                                qualifiedName(info)));
+}
+
+// `x if c else y` with a run-time scalar c: an `if` whose branches compute
+// one arm each, so only the taken arm's loads and stores run (Triton's
+// semantics). Arms that are both None (`tl.store(...) if c else
+// tl.store(...)`) make an `if` without results; otherwise the arms meet in
+// one type (Triton's promotion, a Python number taking the other arm's type)
+// and shape, converted inside their branch.
+Val Lowerer::dynamicIfExp(const ast::IfExp *ie, Value *c) {
+  Operation *draft = b_.createIf(ie->loc, c, {});
+  Val arm[2];
+  for (unsigned r = 0; r < 2; ++r) {
+    b_.setInsertionPointToEnd(&draft->body(r));
+    arm[r] = expr(r == 0 ? ie->then : ie->orelse);
+    if (!arm[r].ok())
+      return Val::error();
+  }
+  if (arm[0].kind == Val::Kind::None && arm[1].kind == Val::Kind::None) {
+    for (unsigned r = 0; r < 2; ++r) {
+      b_.setInsertionPointToEnd(&draft->body(r));
+      b_.yield(ie->loc, {});
+    }
+    b_.setInsertionPointAfter(draft);
+    return Val::none();
+  }
+  for (unsigned r = 0; r < 2; ++r)
+    if (!arm[r].isDyn() && !arm[r].isScalarConst())
+      return fail((r == 0 ? ie->then : ie->orelse)->loc,
+                  fmt::format("invalid operand to 'if-else': {}{}", describe(arm[r]),
+                              arm[r].kind == Val::Kind::None
+                                  ? " (both arms must give a value, or both None)"
+                                  : ""));
+  // The common element type and shape, from the arms' types (a number takes
+  // the other arm's element type, as in arithmetic).
+  Value *v[2] = {nullptr, nullptr};
+  for (unsigned r = 0; r < 2; ++r) {
+    b_.setInsertionPointToEnd(&draft->body(r));
+    const Val &other = arm[1 - r];
+    v[r] = materialize(arm[r], ie->loc, other.isDyn() ? other.v->type() : nullptr);
+    if (!v[r])
+      return Val::error();
+  }
+  Type *elem = v[0]->type()->elementType();
+  if (v[1]->type()->elementType() != elem) {
+    elem = promote(v[0]->type()->elementType(), v[1]->type()->elementType(), ie->loc, "if-else");
+    if (!elem)
+      return Val::error();
+  }
+  std::optional<std::vector<int64_t>> shape =
+      broadcastShapes(v[0]->type()->shape(), v[1]->type()->shape(), ie->loc);
+  if (!shape)
+    return Val::error();
+  for (unsigned r = 0; r < 2; ++r) {
+    b_.setInsertionPointToEnd(&draft->body(r));
+    v[r] = castTo(v[r], elem, ie->loc);
+    if (!shape->empty())
+      v[r] = broadcastTo(v[r], *shape, ie->loc);
+  }
+  b_.setInsertionPoint(draft);
+  Operation *op = b_.createIf(ie->loc, c, {v[0]->type()});
+  for (unsigned r = 0; r < 2; ++r) {
+    for (Operation *inner : draft->body(r).opsVector())
+      op->body(r).insert(nullptr, draft->body(r).remove(inner));
+    b_.setInsertionPointToEnd(&op->body(r));
+    b_.yield(ie->loc, {v[r]});
+  }
+  draft->erase();
+  b_.setInsertionPointAfter(op);
+  return Val::dyn(op->result());
 }
 
 Val Lowerer::expr(const Expr *e) {
@@ -1091,12 +1155,7 @@ Val Lowerer::expr(const Expr *e) {
       return fail(ie->cond->loc, fmt::format("the condition of 'x if c else y' must be a scalar, "
                                              "got {}; use tk.where",
                                              typeStr(cond.v)));
-    Val x = expr(ie->then), y = expr(ie->orelse);
-    Value *a, *b;
-    if (!x.ok() || !y.ok() || !unify(x, y, ie->loc, a, b, "if-else"))
-      return Val::error();
-    Value *c = broadcastTo(castTo(cond.v, ctx_.i1(), ie->loc), a->type()->shape(), ie->loc);
-    return Val::dyn(b_.select(ie->loc, c, a, b));
+    return dynamicIfExp(ie, castTo(cond.v, ctx_.i1(), ie->cond->loc));
   }
   case NodeKind::Slice:
     return fail(e->loc, "a slice is only valid inside a subscript");

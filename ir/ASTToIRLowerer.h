@@ -49,6 +49,9 @@ struct Val {
     // pointers only)], each a scalar IR value or an Int; `dims` the block
     // shape; `s` the padding ("", "zero" or "nan"); `type` the element dtype.
     Desc,
+    // Triton's constexpr_type(value): the `.type` of a compile-time value,
+    // `elts[0]` the value.
+    ConstexprType,
   };
   Kind kind = Kind::Error;
   Value *v = nullptr;
@@ -60,6 +63,10 @@ struct Val {
   const ast::FunctionDef *fn = nullptr;
   const BuiltinInfo *builtin = nullptr; // Builtin
   std::vector<int64_t> dims;            // Desc: the block shape
+  // A compile-time number assigned to a plain (not tk.constexpr) variable:
+  // Triton makes that a tensor, so its `.type` is the number's dtype rather
+  // than constexpr_type (the value itself stays a constant here).
+  bool lifted = false;
 
   static Val error() { return {}; }
   static Val dyn(Value *value) {
@@ -159,6 +166,8 @@ public:
 
   // Expressions (ASTToIRExpr.cpp).
   Val expr(const ast::Expr *e);
+  /// `x if c else y` for a run-time scalar condition `c` (i1).
+  Val dynamicIfExp(const ast::IfExp *ie, Value *c);
   Val binary(ast::BinaryOp op, Val a, Val b, SourceLoc loc);
   Val compare(ast::CmpOp op, Val a, Val b, SourceLoc loc);
   Val unary(ast::UnaryOp op, Val a, SourceLoc loc);
@@ -196,11 +205,16 @@ public:
   Val member(const Val &self, const std::string &attr, SourceLoc attrLoc, SourceLoc loc);
   /// getattr(object, name[, default]) with a compile-time string name.
   Val getattrCall(const ast::Call *call);
+  /// hasattr(obj, name) and isinstance(obj, classes), answered at compile time.
+  Val introspectionCall(const BuiltinInfo &info, const ast::Call *call);
   Val builtinValue(const BuiltinInfo &info, SourceLoc loc);
   Val subscript(const ast::Subscript *s);
   bool sliceBounds(const ast::Slice *sl, Val (&out)[3]);
   /// x.item(): the element of a one-element tensor as a scalar.
   Val item(const Val &self, SourceLoc loc);
+  /// x.logical_and(other) / x.logical_or(other) on booleans.
+  Val logicalMethod(const Val &self, bool isAnd, const ast::Attribute *callee,
+                    const ast::Call *call);
   /// A method of a block pointer or tensor descriptor (desc.load(...)).
   Val descriptorMethod(const Val &self, const ast::Attribute *callee, const ast::Call *call);
 

@@ -331,7 +331,7 @@ std::optional<std::vector<SignatureEntry>> parseSignature(std::string_view text,
       base = typeText.substr(0, colon);
       divText = typeText.substr(colon + 1);
     }
-    if (std::optional<DType> d = parseDTypeName(base)) {
+    if (std::optional<DType> d = parseSignatureDTypeName(base)) {
       e.dtype = *d;
       if (!divText.empty() || typeText.find(':') != std::string_view::npos) {
         std::optional<int64_t> div = parseInt(divText);

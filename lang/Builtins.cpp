@@ -309,6 +309,13 @@ std::optional<BuiltinId> lookupNamespaceMember(BuiltinId ns, std::string_view at
     if (isTritonMathName(attr))
       return lookupTkBuiltin(attr);
     return lookupTkBuiltin("math." + name);
+  case BuiltinId::Core:
+  case BuiltinId::Standard:
+    // The namespace's own helpers (core.get_int_dtype), else tk's names
+    // (Triton's core and standard modules hold the builtins too).
+    if (auto id = lookupTkBuiltin(std::string(builtinInfo(ns).name) + "." + name))
+      return id;
+    return lookupTkBuiltin(attr);
   case BuiltinId::Extra:
   case BuiltinId::ExtraCuda:
     // A nested namespace (extra.cuda, extra.cuda.libdevice), else a function

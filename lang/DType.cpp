@@ -36,6 +36,12 @@ std::optional<DType> parseDTypeName(std::string_view name) {
   return std::nullopt;
 }
 
+std::optional<DType> parseSignatureDTypeName(std::string_view name) {
+  if (name == "bool" || name == "u1")
+    return DType::I1;
+  return parseDTypeName(name);
+}
+
 std::optional<DType> parseDTypePythonName(std::string_view name) {
   for (DType t : kAll)
     if (info(t).pyName == name || info(t).irName == name)

@@ -42,6 +42,10 @@ inline unsigned dtypeBytes(DType t) { return dtypeBits(t) == 1 ? 1 : dtypeBits(t
 
 /// Parses an IR/signature spelling ("fp16", "i32", ...).
 std::optional<DType> parseDTypeName(std::string_view name);
+/// Parses a dtype in a signature or a parameter's type string: the IR
+/// spelling, or Triton's other spellings of a boolean ("bool", and "u1",
+/// which Triton canonicalises every boolean to). All are i1.
+std::optional<DType> parseSignatureDTypeName(std::string_view name);
 /// Parses a name after `tk.`: "float16", "fp16", "int32", "bfloat16", ...
 std::optional<DType> parseDTypePythonName(std::string_view name);
 

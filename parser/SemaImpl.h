@@ -104,7 +104,7 @@ inline std::string countedArgs(unsigned n) {
 inline bool isPowerOfTwo(uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
 
 // Validates a Triton-style type string: [*]DTYPE[:N], DTYPE an IR dtype name
-// ("i32", "fp16", ...), N a power of two stating divisibility. Returns the
+// ("i32", "fp16", ...; "bool" and "u1" for i1), N a power of two stating divisibility. Returns the
 // problem, or "" when the string is valid.
 inline std::string typeStringProblem(std::string_view text) {
   std::string_view s = text;
@@ -124,7 +124,7 @@ inline std::string typeStringProblem(std::string_view text) {
   }
   if (base.empty())
     return "expected a dtype such as \"fp32\" or \"i32\"";
-  if (!parseDTypeName(base)) {
+  if (!parseSignatureDTypeName(base)) {
     std::string hint;
     if (auto t = parseDTypePythonName(base))
       hint = fmt::format("; did you mean '{}'?", dtypeName(*t));

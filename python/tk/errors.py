@@ -24,6 +24,15 @@ class CompilationError(TritonError):
         super().__init__(message.rstrip("\n"))
         self.kernel = kernel
         self.error_message = _first_error(message)
+        # Triton chains the front end's own exception as the cause, and
+        # programs (test_core) read the first error from str(e.__cause__).
+        if self.error_message is not None:
+            self.__cause__ = CompilationErrorCause(self.error_message)
+
+
+class CompilationErrorCause(TritonError):
+    """The `__cause__` of a CompilationError: its first error's text
+    (`error_message`), where Triton puts the exception its front end raised."""
 
 
 def _first_error(text):

@@ -75,10 +75,13 @@ globals().update(_ENUMS)
 # outside a kernel. `math`, `extra` and `language` are modules here (the front
 # end resolves `tl.math.exp2` and the other dotted names itself).
 for _name, _kind, _signature, _summary in _builtin_table():
-    if "." not in _name and _name not in globals() and _name not in ("math", "extra", "language"):
+    if "." not in _name and _name not in globals() and _name not in (
+        "math", "extra", "language", "core", "standard"
+    ):
         globals()[_name] = _Builtin(_name, _kind, _signature, _summary)
 
 from . import math  # noqa: E402  (after the builtins: it picks them up)
+from . import standard  # noqa: E402
 from . import extra  # noqa: E402
 
 del _py, _dt, _short, _name, _kind, _signature, _summary

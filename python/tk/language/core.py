@@ -313,7 +313,23 @@ def next_power_of_2(n):
     return 1 if n <= 1 else 1 << (n - 1).bit_length()
 
 
+def get_int_dtype(bitwidth, signed):
+    """The integer dtype of `bitwidth` bits (1, 8, 16, 32, 64) and the
+    signedness `signed` (int1 for 1 bit), as Triton's core.get_int_dtype; in
+    a kernel the compiler folds it (`tl.core.get_int_dtype(x.dtype.primitive_bitwidth,
+    signed=True)`)."""
+    bitwidth = bitwidth.value if isinstance(bitwidth, constexpr) else bitwidth
+    signed = signed.value if isinstance(signed, constexpr) else signed
+    if bitwidth == 1:
+        return ALL_DTYPES["int1"]
+    if bitwidth in (8, 16, 32, 64):
+        return ALL_DTYPES[f"{'' if signed else 'u'}int{bitwidth}"]
+    raise ValueError(f"get_int_dtype: no integer dtype of {bitwidth} bits (1, 8, 16, 32 or 64)")
+
+
 cdiv._tk_builtin_name = "cdiv"
+constexpr_type._tk_builtin_name = "constexpr_type"
+get_int_dtype._tk_builtin_name = "core.get_int_dtype"
 next_power_of_2._tk_builtin_name = "next_power_of_2"
 
 

@@ -207,7 +207,7 @@ class _FunctionSource:
         # its own names.
         code = _code_of(self.text, fn.__name__) if given is not None else None
         code = code or fn.__code__
-        names = set(code.co_names) | _header_names(self.text, index)
+        names = set(code.co_names) | set(code.co_freevars) | _header_names(self.text, index)
         self.global_names = sorted(names - set(code.co_varnames))
         self._attributes = None  # name -> the attributes `name.attr` the text reads
 
@@ -306,6 +306,8 @@ _NAMESPACE_MODULES = {
     "libdevice": "tk.language.extra.libdevice",
     "cuda": "tk.language.extra.cuda",
     "math": "tk.language.math",
+    "core": "tk.language.core",
+    "standard": "tk.language.standard",
 }
 
 
@@ -344,11 +346,18 @@ class _Closure:
             jf = self.functions[i]
             i += 1
             g = jf.fn.__globals__
+            cells = _closure_cells(jf.fn)
             for name in jf.source.global_names:
-                if name not in g:
+                # A variable of an enclosing function (a kernel defined in a
+                # function, reading its locals) shadows a global, as in
+                # Python; it is read at each compile, without a guard.
+                if name in cells:
+                    value = cells[name]
+                elif name not in g:
                     continue
-                value = g[name]
-                self.guards.append((g, name, value))
+                else:
+                    value = g[name]
+                    self.guards.append((g, name, value))
                 if any(value is m for m in tk_modules if m is not None):
                     self.aliases.add(name)
                 elif isinstance(value, types.ModuleType) and _C.kernel_module(value.__name__):
@@ -416,12 +425,23 @@ class _Closure:
         """Notes for "undefined name" errors about globals a kernel cannot read."""
         notes = []
         for name, (type_name, fn_name) in sorted(self.unusable.items()):
-            if f"undefined name '{name}'" in errors:
+            if f"undefined name '{name}'" not in errors:
+                continue
+            if type_name in ("function", "builtin_function_or_method"):
+                # docs/python.md, "Host functions and compile-time values".
+                notes.append(
+                    f"note: '{name}' is a plain Python function where '{fn_name}' is defined; "
+                    "kernels do not call host code: make it a @tk.jit helper (tk.constexpr "
+                    "parameters fold at compile time), or call it in Python and pass or bind "
+                    f"the result (a tk.constexpr argument, or a global `N = tk.constexpr("
+                    f"{name}(...))`)\n"
+                )
+            else:
                 notes.append(
                     f"note: '{name}' is a global of type {type_name} where '{fn_name}' is "
                     "defined; kernels can read only globals that are ints, floats, bools, "
-                    "strings, None, tk dtypes, tk.constexpr values, @tk.jit functions and "
-                    "modules (calling their @tk.jit functions)\n"
+                    "strings, None, tk dtypes, tk.constexpr values, tuples of those, @tk.jit "
+                    "functions and modules (calling their @tk.jit functions)\n"
                 )
         return errors + "".join(notes)
 
@@ -436,7 +456,21 @@ class _Closure:
         )
 
 
+def _closure_cells(fn):
+    """{name: value} of the enclosing functions' variables `fn` reads (its
+    closure cells; an empty cell is left out)."""
+    out = {}
+    for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):
+        try:
+            out[name] = cell.cell_contents
+        except ValueError:
+            pass
+    return out
+
+
 def _is_constant(value):
+    if isinstance(value, tuple):  # a shape: a tuple of constants
+        return all(_is_constant(v) and not isinstance(v, constexpr) for v in value)
     return (
         value is None
         or isinstance(value, (bool, numbers.Integral, numbers.Real, str, dtype, constexpr))
