@@ -1083,6 +1083,13 @@ Val Lowerer::expr(const Expr *e) {
                                              "got {}; use tk.where",
                                              typeStr(cond.v)));
     Val x = expr(ie->then), y = expr(ie->orelse);
+    // Pointers are not promoted: a const and a writable pointer (or pointers
+    // to different types) make no one type, in Triton's words.
+    if (x.isDyn() && y.isDyn() && x.v->type()->isPointerLike() && y.v->type()->isPointerLike() &&
+        x.v->type()->elementType() != y.v->type()->elementType())
+      return fail(ie->loc, fmt::format("Ternary expression with dynamic condition has "
+                                       "inconsistent type: {} if the condition holds, else {}",
+                                       typeStr(x.v), typeStr(y.v)));
     Value *a, *b;
     if (!x.ok() || !y.ok() || !unify(x, y, ie->loc, a, b, "if-else"))
       return Val::error();

@@ -750,6 +750,8 @@ private:
         error(op, fmt::format("mask must be {} (i1 in the pointer's shape), got {}", want->str(),
                               ops[i]->type()->str()));
     };
+    if (!op.is(Opcode::Load) && cast<PointerType>(ptr->elementType())->isConst())
+      return (void)error(op, fmt::format("Cannot store to a constant pointer: {}", ptr->str()));
     switch (op.opcode()) {
     case Opcode::Load:
       expectType(op, op.result()->type(), pointee,
