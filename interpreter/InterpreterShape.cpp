@@ -127,9 +127,10 @@ bool execShape(ProgramRunner &r, Operation &op) {
     for (int64_t o = 0; o < out.size; ++o) {
       int64_t at = readInt(index, o, asSigned);
       if (at < 0 || at >= ss[axis])
-        return r.fail(op, fmt::format("index {} of tk.gather at position {} is out of range for axis {} "
-                                      "of the source {} (valid: 0 to {})",
-                                      at, shapeStr(idx), axis, shapeStr(ss), ss[axis] - 1));
+        return r.fail(
+            op, fmt::format("index {} of tk.gather at position {} is out of range for axis {} "
+                            "of the source {} (valid: 0 to {})",
+                            at, shapeStr(idx), axis, shapeStr(ss), ss[axis] - 1));
       int64_t from = 0;
       for (size_t d = 0; d < shape.size(); ++d)
         from += (int64_t(d) == axis ? at : idx[d]) * srcStrides[d];
