@@ -183,6 +183,9 @@ int64_t movementScratchBytes(const Operation &op) {
   case Opcode::Reshape:
   case Opcode::Trans:
     return reshapeTransIsLocal(op) ? 0 : partBytes(op.result()->type());
+  case Opcode::Gather:
+    // The source is staged whole, row-major (codegen/ShapeToLLVM.cpp).
+    return partBytes(op.operand(0)->type());
   case Opcode::AtomicRMW:
   case Opcode::AtomicCAS:
     return atomicSharesResult(op) ? partBytes(op.result()->type()) : 0;

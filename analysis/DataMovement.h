@@ -1,6 +1,6 @@
-// DataMovement: which convert_layout, reshape, trans, scan and atomic ops
-// exchange data between threads through shared memory, and how much scratch
-// they take.
+// DataMovement: which convert_layout, reshape, trans, gather, scan and atomic
+// ops exchange data between threads through shared memory, and how much
+// scratch they take.
 // --allocate-shared (SharedMemory.h scratchBytes) and the code generation
 // (codegen/ShapeToLLVM.cpp, ScanToLLVM.cpp, AtomicToLLVM.cpp) both ask here,
 // so they agree on which ops have scratch.
@@ -57,8 +57,9 @@ bool scanIsParallel(const Operation &op);
 /// atomic, or a layout with copies) and is used.
 bool atomicSharesResult(const Operation &op);
 
-/// Scratch bytes of a reshape, trans, scan or atomic (0 when it moves no
-/// data through shared memory, and for other ops).
+/// Scratch bytes of a reshape, trans, gather, scan or atomic (0 when it moves
+/// no data through shared memory, and for other ops). A gather stages its
+/// whole source.
 int64_t movementScratchBytes(const Operation &op);
 
 /// The partials a parallel scan exchanges through shared memory: one per

@@ -153,8 +153,8 @@ int64_t scratchBytes(const Operation &op, int64_t numWarps) {
   }
   // The exchanges of the other codegen families (their files lay the scratch
   // out; the sizes live here so the allocation needs no LLVM):
-  // reshape/trans, scans and the copies of an atomic's old value, only when
-  // they move data between threads (DataMovement.h);
+  // reshape/trans, gather, scans and the copies of an atomic's old value,
+  // only when they move data between threads (DataMovement.h);
   if (int64_t bytes = movementScratchBytes(op))
     return bytes;
   // the wait after a loop of wgmma_native dots reorders their rows;
@@ -201,6 +201,7 @@ std::vector<std::vector<SharedAccess>> sharedAccesses(Operation &op, int64_t num
   case Opcode::ConvertLayout:
   case Opcode::Reshape:
   case Opcode::Trans:
+  case Opcode::Gather:
   case Opcode::AtomicRMW:
   case Opcode::AtomicCAS:
   case Opcode::Scan:

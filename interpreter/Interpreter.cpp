@@ -349,6 +349,7 @@ bool ProgramRunner::dispatch(Operation &op) {
   case Opcode::ExpandDims:
   case Opcode::Reshape:
   case Opcode::Trans:
+  case Opcode::Gather:
     return execShape(*this, op);
   case Opcode::AddPtr:
   case Opcode::Load:

@@ -1,7 +1,7 @@
 // Ops that make or rearrange blocks without computing on elements:
 // program_id, num_programs, make_range, splat, broadcast, expand_dims,
-// reshape, trans. Values are row-major, so expand_dims and reshape only
-// change the type; broadcast and trans are one strided gather.
+// reshape, trans, gather. Values are row-major, so expand_dims and reshape
+// only change the type; broadcast and trans are one strided gather.
 #include "interpreter/InterpreterImpl.h"
 
 #include <fmt/format.h>
@@ -111,6 +111,38 @@ bool execShape(ProgramRunner &r, Operation &op) {
     for (int64_t o : op.attrs().get("order")->getIntArray())
       strides.push_back(inStrides[o]);
     r.setResult(op, 0, gather(in, t, strides));
+    return true;
+  }
+  case Opcode::Gather: {
+    // Triton leaves an index outside [0, extent) undefined; here it is an
+    // error at the gather, naming the element, rather than a read of
+    // another element.
+    const RtValue &src = r.operand(op, 0), &index = r.operand(op, 1);
+    const std::vector<int64_t> &ss = src.type->shape(), &shape = t->shape();
+    int64_t axis = *op.attrs().getInt("axis");
+    std::vector<int64_t> srcStrides = rowMajorStrides(ss);
+    bool asSigned = !isUnsigned(index.type->dtype());
+    RtValue out = makeValue(t);
+    std::vector<int64_t> idx(shape.size(), 0);
+    for (int64_t o = 0; o < out.size; ++o) {
+      int64_t at = readInt(index, o, asSigned);
+      if (at < 0 || at >= ss[axis])
+        return r.fail(
+            op, fmt::format("index {} of tk.gather at position {} is out of range for axis {} "
+                            "of the source {} (valid: 0 to {})",
+                            at, shapeStr(idx), axis, shapeStr(ss), ss[axis] - 1));
+      int64_t from = 0;
+      for (size_t d = 0; d < shape.size(); ++d)
+        from += (int64_t(d) == axis ? at : idx[d]) * srcStrides[d];
+      std::memcpy(out.storage.get() + o * elementBytes(t),
+                  src.storage.get() + from * elementBytes(t), elementBytes(t));
+      for (size_t d = shape.size(); d-- > 0;) {
+        if (++idx[d] < shape[d])
+          break;
+        idx[d] = 0;
+      }
+    }
+    r.setResult(op, 0, std::move(out));
     return true;
   }
   default:

@@ -236,7 +236,9 @@ Function *Lowerer::run() {
   std::vector<Type *> argTypes;
   for (const ParamBinding &p : params)
     if (p.isArgument)
-      argTypes.push_back(p.isPointer ? ctx_.pointer(ctx_.scalar(p.dtype)) : ctx_.scalar(p.dtype));
+      argTypes.push_back(p.isPointer
+                             ? ctx_.pointer(ctx_.scalar(p.dtype), PointerType::kGlobal, p.isConst)
+                             : ctx_.scalar(p.dtype));
   Function *fn = b_.createFunction(module_, kernel->name, argTypes, {}, kernel->loc);
 
   Env kernelEnv;
@@ -571,9 +573,9 @@ bool Lowerer::lowerIf(const If *s) {
       if (!v[0] || !v[1])
         return false;
       if (v[0]->type() != v[1]->type())
-        return fail(s->loc, fmt::format("variable '{}' is {} after the 'if' branch but {} after "
-                                        "the 'else' branch",
-                                        name, typeStr(v[0]), typeStr(v[1])))
+        return fail(s->loc, fmt::format("Mismatched type for {}: variable '{}' is {} after the "
+                                        "'if' branch but {} after the 'else' branch",
+                                        name, name, typeStr(v[0]), typeStr(v[1])))
             .ok();
       yields[0].push_back(v[0]);
       yields[1].push_back(v[1]);

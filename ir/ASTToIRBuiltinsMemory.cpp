@@ -22,6 +22,15 @@ bool BuiltinCall::memoryOperands(Value *&ptr, Value *&mask, Value *&value, const
     fail(fmt::format("{} needs a pointer or a tensor of pointers, got {}", name, typeStr(ptr)));
     return false;
   }
+  // Triton's words: a store or atomic through a tk.const parameter (or a
+  // pointer computed from one).
+  if (valueParam && cast<PointerType>(ptr->type()->elementType())->isConst()) {
+    L.fail(args.loc("pointer"),
+           fmt::format("Cannot store to a constant pointer: the pointer of {} is {}, "
+                       "read-only (it comes from a parameter annotated tk.const)",
+                       name, typeStr(ptr)));
+    return false;
+  }
   std::vector<int64_t> shape = ptr->type()->shape();
   mask = nullptr;
   value = nullptr;
@@ -184,6 +193,12 @@ std::optional<Val> BuiltinCall::lowerMemory() {
       return Val::error();
     if (!ptr->type()->isPointerLike())
       return L.fail(loc, fmt::format("tk.atomic_cas needs a pointer, got {}", typeStr(ptr)));
+    if (cast<PointerType>(ptr->type()->elementType())->isConst())
+      return L.fail(args.loc("pointer"),
+                    fmt::format("Cannot store to a constant pointer: the pointer of "
+                                "tk.atomic_cas is {}, read-only (it comes from a parameter "
+                                "annotated tk.const)",
+                                typeStr(ptr)));
     Type *pointee = cast<PointerType>(ptr->type()->elementType())->pointee();
     if (pointee->isScalar() && isFp8(pointee->dtype()))
       return L.fail(loc, fmt::format("tk.atomic_cas does not take {} values (no fp8 atomics)",

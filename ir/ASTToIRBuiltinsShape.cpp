@@ -136,6 +136,39 @@ std::optional<Val> BuiltinCall::lowerShape() {
                                      shapeStr(order), typeStr(x)));
     return Val::dyn(b.trans(loc, x, order));
   }
+  case BuiltinId::Gather: {
+    // Triton's rules: one rank, index's dimensions equal src's except along
+    // axis, an integer index; the result has index's shape.
+    Value *src = tensor("src"), *index = tensor("index");
+    if (!src || !index)
+      return Val::error();
+    if (!src->type()->isTensor())
+      return L.fail(args.loc("src"),
+                    fmt::format("tk.gather needs a tensor src, got {}", typeStr(src)));
+    if (!index->type()->isTensor() || index->type()->isPointerLike() ||
+        !isInteger(index->type()->dtype()) || index->type()->dtype() == DType::I1)
+      return L.fail(
+          args.loc("index"),
+          fmt::format("tk.gather needs a tensor of integers as index, got {}", typeStr(index)));
+    unsigned rank = src->type()->rank();
+    if (index->type()->rank() != rank)
+      return L.fail(args.loc("index"),
+                    fmt::format("tk.gather: src and index must have the same rank, got {} and {}",
+                                typeStr(src), typeStr(index)));
+    std::optional<int64_t> a = constInt(L, args.get("axis"), args.loc("axis"), "axis");
+    std::optional<int> axis =
+        a ? axisFor(L, *a, rank, args.loc("axis"), src->type()) : std::nullopt;
+    if (!axis)
+      return Val::error();
+    const std::vector<int64_t> &ss = src->type()->shape(), &is = index->type()->shape();
+    for (unsigned d = 0; d < rank; ++d)
+      if (int(d) != *axis && ss[d] != is[d])
+        return L.fail(args.loc("index"),
+                      fmt::format("tk.gather: index {} must match src {} in every dimension but "
+                                  "axis {} (dimension {} is {} and {})",
+                                  shapeStr(is), shapeStr(ss), *axis, d, is[d], ss[d]));
+    return Val::dyn(b.gather(loc, src, index, *axis));
+  }
   case BuiltinId::Flip: {
     // Reversing an axis of 2^s elements reverses the s bits of the index: the
     // axis is split into s axes of 2 and each is swapped, picking each half

@@ -926,6 +926,14 @@ Val Lowerer::dynamicIfExp(const ast::IfExp *ie, Value *c) {
                               arm[r].kind == Val::Kind::None
                                   ? " (both arms must give a value, or both None)"
                                   : ""));
+  // Pointers are not promoted: a const and a writable pointer (or pointers
+  // to different types) make no one type, in Triton's words.
+  if (arm[0].isDyn() && arm[1].isDyn() && arm[0].v->type()->isPointerLike() &&
+      arm[1].v->type()->isPointerLike() &&
+      arm[0].v->type()->elementType() != arm[1].v->type()->elementType())
+    return fail(ie->loc, fmt::format("Ternary expression with dynamic condition has "
+                                     "inconsistent type: {} if the condition holds, else {}",
+                                     typeStr(arm[0].v), typeStr(arm[1].v)));
   // The common element type and shape, from the arms' types (a number takes
   // the other arm's element type, as in arithmetic).
   Value *v[2] = {nullptr, nullptr};

@@ -146,6 +146,11 @@ Value *Builder::trans(SourceLoc loc, Value *v, const std::vector<int64_t> &order
       ->result();
 }
 
+Value *Builder::gather(SourceLoc loc, Value *src, Value *index, int axis) {
+  Type *t = ctx_->tensor(index->type()->shape(), src->type()->elementType());
+  return create(Opcode::Gather, loc, {src, index}, {t}, attrs1("axis", int64_t(axis)))->result();
+}
+
 Value *Builder::addptr(SourceLoc loc, Value *ptr, Value *offset) {
   return create(Opcode::AddPtr, loc, {ptr, offset}, {ptr->type()})->result();
 }

@@ -128,6 +128,8 @@ public:
   Value *expandDims(SourceLoc loc, Value *v, int axis);
   Value *reshape(SourceLoc loc, Value *v, const std::vector<int64_t> &shape);
   Value *trans(SourceLoc loc, Value *v, const std::vector<int64_t> &order);
+  /// src's elements along `axis` picked by `index` (same rank): index's shape.
+  Value *gather(SourceLoc loc, Value *src, Value *index, int axis);
   Value *addptr(SourceLoc loc, Value *ptr, Value *offset);
 
   // --- memory

@@ -13,11 +13,11 @@ IRContext::IRContext(SourceManager &sm) : sm_(&sm) {
 
 IRContext::~IRContext() = default;
 
-Type *IRContext::pointer(Type *pointee, unsigned addressSpace) {
+Type *IRContext::pointer(Type *pointee, unsigned addressSpace, bool isConst) {
   assert(pointee && !pointee->isTensor() && "pointer to a tensor");
-  Type *&slot = pointers_[{pointee, addressSpace}];
+  Type *&slot = pointers_[{pointee, addressSpace, isConst}];
   if (!slot) {
-    owned_.push_back(std::unique_ptr<Type>(new PointerType(pointee, addressSpace)));
+    owned_.push_back(std::unique_ptr<Type>(new PointerType(pointee, addressSpace, isConst)));
     slot = owned_.back().get();
   }
   return slot;

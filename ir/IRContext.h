@@ -75,8 +75,9 @@ public:
   Type *i64() const { return scalar(DType::I64); }
   Type *f32() const { return scalar(DType::F32); }
 
-  /// ptr<pointee>; the pointee is a scalar or a pointer.
-  Type *pointer(Type *pointee, unsigned addressSpace = 1);
+  /// ptr<pointee>; the pointee is a scalar or a pointer. A const pointer
+  /// (ptr<pointee, const>, a `tk.const` parameter) is only read through.
+  Type *pointer(Type *pointee, unsigned addressSpace = 1, bool isConst = false);
   /// tensor<shape x element>; the element is a scalar or a pointer, every
   /// dimension positive.
   Type *tensor(const std::vector<int64_t> &shape, Type *element,
@@ -106,7 +107,7 @@ private:
   SourceManager *sm_;
   std::vector<std::unique_ptr<Type>> owned_;
   std::vector<Type *> scalars_;
-  std::map<std::pair<Type *, unsigned>, Type *> pointers_;
+  std::map<std::tuple<Type *, unsigned, bool>, Type *> pointers_;
   std::map<std::tuple<std::vector<int64_t>, Type *, const LayoutAttr *>, Type *> tensors_;
   std::map<std::string, std::unique_ptr<LayoutAttr>> layouts_;
 };

@@ -393,19 +393,38 @@ private:
         failed_ = true;
         return nullptr;
       }
+      // ptr<T>, ptr<T, AS>, ptr<T, const>, ptr<T, AS, const>
       int64_t as = PointerType::kGlobal;
+      bool isConst = false;
       if (isPunct(",")) {
         consume();
-        if (tok_.kind != Tok::Int || tok_.intValue < 0 || tok_.intValue > 255) {
-          fail("expected an address space (0 to 255)");
+        if (tok_.kind == Tok::Int) {
+          if (tok_.intValue < 0 || tok_.intValue > 255) {
+            fail("expected an address space (0 to 255)");
+            return nullptr;
+          }
+          as = tok_.intValue;
+          consume();
+          if (isPunct(",")) {
+            consume();
+            if (!isIdent("const")) {
+              fail("expected 'const' after the address space");
+              return nullptr;
+            }
+            isConst = true;
+            consume();
+          }
+        } else if (isIdent("const")) {
+          isConst = true;
+          consume();
+        } else {
+          fail("expected an address space (0 to 255) or 'const'");
           return nullptr;
         }
-        as = tok_.intValue;
-        consume();
       }
       if (!expectPunct(">", "to close the pointer type"))
         return nullptr;
-      return ctx_.pointer(pointee, static_cast<unsigned>(as));
+      return ctx_.pointer(pointee, static_cast<unsigned>(as), isConst);
     }
     if (tok_.text == "tensor") {
       consume();

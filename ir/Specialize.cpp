@@ -241,6 +241,15 @@ std::optional<ConstValue> literalValue(const ast::Expr *e) {
   return std::nullopt;
 }
 
+// `p: tk.const` (or `const` imported from tk).
+bool isConstAnnotation(const ast::Expr *e) {
+  if (auto *a = ast::dyn_cast<ast::Attribute>(e))
+    return a->attr == "const";
+  if (auto *n = ast::dyn_cast<ast::Name>(e))
+    return n->id == "const";
+  return false;
+}
+
 bool isConstexprAnnotation(const ast::Expr *e) {
   if (auto *a = ast::dyn_cast<ast::Attribute>(e))
     return a->attr == "constexpr";
@@ -456,6 +465,7 @@ bool specializeParams(const ast::FunctionDef &fn, const KernelSpec &spec, Diagno
       bool specialize = !noSpec.count(p.name);
       b.isArgument = true;
       b.isPointer = entry->kind == SignatureEntry::Kind::Pointer;
+      b.isConst = b.isPointer && p.annotation && isConstAnnotation(p.annotation);
       b.dtype = entry->dtype;
       if (specialize && entry->divisibility > 1)
         b.divisibility = entry->divisibility;

@@ -110,6 +110,8 @@ struct ParamBinding {
   /// Has an IR argument (of `dtype`, a pointer to `dtype` when isPointer).
   bool isArgument = false;
   bool isPointer = false;
+  /// A pointer annotated `tk.const`: read-only (ptr<dtype, const>).
+  bool isConst = false;
   DType dtype = DType::I32;
   /// 16 for "*fp32:16" / "i32:16"; 1 when nothing is known.
   int64_t divisibility = 1;

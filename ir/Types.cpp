@@ -50,9 +50,9 @@ std::string Type::str() {
     return std::string(dtypeName(cast<ScalarType>(this)->scalarDType()));
   case Kind::Pointer: {
     auto *p = cast<PointerType>(this);
-    if (p->addressSpace() == PointerType::kGlobal)
-      return fmt::format("ptr<{}>", p->pointee()->str());
-    return fmt::format("ptr<{}, {}>", p->pointee()->str(), p->addressSpace());
+    std::string as =
+        p->addressSpace() == PointerType::kGlobal ? "" : fmt::format(", {}", p->addressSpace());
+    return fmt::format("ptr<{}{}{}>", p->pointee()->str(), as, p->isConst() ? ", const" : "");
   }
   case Kind::Tensor: {
     auto *t = cast<TensorType>(this);

@@ -102,14 +102,18 @@ public:
 
   Type *pointee() const { return pointee_; }
   unsigned addressSpace() const { return addrSpace_; }
+  /// Read-only: a store or atomic through it is an error (Triton's const
+  /// pointers, from a `tk.const` parameter annotation).
+  bool isConst() const { return isConst_; }
   static bool classof(const Type *t) { return t->kind() == Kind::Pointer; }
 
 private:
   friend class IRContext;
-  PointerType(Type *pointee, unsigned as)
-      : Type(Kind::Pointer), pointee_(pointee), addrSpace_(as) {}
+  PointerType(Type *pointee, unsigned as, bool isConst)
+      : Type(Kind::Pointer), pointee_(pointee), addrSpace_(as), isConst_(isConst) {}
   Type *pointee_;
   unsigned addrSpace_;
+  bool isConst_;
 };
 
 class TensorType : public Type {

@@ -446,6 +446,8 @@ private:
     case Opcode::Reshape:
     case Opcode::Trans:
       return verifyShapeOp(op);
+    case Opcode::Gather:
+      return verifyGather(op);
     case Opcode::AddPtr:
       if (!ops[0]->type()->isPointerLike())
         error(op, fmt::format("needs a pointer, got {}", ops[0]->type()->str()));
@@ -705,6 +707,34 @@ private:
     }
   }
 
+  // gather src, index {axis}: one rank, index's dimensions equal src's but
+  // along axis, integer indices; the result is index's shape of src's
+  // element type.
+  void verifyGather(Operation &op) {
+    Type *src = op.operand(0)->type(), *idx = op.operand(1)->type(), *out = op.result()->type();
+    if (!src->isTensor() || !idx->isTensor())
+      return (void)error(op, fmt::format("needs a tensor source and a tensor index, got {} and {}",
+                                         src->str(), idx->str()));
+    if (!idx->elementType()->isScalar() || !isInteger(idx->dtype()) || idx->dtype() == DType::I1)
+      return (void)error(op, fmt::format("needs an integer index, got {}", idx->str()));
+    const auto &ss = src->shape();
+    const auto &is = idx->shape();
+    if (ss.size() != is.size())
+      return (void)error(op, fmt::format("source and index must have the same rank, got {} and {}",
+                                         shapeStr(ss), shapeStr(is)));
+    int64_t axis = *op.attrs().getInt("axis");
+    if (axis < 0 || axis >= int64_t(ss.size()))
+      return (void)error(op, fmt::format("axis {} is out of range for rank {}", axis, ss.size()));
+    for (size_t d = 0; d < ss.size(); ++d)
+      if (int64_t(d) != axis && ss[d] != is[d])
+        return (void)error(op, fmt::format("index {} must match source {} in every dimension but "
+                                           "axis {}",
+                                           shapeStr(is), shapeStr(ss), axis));
+    if (!out->isTensor() || out->shape() != is || out->elementType() != src->elementType())
+      error(op, fmt::format("result must be {} of {}, got {}", shapeStr(is),
+                            src->elementType()->str(), out->str()));
+  }
+
   void verifyMemory(Operation &op) {
     const auto &ops = op.operands();
     Type *ptr = ops[0]->type();
@@ -720,6 +750,8 @@ private:
         error(op, fmt::format("mask must be {} (i1 in the pointer's shape), got {}", want->str(),
                               ops[i]->type()->str()));
     };
+    if (!op.is(Opcode::Load) && cast<PointerType>(ptr->elementType())->isConst())
+      return (void)error(op, fmt::format("Cannot store to a constant pointer: {}", ptr->str()));
     switch (op.opcode()) {
     case Opcode::Load:
       expectType(op, op.result()->type(), pointee,

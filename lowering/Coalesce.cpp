@@ -6,7 +6,8 @@
 // (coalesced across the warp), and the warps what remains. Other values take
 // layouts from their neighbours: elementwise ops and broadcast keep one
 // layout, a reduction gives the slice of its operand's layout, expand_dims of
-// a slice gives the parent, a dot's accumulator has its result's layout.
+// a slice gives the parent, a dot's accumulator and a gather's index have
+// their result's layout.
 // Where two layouts meet, a convert_layout is inserted (a constant, splat or
 // make_range is re-created in the layout its user needs instead: that costs
 // nothing).
@@ -203,6 +204,12 @@ private:
     case Opcode::Dot:
       setWant(op.operand(2), r); // the accumulator is the result's
       return;
+    case Opcode::Gather:
+      // The index is in the result's layout; a wider index keeps its own
+      // (indexIsWider).
+      if (!indexIsWider(op))
+        setWant(op.operand(1), r);
+      return;
     case Opcode::ExpandDims:
       if (r)
         setWant(op.operand(0), SliceLayout::get(ctx_, *op.attrs().getInt("axis"), r));
@@ -265,6 +272,17 @@ private:
       strong_[v] = true;
   }
   bool isStrong(Value *v) const { return strong_.count(v) != 0; }
+  // A gather whose index elements are wider than its result's (i64 indices
+  // of fp16 values): where the index's layout (its load's) and the users'
+  // differ, converting the result moves fewer bytes than converting the
+  // index, so the index's layout is the result's.
+  static bool indexIsWider(const Operation &gather) {
+    auto bytes = [](Value *v) {
+      Type *e = v->type()->elementType();
+      return e->isPointer() ? int64_t(8) : int64_t(dtypeBytes(e->dtype()));
+    };
+    return bytes(gather.operand(1)) > bytes(gather.result());
+  }
   // want, else `derived`, else the default; strong when wanted or derived
   // from a strong value.
   void decide(Value *v, const LayoutAttr *derived, bool derivedStrong) {
@@ -304,6 +322,16 @@ private:
     }
     case Opcode::Scan:
       return assignScan(op);
+    case Opcode::Gather: {
+      // The result is laid out as its index (codegen/ShapeToLLVM.cpp reads
+      // each result element at its index's register); the source may be in
+      // any layout, it goes through shared memory. An anchored index wider
+      // than the result keeps its layout over what users want.
+      Value *index = op.operand(1);
+      if (indexIsWider(op) && isStrong(index))
+        return set(op.result(), layout(index), true);
+      return decide(op.result(), layout(index), isStrong(index));
+    }
     case Opcode::For:
       return assignFor(op);
     case Opcode::If:
@@ -485,6 +513,8 @@ private:
       // result has its accumulator's type), whatever layout users gave the
       // result.
       return require(op, 2, r);
+    case Opcode::Gather:
+      return require(op, 1, r);
     case Opcode::Scan:
       // Operands and results in one layout (codegen/ScanToLLVM.cpp).
       for (unsigned i = 0; i < op.numOperands(); ++i)

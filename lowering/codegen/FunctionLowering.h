@@ -107,7 +107,8 @@ public:
   bool lowerWhile(Operation &op);
   bool lowerAtomic(Operation &op);       // AtomicToLLVM.cpp
   bool lowerReshapeTrans(Operation &op); // ShapeToLLVM.cpp
-  bool lowerScan(Operation &op);         // ScanToLLVM.cpp
+  bool lowerGather(Operation &op);
+  bool lowerScan(Operation &op); // ScanToLLVM.cpp
   bool lowerParallelScan(Operation &op);
   bool lowerDebug(Operation &op); // DebugToLLVM.cpp
   bool lowerDot(Operation &op);   // DotToLLVM.cpp (by family: DotLowering.h)

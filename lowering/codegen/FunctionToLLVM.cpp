@@ -208,6 +208,8 @@ bool FunctionLowering::lowerOp(Operation &op) {
   case Opcode::Reshape:
   case Opcode::Trans:
     return lowerReshapeTrans(op);
+  case Opcode::Gather:
+    return lowerGather(op);
   case Opcode::AtomicRMW:
   case Opcode::AtomicCAS:
     return lowerAtomic(op);

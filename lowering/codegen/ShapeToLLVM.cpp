@@ -1,5 +1,6 @@
 // reshape and trans -> register renaming when every thread already holds the
-// elements its result registers need, else a pass through shared memory.
+// elements its result registers need, else a pass through shared memory;
+// gather -> always through shared memory (lowerGather).
 //
 // Both ops move elements without changing them. reshape keeps the row-major
 // order (result element L is operand element L); trans permutes the
@@ -126,6 +127,35 @@ bool FunctionLowering::lowerReshapeTrans(Operation &op) {
   }
   // Copies hold the same value: every thread may write.
   set(res, exchangeThroughShared(src, linearIndices(in), {}, readIdx, in->type()->numElements()));
+  return true;
+}
+
+bool FunctionLowering::lowerGather(Operation &op) {
+  // The source staged whole, row-major, through the exchange: every thread
+  // writes its source registers (copies write the same value), a barrier,
+  // and each result register reads the slot of its own coordinates with the
+  // axis coordinate replaced by its index register (the result is laid out
+  // as the index, --coalesce). Shapes are powers of two, so masking the
+  // index to the axis keeps an out-of-range index (undefined, as in Triton)
+  // inside the staged tile.
+  Value *src = op.operand(0), *index = op.operand(1), *res = op.result();
+  const std::vector<int64_t> &srcShape = src->type()->shape();
+  unsigned axis = static_cast<unsigned>(*op.attrs().getInt("axis"));
+  DType indexType = index->type()->dtype();
+  const Regs &indices = get(index);
+  std::vector<std::vector<llvm::Value *>> coords = coordinates(res);
+  std::vector<llvm::Value *> readIdx;
+  for (size_t r = 0; r < coords.size(); ++r) {
+    llvm::Value *at = b_.CreateIntCast(indices[r], b_.getInt32Ty(), !isUnsigned(indexType));
+    at = b_.CreateAnd(at, b_.getInt32(static_cast<uint32_t>(srcShape[axis] - 1)));
+    llvm::Value *lin = b_.getInt32(0);
+    for (unsigned d = 0; d < srcShape.size(); ++d)
+      lin = b_.CreateAdd(b_.CreateMul(lin, b_.getInt32(static_cast<uint32_t>(srcShape[d]))),
+                         d == axis ? at : coords[r][d]);
+    readIdx.push_back(lin);
+  }
+  set(res,
+      exchangeThroughShared(get(src), linearIndices(src), {}, readIdx, src->type()->numElements()));
   return true;
 }
 
