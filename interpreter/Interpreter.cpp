@@ -10,6 +10,13 @@
 #include <thread>
 
 namespace tk {
+
+namespace {
+constexpr const char *kInlineAsmMessage =
+    "the CPU interpreter cannot run tk.inline_asm_elementwise: its assembly is PTX for the GPU; "
+    "run the kernel on a GPU (without TK_INTERPRET)";
+
+} // namespace
 namespace interp {
 
 //===----------------------------------------------------------------------===//
@@ -372,7 +379,9 @@ bool ProgramRunner::dispatch(Operation &op) {
   case Opcode::RingView:
     return execShared(*this, op);
   case Opcode::Barrier:
-    return true; // tk.debug_barrier: a program's threads run as one here
+    return true;          // tk.debug_barrier: a program's threads run as one here
+  case Opcode::InlineAsm: // interpret() refuses such kernels before running
+    return fail(op, kInlineAsmMessage);
   case Opcode::For:
   case Opcode::While:
   case Opcode::If:
@@ -493,6 +502,20 @@ bool interpret(Module &module, Function &kernel, const std::vector<InterpArg> &a
                                            options.grid[axis], INT32_MAX));
       return false;
     }
+
+  // Inline assembly is GPU code: refused before any program runs, at the
+  // op (the call of tk.inline_asm_elementwise).
+  for (auto &fn : module.functions()) {
+    Operation *asmOp = nullptr;
+    fn->walk([&](Operation *op) {
+      if (!asmOp && op->is(Opcode::InlineAsm))
+        asmOp = op;
+    });
+    if (asmOp) {
+      diag.error(asmOp->loc(), kInlineAsmMessage);
+      return false;
+    }
+  }
 
   RunState run(module, options);
   std::vector<RtValue> argValues(args.size());

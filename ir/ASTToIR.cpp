@@ -316,27 +316,31 @@ Function *Lowerer::run() {
 
 namespace {
 
-// Whether `block` has a bare `return`, in it or in its ifs (not in loops).
-bool hasBareReturn(const ast::Block &block) {
+// Whether `block` has a `return`, in it or in its ifs (not in loops).
+bool hasReturn(const ast::Block &block) {
   for (const Stmt *s : block) {
-    if (auto *r = dyn_cast<Return>(s); r && !r->value)
+    if (isa<Return>(s))
       return true;
-    if (auto *f = dyn_cast<If>(s); f && (hasBareReturn(f->then) || hasBareReturn(f->orelse)))
+    if (auto *f = dyn_cast<If>(s); f && (hasReturn(f->then) || hasReturn(f->orelse)))
       return true;
   }
   return false;
 }
 
+// The name under which lowerIf joins the values its branches return, as it
+// joins a variable (no Python name has a space).
+constexpr const char *kReturnSlot = "return value";
+
 } // namespace
 
 ast::Block Lowerer::withEarlyExits(ast::Block stmts) {
   for (size_t i = 0; i < stmts.size(); ++i) {
-    if (auto *r = dyn_cast<Return>(stmts[i]); r && !r->value) {
-      stmts.resize(i); // the rest is unreachable
+    if (auto *r = dyn_cast<Return>(stmts[i])) {
+      stmts.resize(r->value ? i + 1 : i); // the rest is unreachable
       return stmts;
     }
     auto *f = dyn_cast<If>(stmts[i]);
-    if (!f || !(hasBareReturn(f->then) || hasBareReturn(f->orelse)))
+    if (!f || !(hasReturn(f->then) || hasReturn(f->orelse)))
       continue;
     // What follows runs only where the branch taken did not return: it goes
     // into both branches, whose returns then drop it.
@@ -347,6 +351,7 @@ ast::Block Lowerer::withEarlyExits(ast::Block stmts) {
     elsePart.insert(elsePart.end(), after.begin(), after.end());
     exit.then = withEarlyExits(std::move(thenPart));
     exit.orelse = withEarlyExits(std::move(elsePart));
+    exitIfs_.insert(&exit);
     stmts.resize(i);
     stmts.push_back(&exit);
     return stmts;
@@ -461,14 +466,15 @@ bool Lowerer::lowerStmt(const Stmt *s) {
   case NodeKind::Return: {
     auto *r = cast<Return>(s);
     if (ret->dynamicDepth > 0)
-      return fail(s->loc, "not supported yet: 'return' inside a dynamic if, for or while; assign "
-                          "the value and return after it")
+      return fail(s->loc, "not supported yet: 'return' inside a dynamic for or while loop; "
+                          "assign the value and return after the loop")
           .ok();
     Val v = r->value ? expr(r->value) : Val::none();
     if (!v.ok())
       return false;
     ret->returned = true;
     ret->value = v;
+    ret->loc = s->loc;
     return true;
   }
   case NodeKind::Pass:
@@ -533,17 +539,54 @@ bool Lowerer::lowerIf(const If *s) {
   Operation *draft = b_.createIf(s->loc, c, {});
   Env before = *env;
   Env branchEnv[2];
-  ++ret->dynamicDepth;
+  // A branch that returns ends there; what it returns joins the other
+  // branch's value under kReturnSlot, as a variable would. withEarlyExits
+  // made an if with a return the last statement of its function, so a
+  // branch that does not return falls off the end: it returns None.
+  bool returned[2] = {false, false};
+  SourceLoc returnLoc;
   for (unsigned r = 0; r < 2; ++r) {
     *env = before;
+    ret->returned = false;
     b_.setInsertionPointToEnd(&draft->body(r));
-    if (!lowerBlock(r == 0 ? s->then : s->orelse)) {
-      --ret->dynamicDepth;
+    if (!lowerBlock(r == 0 ? s->then : s->orelse))
       return false;
+    returned[r] = ret->returned;
+    if (returned[r]) {
+      (*env)[kReturnSlot] = ret->value;
+      returnLoc = ret->loc;
     }
     branchEnv[r] = *env;
   }
-  --ret->dynamicDepth;
+  ret->returned = false;
+  if (returned[0] != returned[1]) {
+    // Not one of withEarlyExits' ifs (it never looks into loops): what
+    // follows the if would have to run only on the other branch.
+    if (!exitIfs_.count(s))
+      return fail(returnLoc, "not supported yet: 'return' inside a dynamic if within a loop "
+                             "(tk.static_range); assign the value and return after the loop")
+          .ok();
+    branchEnv[returned[0] ? 1 : 0][kReturnSlot] = Val::none();
+  }
+  // Values of a variable (or the returned values) that cannot be joined.
+  auto mismatch = [&](const std::string &name, const std::string &a, const std::string &b,
+                      bool supportedLater) {
+    if (name == kReturnSlot)
+      return fail(returnLoc, fmt::format("Return type mismatch: the 'if' branch returns {} but the "
+                                         "'else' branch returns "
+                                         "{}; every path of a function must return values of one "
+                                         "type",
+                                         a, b))
+          .ok();
+    // Triton's wording first ("Mismatched type for x"), then where the
+    // types come from.
+    return fail(s->loc, fmt::format("{}variable '{}' is {} after the 'if' branch {} {} after the "
+                                    "'else' branch",
+                                    supportedLater ? "not supported yet: "
+                                                   : fmt::format("Mismatched type for {}: ", name),
+                                    name, a, supportedLater ? "and" : "but", b))
+        .ok();
+  };
 
   // Yield the variables both branches define and at least one changed, each
   // as its leaves (carriedLeaves).
@@ -558,10 +601,7 @@ bool Lowerer::lowerIf(const If *s) {
     std::vector<const Val *> leaves[2];
     carriedLeaves(thenVal, nullptr, leaves[0]);
     if (!carriable(thenVal) || !carriedLeaves(thenVal, &other->second, leaves[1]))
-      return fail(s->loc, fmt::format("not supported yet: variable '{}' is {} after the 'if' "
-                                      "branch and {} after the 'else' branch",
-                                      name, describe(thenVal), describe(other->second)))
-          .ok();
+      return mismatch(name, describe(thenVal), describe(other->second), true);
     for (size_t k = 0; k < leaves[0].size(); ++k) {
       const Val *vals[2] = {leaves[0][k], leaves[1][k]};
       Value *v[2] = {nullptr, nullptr};
@@ -573,10 +613,7 @@ bool Lowerer::lowerIf(const If *s) {
       if (!v[0] || !v[1])
         return false;
       if (v[0]->type() != v[1]->type())
-        return fail(s->loc, fmt::format("Mismatched type for {}: variable '{}' is {} after the "
-                                        "'if' branch but {} after the 'else' branch",
-                                        name, name, typeStr(v[0]), typeStr(v[1])))
-            .ok();
+        return mismatch(name, typeStr(v[0]), typeStr(v[1]), false);
       yields[0].push_back(v[0]);
       yields[1].push_back(v[1]);
       types.push_back(v[0]->type());
@@ -606,6 +643,12 @@ bool Lowerer::lowerIf(const If *s) {
   size_t next = 0;
   for (size_t i = 0; i < names.size(); ++i)
     (*env)[names[i]] = withLeaves(shapes[i], op->results(), next);
+  if (auto r = env->find(kReturnSlot); r != env->end()) {
+    ret->returned = true;
+    ret->value = r->second;
+    ret->loc = returnLoc;
+    env->erase(r);
+  }
   return true;
 }
 

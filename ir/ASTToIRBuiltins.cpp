@@ -54,8 +54,8 @@ Val lowerBuiltin(Lowerer &L, const BuiltinInfo &info, Args &args, SourceLoc loc)
        {&BuiltinCall::lowerCreation, &BuiltinCall::lowerMemory, &BuiltinCall::lowerMath,
         &BuiltinCall::lowerReduction, &BuiltinCall::lowerDot, &BuiltinCall::lowerShape,
         &BuiltinCall::lowerSort, &BuiltinCall::lowerRandom, &BuiltinCall::lowerDebug,
-        &BuiltinCall::lowerCompileTime, &BuiltinCall::lowerLibdevice,
-        &BuiltinCall::lowerDescriptor})
+        &BuiltinCall::lowerCompileTime, &BuiltinCall::lowerLibdevice, &BuiltinCall::lowerDescriptor,
+        &BuiltinCall::lowerInlineAsm})
     if (std::optional<Val> v = (call.*lower)())
       return std::move(*v);
   return call.notSupported();

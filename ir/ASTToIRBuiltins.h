@@ -29,6 +29,7 @@
 //                                                      ASTToIRBuiltinsLibdevice.cpp
 //   lowerDescriptor   make_block_ptr, advance, make_tensor_descriptor,
 //                     load/store_tensor_descriptor     ASTToIRBuiltinsDescriptor.cpp
+//   lowerInlineAsm    inline_asm_elementwise           ASTToIRBuiltinsInlineAsm.cpp
 //
 // For `tk.load(x_ptr + offs, mask=offs < n)` args has pointer = the tensor
 // of pointers and mask = the comparison; lowerMemory broadcasts the two to
@@ -92,6 +93,7 @@ public:
   std::optional<Val> lowerRandom();
   std::optional<Val> lowerLibdevice();
   std::optional<Val> lowerDescriptor();
+  std::optional<Val> lowerInlineAsm();
 
   // Shared by the families.
   Val fail(std::string msg) { return L.fail(loc, std::move(msg)); }

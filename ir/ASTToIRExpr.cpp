@@ -1070,8 +1070,13 @@ Val Lowerer::expr(const Expr *e) {
       }
       return callBuiltin(info, c);
     }
-    if (callee.kind != Val::Kind::Func)
+    if (callee.kind != Val::Kind::Func) {
+      if (auto *n = dyn_cast<Name>(c->callee))
+        return fail(c->callee->loc, fmt::format("'{}' is {}, which is not callable: only tk "
+                                                "builtins and @tk.jit functions can be called",
+                                                n->id, describe(callee)));
       return fail(c->loc, fmt::format("{} is not callable", describe(callee)));
+    }
     std::vector<Val> args;
     std::vector<std::pair<std::string, Val>> kwargs;
     for (const Expr *arg : c->args) {

@@ -22,6 +22,7 @@
 #include <deque>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -226,19 +227,24 @@ public:
   struct ReturnState {
     bool returned = false;
     Val value = Val::none();
-    unsigned dynamicDepth = 0; // inside a dynamic if/for/while of this function
+    SourceLoc loc;             // of the `return` that set `returned`
+    unsigned dynamicDepth = 0; // inside a dynamic for/while of this function
   };
   ReturnState *ret = nullptr;
   unsigned inlineDepth = 0;
 
-  /// A function body with its bare `return`s in ifs made structured: an
-  /// `if` with one in either branch (at any depth of ifs, not in loops)
-  /// takes what follows it into both branches, and a bare return drops
-  /// what follows it. `if pid >= n: return` at the top becomes
-  /// `if pid >= n: ... else: <the rest>`; nested in dynamic ifs the same.
-  /// The ifs it makes live in rewrittenIfs_.
+  /// A function body with its `return`s in ifs made structured: an `if`
+  /// with one in either branch (at any depth of ifs, not in loops) takes
+  /// what follows it into both branches, and a return drops what follows
+  /// it (a bare return goes too; `return v` stays, the last statement of
+  /// its branch). `if pid >= n: return` at the top becomes `if pid >= n:
+  /// ... else: <the rest>`; nested in dynamic ifs the same. So an if that
+  /// holds a return is the last statement of its function, and lowerIf
+  /// joins the values its branches return like a variable both assign. The
+  /// ifs it makes live in rewrittenIfs_ (exitIfs_ to look them up).
   ast::Block withEarlyExits(ast::Block stmts);
   std::deque<ast::If> rewrittenIfs_;
+  std::set<const ast::If *> exitIfs_;
 
   /// The compile's budget (IRContext::limits): true while this kernel's
   /// lowering has made no more operations and statements than maxOps allows

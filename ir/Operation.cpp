@@ -135,6 +135,13 @@ bool Operation::isInside(const Operation *ancestor) const {
   return false;
 }
 
+uint32_t Operation::traits() const {
+  uint32_t t = opInfo(opcode_).traits;
+  if (opcode_ == Opcode::InlineAsm && attrs_.getBool("pure").value_or(false))
+    t = (t & ~(OpTrait::MemRead | OpTrait::MemWrite)) | OpTrait::Pure;
+  return t;
+}
+
 bool Operation::isSideEffectFree() const {
   if (hasTrait(OpTrait::Pure))
     return true;

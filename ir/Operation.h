@@ -107,7 +107,10 @@ public:
   Opcode opcode() const { return opcode_; }
   std::string_view name() const { return opName(opcode_); }
   bool is(Opcode op) const { return opcode_ == op; }
-  bool hasTrait(uint32_t trait) const { return tk::hasTrait(opcode_, trait); }
+  /// The traits of Ops.def's row, except that an inline_asm with `pure =
+  /// true` is Pure (not MemRead | MemWrite).
+  uint32_t traits() const;
+  bool hasTrait(uint32_t trait) const { return (traits() & trait) != 0; }
   SourceLoc loc() const { return loc_; }
   void setLoc(SourceLoc loc) { loc_ = loc; }
 

@@ -1,6 +1,7 @@
 #include "ir/Verifier.h"
 
 #include "ir/IRContext.h"
+#include "ir/InlineAsm.h"
 #include "ir/Layout.h"
 #include "lang/Libdevice.h"
 
@@ -421,6 +422,10 @@ private:
       return verifyMinMax(op);
     case Opcode::ExternElementwise:
       return verifyExternElementwise(op);
+    case Opcode::InlineAsm:
+      if (std::string problem = inlineAsmProblem(op); !problem.empty())
+        error(op, problem);
+      return;
     case Opcode::Select:
       if (!isI1Like(ops[0]->type()))
         error(op, fmt::format("condition must be i1, got {}", ops[0]->type()->str()));

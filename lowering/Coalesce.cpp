@@ -218,7 +218,8 @@ private:
       if (auto *s = dyn_cast<SliceLayout>(r); s && s->dim() == *op.attrs().getInt("axis"))
         setWant(op.operand(0), s->parent());
       return;
-    case Opcode::Scan: {
+    case Opcode::Scan:
+    case Opcode::InlineAsm: {
       // One layout for every operand and result: the first any result wants.
       const LayoutAttr *l = nullptr;
       for (Value *res : op.results())
@@ -321,6 +322,7 @@ private:
       return decide(op.result(), derived, isStrong(in));
     }
     case Opcode::Scan:
+    case Opcode::InlineAsm:
       return assignScan(op);
     case Opcode::Gather: {
       // The result is laid out as its index (codegen/ShapeToLLVM.cpp reads
@@ -516,7 +518,9 @@ private:
     case Opcode::Gather:
       return require(op, 1, r);
     case Opcode::Scan:
-      // Operands and results in one layout (codegen/ScanToLLVM.cpp).
+    case Opcode::InlineAsm:
+      // Operands and results in one layout (codegen/ScanToLLVM.cpp; an
+      // inline_asm takes register i of every operand and result together).
       for (unsigned i = 0; i < op.numOperands(); ++i)
         require(op, i, r);
       return;

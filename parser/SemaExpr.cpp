@@ -436,9 +436,11 @@ void Checker::checkCall(Call *c, bool asIterable) {
       diag_.error(n->loc, fmt::format("module '{}' is not callable", n->id));
       return;
     case NameBinding::Param:
-      if (scope_ && scope_->constexprParams.count(n->id))
-        return; // a @tk.jit function passed as a constexpr argument
-      [[fallthrough]];
+      // A parameter may carry a @tk.jit function: a kernel's constexpr
+      // argument, or any argument of a helper (`apply(x, combine_op)` calling
+      // `combine_op(x, x)`). What it holds is known when the call is lowered,
+      // which reports a non-function there.
+      return;
     case NameBinding::Local:
       diag_.error(n->loc, fmt::format("'{}' is not callable: only tk builtins and @tk.jit "
                                       "functions can be called",

@@ -52,6 +52,8 @@ public:
       return "(atomics, lowered to PTX atom instructions)";
     case Opcode::ExternElementwise:
       return "(libdevice functions; ROCm's device libraries are not linked yet)";
+    case Opcode::InlineAsm:
+      return "(tk.inline_asm_elementwise; its assembly is PTX)";
     case Opcode::Dot:
       if (op.numResults() && mmaLayoutOf(op.result()->type()))
         return "on the tensor cores (mma.sync / wgmma layouts; MFMA is not lowered yet)";

@@ -246,6 +246,8 @@ bool FunctionLowering::lowerOp(Operation &op) {
   case Opcode::AsyncWait:
   case Opcode::RingView:
     return lowerDot(op);
+  case Opcode::InlineAsm:
+    return lowerInlineAsm(op);
   case Opcode::Call:
     return unsupported(op, "");
   default:

@@ -334,8 +334,8 @@ def return_in_loop_kernel(Out, N):
 
 
 def test_return_inside_a_loop_is_still_a_located_error():
-    with pytest.raises(triton.CompilationError, match="'return' inside a dynamic if, for or "
-                                                      "while"):
+    with pytest.raises(triton.CompilationError, match="'return' inside a dynamic for or while "
+                                                      "loop"):
         return_in_loop_kernel[(1,)](np.zeros(8, np.int32), 8)
 
 

@@ -561,9 +561,12 @@ TEST(SemaTest, ControlFlowAndDefinitions) {
   EXPECT_TRUE(failsWith("import tk\ndef h(x):\n    return x\n", "not decorated with @tk.jit"));
   EXPECT_TRUE(failsWith("import tk\ndef h(x):\n    return x\n@tk.jit\ndef k(x):\n    y = h(x)\n",
                         "cannot call 'h': it is not a @tk.jit function"));
-  EXPECT_TRUE(failsWith(kernel("x", "    y = x(1)\n"), "'x' is not callable"));
-  // A constexpr parameter may carry a @tk.jit function (Triton's idiom).
+  EXPECT_TRUE(failsWith(kernel("x", "    f = 3\n    y = f(1)\n"), "'f' is not callable"));
+  // A parameter may carry a @tk.jit function (Triton's idiom): a kernel's
+  // constexpr one, or any parameter of a helper; what it holds is checked
+  // when the call is lowered.
   EXPECT_TRUE(clean(kernel("x, ACT: tk.constexpr", "    y = ACT(x)\n")));
+  EXPECT_TRUE(clean(kernel("x, combine_op", "    y = combine_op(x, x)\n")));
 }
 
 TEST(SemaTest, ParseErrorsSkipTheChecks) {
