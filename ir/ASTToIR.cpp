@@ -967,10 +967,10 @@ Val Lowerer::inlineCall(const FunctionDef *fn, std::vector<Val> args,
                   fmt::format("missing argument '{}' in the call of '{}'", p.name, fn->name));
     if (!v->ok())
       return Val::error();
-    if (isConstexprAnnotation(p.annotation) && v->hasDyn())
-      return fail(callLoc, fmt::format("argument '{}' of '{}' is tk.constexpr but the call passes "
-                                       "{}, which is not known at compile time",
-                                       p.name, fn->name, describe(*v)));
+    // A helper's tk.constexpr annotation does not make its argument one: as
+    // in Triton, whose calls specialise on the arguments that are constants,
+    // a run-time value passed there stays a run-time value (upstream tutorial
+    // 06 passes offs_m, a tensor, to `offs_m: tl.constexpr`).
     callee[p.name] = *v;
   }
   for (auto &[name, kv] : kwargs) {

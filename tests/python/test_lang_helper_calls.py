@@ -260,3 +260,28 @@ def test_call_shapes_inside_a_dynamic_if(device, shape):
     p = np.array([start], np.int32)
     launch(call_shapes_kernel, (1,), p, shape, device=device)
     assert p[0] == start + 1
+
+
+@tl.jit
+def _scaled_rows(x, offs: tl.constexpr, n: tl.constexpr, SCALE: tl.constexpr):
+    # offs and n are run-time values although annotated tl.constexpr, as
+    # upstream tutorial 06's _attn_fwd_inner takes offs_m and N_CTX.
+    return tl.where(offs < n, x * SCALE, 0.0)
+
+
+@tl.jit
+def constexpr_annotated_helper_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n, other=1.0)
+    tl.store(out_ptr + offs, _scaled_rows(x, offs, n, 3.0), mask=offs < n + 5)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_constexpr_annotation_of_a_helper_takes_runtime_values(device):
+    n = 45
+    x = np.random.default_rng(3).standard_normal(n + 19).astype(np.float32)
+    out = np.full(n + 19, 7.0, np.float32)
+    launch(constexpr_annotated_helper_kernel, (2,), x, out, n, 32, device=device)
+    np.testing.assert_allclose(out[:n], x[:n] * 3.0, rtol=1e-6)
+    np.testing.assert_array_equal(out[n:n + 5], 0.0)
+    np.testing.assert_array_equal(out[n + 5:], 7.0)
