@@ -59,7 +59,14 @@ import time
 import warnings
 
 from . import _C, check
-from .runtime.jit import KernelInterface, _Closure, _env_flag, cuda_driver_available, interpret_mode
+from .runtime.jit import (
+    KernelInterface,
+    _argument_array,
+    _Closure,
+    _env_flag,
+    cuda_driver_available,
+    interpret_mode,
+)
 
 
 class Config:
@@ -400,7 +407,7 @@ class _Outputs:
             names |= {n for n, s in zip(compiled.argument_names, compiled.stored_arguments) if s}
         self.spans = {}  # name -> (dtype, base, span, offset)
         for name in sorted(names):
-            self.spans[name] = self._span(name, named[name])
+            self.spans[name] = self._span(name, _argument_array(named, name))
         self.original = {name: self._read(name) for name in self.spans}
         self.stored = {}  # config index -> {name: bytes}
 

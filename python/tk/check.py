@@ -86,7 +86,7 @@ def checked_launch(jit, grid, args, kwargs):
     returns the CompiledKernel, as a launch does."""
     import numpy as np
 
-    from .runtime.jit import _gpu_array_info
+    from .runtime.jit import _argument_array, _gpu_array_info
 
     if getattr(_local, "suspended", 0):
         return jit._launcher.call_unchecked(grid, args, kwargs)
@@ -106,7 +106,7 @@ def checked_launch(jit, grid, args, kwargs):
             interp_args.append(arg)
             spans.append(None)
             continue
-        value = values[arg_name]
+        value = _argument_array(values, arg_name)
         dt, _ = _gpu_array_info(arg_name, value, name)
         base, span, offset = _memory(arg_name, value, name)
         key = (base, span)

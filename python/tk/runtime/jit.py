@@ -792,6 +792,15 @@ def _specialize(name, value, specialize, kernel_name, gpu=False):
     return entry, ("p", base, span, offset, dt, name, read_only)
 
 
+def _argument_array(values, name):
+    """The array behind the kernel argument `name` of a launch whose
+    parameters had `values`: the parameter's value, or for the base pointer
+    of a TensorDescriptor parameter (the argument named after it) the
+    descriptor's base."""
+    value = values[name]
+    return value.base if isinstance(value, TensorDescriptor) else value
+
+
 def _descriptor_args(name, value, kernel_name, specialize=True, gpu=False):
     """(signature entry, launch arguments, argument names) of a host
     TensorDescriptor argument: the entry `tensordesc<fp16[64,64]{16,1}>`
