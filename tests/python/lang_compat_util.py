@@ -20,10 +20,13 @@ def launch(kernel, grid, *args, device, **kwargs):
 
     copies = []
     moved = []
+    on_device = {}  # id(array) -> its CUDA copy: an array passed twice aliases on the GPU too
     for a in args:
         if isinstance(a, np.ndarray):
-            t = torch.from_numpy(np.ascontiguousarray(a)).cuda()
-            copies.append((a, t))
+            t = on_device.get(id(a))
+            if t is None:
+                t = on_device[id(a)] = torch.from_numpy(np.ascontiguousarray(a)).cuda()
+                copies.append((a, t))
             moved.append(t)
         else:
             moved.append(a)
