@@ -327,11 +327,9 @@ std::optional<Val> BuiltinCall::lowerDot() {
                                 shapeStr(x->type()->shape()), shapeStr(y->type()->shape())));
         return nullptr;
       }
-      if (m < 16 || n < 16 || k < 16) {
-        L.fail(loc, fmt::format("tk.dot needs every dimension >= 16, got [{}, {}] x [{}, {}]", m, k,
-                                k2, n));
-        return nullptr;
-      }
+      // Dimensions below 16 are the GPU pipeline's to refuse (AccelerateDot),
+      // as Triton's GPU compile does; the interpreter computes them, as
+      // Triton's interpreter does.
       // fp8 operands (the two formats may differ) widen exactly to fp16
       // and take fp16's path, summing in fp32 unless out_dtype says fp16.
       auto fp8 = [](Value *v) {

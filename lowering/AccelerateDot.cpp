@@ -492,7 +492,7 @@ class AccelerateDotPass : public Pass {
 public:
   AccelerateDotPass() : Pass(PassId::AccelerateDot) {}
 
-  bool run(Module &module, DiagnosticEngine &) override {
+  bool run(Module &module, DiagnosticEngine &diag) override {
     bool changed = false;
     for (auto &fn : module.functions()) {
       std::vector<Operation *> dots;
@@ -500,6 +500,23 @@ public:
         if (op->is(Opcode::Dot) && op->result()->type()->rank() == 2)
           dots.push_back(op);
       });
+      // The GPU back end's dots (tensor cores and the FMA path alike) take
+      // tiles of at least 16 in each dimension, as Triton's GPU compile
+      // requires; the interpreter, like Triton's, computes smaller ones.
+      bool small = false;
+      for (Operation *dot : dots) {
+        const std::vector<int64_t> &a = dot->operand(0)->type()->shape();
+        const std::vector<int64_t> &b = dot->operand(1)->type()->shape();
+        if (a[0] < 16 || a[1] < 16 || b[1] < 16) {
+          diag.error(dot->loc(), fmt::format("tk.dot needs every dimension >= 16 on the GPU, got "
+                                             "[{}, {}] x [{}, {}] (the interpreter computes "
+                                             "smaller dots)",
+                                             a[0], a[1], b[0], b[1]));
+          small = true;
+        }
+      }
+      if (small)
+        return false;
       DotAccelerator acc(module.context(), fn->attrs().getInt("num_warps").value_or(4),
                          fn->attrs().getString("arch").value_or(""), chainedDots(dots));
       for (Operation *dot : dots) {

@@ -436,3 +436,27 @@ def test_constexpr_type_and_variables_of_the_enclosing_function(literal, tensor_
     kernel[(1,)](y, literal, tensor_ty)
     if tensor_ty is not None:
         assert y[0] == pytest.approx(literal, rel=1e-6)
+
+
+@tl.jit
+def small_dot_kernel(a_ptr, b_ptr, c_ptr, M: tl.constexpr, K: tl.constexpr, N: tl.constexpr):
+    rm = tl.arange(0, M)
+    rk = tl.arange(0, K)
+    rn = tl.arange(0, N)
+    a = tl.load(a_ptr + rm[:, None] * K + rk[None, :])
+    b = tl.load(b_ptr + rk[:, None] * N + rn[None, :])
+    acc = tl.load(c_ptr + rm[:, None] * N + rn[None, :])
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], tl.dot(a, b, acc, input_precision="ieee"))
+
+
+@pytest.mark.parametrize("m,k,n", [(2, 4, 8), (1, 16, 2), (16, 2, 4), (4, 1, 32)])
+def test_dots_below_16_run_on_the_interpreter(m, k, n):
+    # As Triton's interpreter computes them (test_core's test_dot3d small
+    # blocks); the GPU compile refuses them (lit astir/dot-small.tk).
+    rng = np.random.default_rng(m * 100 + k * 10 + n)
+    a = rng.standard_normal((m, k)).astype(np.float32)
+    b = rng.standard_normal((k, n)).astype(np.float32)
+    c = rng.standard_normal((m, n)).astype(np.float32)
+    expect = c.astype(np.float64) + a.astype(np.float64) @ b.astype(np.float64)
+    small_dot_kernel[(1,)](a, b, c, m, k, n)
+    np.testing.assert_allclose(c, expect, rtol=1e-5, atol=1e-5)
