@@ -204,11 +204,16 @@ def test_descriptor_host_checks():
         TensorDescriptor(np.zeros((8, 16), np.float32), [8, 16], [16, 1], [8, 8], "inf")
 
 
-def test_bad_block_shape_at_launch():
+def test_bad_block_shape_at_construction_and_at_launch():
     x = np.zeros((16, 16), np.float32)
-    d = TensorDescriptor(x, [16, 16], [16, 1], [16, 12])  # not checked until the launch
+    with pytest.raises(TensorDescriptorError, match="TensorDescriptor: block_shape .* powers of two"):
+        TensorDescriptor(x, [16, 16], [16, 1], [16, 12])
+    # A pre_hook may change a made descriptor; the launch checks it again and
+    # names the argument.
+    d = TensorDescriptor(x, [16, 16], [16, 1], [16, 16])
+    d.block_shape = [16, 12]
     y = np.zeros((16, 16), np.float32)
-    with pytest.raises(TensorDescriptorError, match="argument 'in_desc' of scale_copy"):
+    with pytest.raises(TensorDescriptorError, match="argument 'in_desc' of scale_copy: block_shape"):
         scale_copy[(1, 1)](d, TensorDescriptor(y, [16, 16], [16, 1], [16, 16]), 16, 16, 1.0,
                            16, 16)
 

@@ -817,28 +817,9 @@ def _descriptor_args(name, value, kernel_name, specialize=True, gpu=False):
     if not entry.endswith(":16"):
         raise TensorDescriptorError(
             f"{where}: a TensorDescriptor's base address must be 16-byte aligned")
+    value.validate(where)
     shape, strides, block = list(value.shape), list(value.strides), list(value.block_shape)
     rank = len(shape)
-    if not (len(strides) == rank == len(block)) or not 1 <= rank <= 5:
-        raise TensorDescriptorError(
-            f"{where}: shape {shape}, strides {strides} and block_shape {block} must have one "
-            "rank from 1 to 5")
-    for b in block:
-        if not _is_int(b) or b < 1 or b & (b - 1):
-            raise TensorDescriptorError(
-                f"{where}: block_shape {block} must be powers of two (set it before the launch, "
-                "e.g. in the autotuner's pre_hook)")
-    for n in shape:
-        if not _is_int(n) or not 0 <= n < 2**31:
-            raise TensorDescriptorError(f"{where}: shape {shape} must be ints from 0 to 2**31 - 1")
-    elem_bits = int(re.search(r"\d+", dt).group())
-    for st in strides[:-1]:
-        if not _is_int(st) or st < 0 or (st * max(1, elem_bits // 8)) % 16:
-            raise TensorDescriptorError(
-                f"{where}: strides {strides} must be non-negative ints, each but the last a "
-                "multiple of 16 bytes")
-    if strides[-1] != 1:
-        raise TensorDescriptorError(f"{where}: the last stride must be 1, not {strides[-1]}")
     padding = ",nan" if value.padding == "nan" else ""
     # The sizes' divisibility by 16, as integer arguments are specialised:
     # masks along a dimension whose size is a multiple of 16 stay whole

@@ -20,14 +20,20 @@ asserts raise.
 """
 
 
+import numbers
+
+
 class TensorDescriptorError(ValueError, AssertionError):
     """A TensorDescriptor that breaks one of the rules above."""
 
 
 def _elem_bytes(dtype):
-    itemsize = getattr(dtype, "itemsize", None)
+    itemsize = getattr(dtype, "itemsize", None)  # torch and numpy dtypes
     if isinstance(itemsize, int):
         return itemsize
+    bits = getattr(dtype, "primitive_bitwidth", None)  # tk dtypes (a TensorWrapper's)
+    if isinstance(bits, int):
+        return max(1, bits // 8)
     import numpy
 
     return numpy.dtype(dtype).itemsize
@@ -53,33 +59,43 @@ class TensorDescriptor:
         self.strides = list(strides)
         self.block_shape = list(block_shape)
         self.padding = padding
-        rank = len(self.shape)
-        if not (len(self.strides) == rank == len(self.block_shape)):
-            raise TensorDescriptorError(
-                f"TensorDescriptor: shape {self.shape}, strides {self.strides} and block_shape "
-                f"{self.block_shape} must have the same rank"
-            )
+        self.validate("TensorDescriptor")
+
+    def validate(self, where):
+        """Raises TensorDescriptorError, its message starting with `where`,
+        unless the descriptor keeps Triton's rules. Made descriptors are
+        checked again at each launch (the launch names the argument), since a
+        pre_hook may have changed them since."""
+
+        def bad(what):
+            raise TensorDescriptorError(f"{where}: {what}")
+
+        shape, strides, block = list(self.shape), list(self.strides), list(self.block_shape)
+        rank = len(shape)
+        if not (len(strides) == rank == len(block)):
+            bad(f"shape {shape}, strides {strides} and block_shape {block} must have the same "
+                "rank")
         if rank < 1 or rank > 5:
-            raise TensorDescriptorError(f"TensorDescriptor: rank {rank} is not from 1 to 5")
-        if self.strides[-1] != 1:
-            raise TensorDescriptorError(
-                f"TensorDescriptor: the last stride must be 1, not {self.strides[-1]}")
-        if padding not in ("zero", "nan"):
-            raise TensorDescriptorError(
-                f"TensorDescriptor: padding must be 'zero' or 'nan', not {padding!r}")
-        address = _base_address(base)
+            bad(f"rank {rank} is not from 1 to 5")
+        for b in block:
+            if not isinstance(b, numbers.Integral) or b < 1 or b & (b - 1):
+                bad(f"block_shape {block} must be powers of two")
+        for n in shape:
+            if not isinstance(n, numbers.Integral) or not 0 <= n < 2**31:
+                bad(f"shape {shape} must be ints from 0 to 2**31 - 1")
+        if strides[-1] != 1:
+            bad(f"the last stride must be 1, not {strides[-1]}")
+        if self.padding not in ("zero", "nan"):
+            bad(f"padding must be 'zero' or 'nan', not {self.padding!r}")
+        address = _base_address(self.base)
         if address is not None and address % 16:
-            raise TensorDescriptorError(
-                f"TensorDescriptor: the base address {address:#x} is not 16-byte aligned")
-        dtype = getattr(base, "dtype", None)
-        if dtype is not None:
-            size = _elem_bytes(dtype)
-            for stride in self.strides[:-1]:
-                if (stride * size) % 16:
-                    raise TensorDescriptorError(
-                        f"TensorDescriptor: stride {stride} of {size}-byte elements is not a "
-                        f"multiple of 16 bytes (strides {self.strides})"
-                    )
+            bad(f"the base address {address:#x} is not 16-byte aligned")
+        dtype = getattr(self.base, "dtype", None)
+        size = _elem_bytes(dtype) if dtype is not None else 1
+        for stride in strides[:-1]:
+            if not isinstance(stride, numbers.Integral) or stride < 0 or (stride * size) % 16:
+                bad(f"strides {strides} must be non-negative ints, each but the last a multiple "
+                    f"of 16 bytes ({size}-byte elements)")
 
     @staticmethod
     def from_tensor(tensor, block_shape, padding="zero"):
