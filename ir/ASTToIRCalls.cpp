@@ -172,26 +172,27 @@ Val builtinRef(const BuiltinInfo &info) {
 
 } // namespace
 
+Val Lowerer::exprOrBuiltin(const Expr *e) {
+  if (auto *n = dyn_cast<Name>(e); n && !env->count(n->id) && n->binding == NameBinding::Builtin)
+    return builtinRef(builtinInfo(n->builtin));
+  if (auto *a = dyn_cast<ast::Attribute>(e); a && a->builtin >= 0)
+    return builtinRef(builtinInfo(a->builtin));
+  return expr(e);
+}
+
 Val Lowerer::getattrCall(const Call *call) {
   const Signature &sig = builtinInfo(BuiltinId::PyGetattr).signature;
-  // The object may name tk, a namespace or an enum, which are values only here.
-  auto object = [&](const Expr *e) -> Val {
-    if (auto *n = dyn_cast<Name>(e); n && !env->count(n->id) && n->binding == NameBinding::Builtin)
-      return builtinRef(builtinInfo(n->builtin));
-    if (auto *a = dyn_cast<ast::Attribute>(e); a && a->builtin >= 0)
-      return builtinRef(builtinInfo(a->builtin));
-    return expr(e);
-  };
   std::vector<std::optional<Val>> vals(sig.params.size());
   std::vector<SourceLoc> locs(sig.params.size(), call->loc);
   for (size_t i = 0; i < call->args.size() && i < vals.size(); ++i) {
-    vals[i] = i == 0 ? object(call->args[i]) : expr(call->args[i]);
+    // The object may name tk, a namespace or an enum, which are values only here.
+    vals[i] = i == 0 ? exprOrBuiltin(call->args[i]) : expr(call->args[i]);
     locs[i] = call->args[i]->loc;
   }
   for (const Keyword &k : call->keywords)
     for (size_t i = 0; i < sig.params.size(); ++i)
       if (sig.params[i].name == k.name) {
-        vals[i] = i == 0 ? object(k.value) : expr(k.value);
+        vals[i] = i == 0 ? exprOrBuiltin(k.value) : expr(k.value);
         locs[i] = k.value->loc;
       }
   for (const std::optional<Val> &v : vals)
@@ -302,14 +303,7 @@ Val Lowerer::introspectionCall(const BuiltinInfo &info, const Call *call) {
   if (call->args.size() != 2 || !call->keywords.empty())
     return fail(call->loc, fmt::format("{}() takes two positional arguments", what));
   // Names of tk, namespaces, enums and type markers are values only here.
-  auto ref = [&](const Expr *e) -> Val {
-    if (auto *n = dyn_cast<Name>(e); n && !env->count(n->id) && n->binding == NameBinding::Builtin)
-      return builtinRef(builtinInfo(n->builtin));
-    if (auto *a = dyn_cast<ast::Attribute>(e); a && a->builtin >= 0)
-      return builtinRef(builtinInfo(a->builtin));
-    return expr(e);
-  };
-  Val self = ref(call->args[0]);
+  Val self = exprOrBuiltin(call->args[0]);
   if (!self.ok())
     return Val::error();
   if (isHasattr) {
@@ -326,9 +320,9 @@ Val Lowerer::introspectionCall(const BuiltinInfo &info, const Call *call) {
   std::vector<std::pair<Val, SourceLoc>> classes;
   if (auto *t = dyn_cast<ast::Tuple>(call->args[1])) {
     for (const Expr *e : t->elts)
-      classes.emplace_back(ref(e), e->loc);
+      classes.emplace_back(exprOrBuiltin(e), e->loc);
   } else {
-    classes.emplace_back(ref(call->args[1]), call->args[1]->loc);
+    classes.emplace_back(exprOrBuiltin(call->args[1]), call->args[1]->loc);
   }
   bool result = false;
   for (auto &[cls, loc] : classes) {

@@ -205,6 +205,10 @@ public:
   /// `self.attr` for a property of a tensor, dtype or number.
   Val member(const Val &self, const std::string &attr, SourceLoc attrLoc, SourceLoc loc);
   /// getattr(object, name[, default]) with a compile-time string name.
+  /// `e` as a value, where a name of tk, a namespace, an enum or a type
+  /// marker (which elsewhere can only be called) is a builtin reference:
+  /// getattr's object, hasattr's and isinstance's arguments.
+  Val exprOrBuiltin(const ast::Expr *e);
   Val getattrCall(const ast::Call *call);
   /// hasattr(obj, name) and isinstance(obj, classes), answered at compile time.
   Val introspectionCall(const BuiltinInfo &info, const ast::Call *call);

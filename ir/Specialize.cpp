@@ -241,22 +241,18 @@ std::optional<ConstValue> literalValue(const ast::Expr *e) {
   return std::nullopt;
 }
 
-// `p: tk.const` (or `const` imported from tk).
-bool isConstAnnotation(const ast::Expr *e) {
+// Whether an annotation names tk's `marker` (`p: tk.const`, or `const`
+// imported from tk).
+bool isAnnotation(const ast::Expr *e, std::string_view marker) {
   if (auto *a = ast::dyn_cast<ast::Attribute>(e))
-    return a->attr == "const";
+    return a->attr == marker;
   if (auto *n = ast::dyn_cast<ast::Name>(e))
-    return n->id == "const";
+    return n->id == marker;
   return false;
 }
 
-bool isConstexprAnnotation(const ast::Expr *e) {
-  if (auto *a = ast::dyn_cast<ast::Attribute>(e))
-    return a->attr == "constexpr";
-  if (auto *n = ast::dyn_cast<ast::Name>(e))
-    return n->id == "constexpr";
-  return false;
-}
+bool isConstAnnotation(const ast::Expr *e) { return isAnnotation(e, "const"); }
+bool isConstexprAnnotation(const ast::Expr *e) { return isAnnotation(e, "constexpr"); }
 
 } // namespace
 
