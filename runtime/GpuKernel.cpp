@@ -295,9 +295,25 @@ bool ptxToCubinWith(const std::string &compiler, CudaDriver &driver, const std::
   return false;
 }
 
+bool requestJitLevel(JitOptions &jit, std::string &error) {
+  if (jit.optimizationLevel >= 0)
+    return true;
+  KnobValue<std::string> level = readString(Knob::JitLevel);
+  if (!level.ok()) {
+    error = level.error;
+    return false;
+  }
+  if (!level.value.empty())
+    jit.optimizationLevel = std::stoi(level.value);
+  return true;
+}
+
 bool loadThroughCubinCache(CudaDriver &driver, CompileCache &cache, const CacheKey &ptxKey,
-                           const std::string &ptx, const JitOptions &jit, CubinLoad &out,
+                           const std::string &ptx, const JitOptions &requested, CubinLoad &out,
                            std::string &error, const std::string &assembled) {
+  JitOptions jit = requested;
+  if (!requestJitLevel(jit, error))
+    return false;
   // PTX -> cubin, cached per driver version, device, optimisation level and
   // requested compiler; the module is loaded from the cubin either way
   // (loading a cubin costs a fraction of a millisecond, compiling PTX tens
@@ -392,9 +408,13 @@ std::shared_ptr<GpuKernel> GpuKernelCache::getOrCompile(const std::string &sourc
   // asked for; the PTX does not.
   JitOptions jit;
   jit.optimizationLevel = opts.jitOptimizationLevel;
+  if (!requestJitLevel(jit, error)) {
+    failure.kind = GpuFailure::Kind::Compile;
+    return nullptr;
+  }
   CacheKey loadedKey = CacheKeyBuilder()
                            .add(key.hex())
-                           .add(int64_t(opts.jitOptimizationLevel))
+                           .add(int64_t(jit.optimizationLevel))
                            .add(requestedCompiler(jit))
                            .add(int64_t(opts.remarks))
                            .key();

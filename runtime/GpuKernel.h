@@ -352,6 +352,9 @@ struct CubinLoad {
   std::string compiler;   // which compiler made it ("" when cached)
   std::string fallback;   // the failures of the compilers tried before it
 };
+/// Fills in jit.optimizationLevel from TK_JIT_LEVEL when the caller asked
+/// for none (-1); false, with `error`, for a value that is not a level.
+bool requestJitLevel(JitOptions &jit, std::string &error);
 /// The PTX compilers GpuKernel tries, in order: `jit.compiler` or else
 /// TK_PTX_COMPILER ("driver", "nvjitlink", "ptxas") first, then the
 /// driver's JIT; neither set: the driver's JIT alone (no faster compiler

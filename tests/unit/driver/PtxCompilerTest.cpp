@@ -95,6 +95,28 @@ TEST(PtxCompilerTest, OrderFollowsTheRequest) {
   EXPECT_NE(note.find("unknown PTX compiler 'nvcc'"), std::string::npos) << note;
 }
 
+TEST(PtxCompilerTest, JitLevelFollowsTheRequest) {
+  std::string error;
+  JitOptions jit;
+  {
+    ScopedEnv unset("TK_JIT_LEVEL", nullptr);
+    ASSERT_TRUE(requestJitLevel(jit, error)) << error;
+    EXPECT_EQ(jit.optimizationLevel, -1);
+    EXPECT_EQ(jitLevel(jit), kDefaultJitLevel);
+  }
+  ScopedEnv forced("TK_JIT_LEVEL", "4");
+  ASSERT_TRUE(requestJitLevel(jit, error)) << error;
+  EXPECT_EQ(jit.optimizationLevel, 4);
+  // The options' own level wins over the environment.
+  jit.optimizationLevel = 1;
+  ASSERT_TRUE(requestJitLevel(jit, error)) << error;
+  EXPECT_EQ(jit.optimizationLevel, 1);
+  ScopedEnv bad("TK_JIT_LEVEL", "O3");
+  jit.optimizationLevel = -1;
+  EXPECT_FALSE(requestJitLevel(jit, error));
+  EXPECT_NE(error.find("TK_JIT_LEVEL=\"O3\" is not one of 0,1,2,3,4"), std::string::npos) << error;
+}
+
 TEST(PtxCompilerTest, NvJitLinkAssemblesAndReportsErrors) {
   // PTX first: a tree without LLVM (the sanitizer build) skips before
   // loading the toolkit's library.
