@@ -64,6 +64,10 @@ Elem readElem(const std::byte *p, DType d) {
     return Elem::ofFloat(load<float>(p));
   case DType::F64:
     return Elem::ofFloat(load<double>(p));
+  case DType::F8E4NV:
+  case DType::F8E5:
+  case DType::F8E4B15:
+    return Elem::ofFloat(fp8ToFloat(load<uint8_t>(p), d));
   }
   return {};
 }
@@ -100,6 +104,11 @@ void writeElem(std::byte *p, DType d, Elem v) {
     break;
   case DType::F64:
     put<double>(p, v.f);
+    break;
+  case DType::F8E4NV:
+  case DType::F8E5:
+  case DType::F8E4B15:
+    put<uint8_t>(p, doubleToFp8(v.f, d));
     break;
   }
 }
