@@ -236,10 +236,15 @@ bool checkKernelResources(const std::string &kernel, const GpuKernelInfo &info,
 
 namespace {
 
-// Every PTX compiler GpuKernel knows. The default is the driver's JIT
-// alone: on the H200 nvJitLink gave the same cubin in the same time (it is
-// the same assembler) after a 6-136 ms dlopen, and ptxas as a process was no
-// faster at the median (bench/results/notes/compile-time.md, "2026-11-30 00:57").
+// Every PTX compiler GpuKernel knows. The default puts the toolkit's ptxas
+// first and the driver's JIT after it: Triton assembles with ptxas, and on
+// the same PTX the driver's built-in assembler (driver 580, any JIT level)
+// gives memory-bound kernels more registers than ptxas 13.0 and fewer
+// programs per SM: the plain LayerNorm forward at 16384 columns 160
+// registers against 127 and 0.78 of Triton against 1.00, RMSNorm forward
+// 39 against 32 and 0.90 against 1.00 (H100, bench/results/notes/
+// ptx-compiler.md). nvJitLink is the driver's assembler again, after a
+// 6-136 ms dlopen (bench/results/notes/compile-time.md, "2026-11-30 00:57").
 constexpr const char *kPtxCompilers[] = {"driver", "nvjitlink", "ptxas"};
 
 bool isPtxCompiler(const std::string &name) {
@@ -271,7 +276,7 @@ std::string cubinArch(const std::string &ptx, int computeCapability) {
 std::vector<std::string> ptxCompilerOrder(const JitOptions &jit, std::string &note) {
   std::string forced = requestedCompiler(jit);
   if (forced.empty())
-    return {"driver"};
+    forced = std::string(knobInfo(Knob::PtxCompiler).defaultValue);
   if (!isPtxCompiler(forced)) {
     note = fmt::format("unknown PTX compiler '{}' (TK_PTX_COMPILER: driver, nvjitlink or ptxas)",
                        forced);
@@ -281,6 +286,17 @@ std::vector<std::string> ptxCompilerOrder(const JitOptions &jit, std::string &no
     return {"driver"};
   return {forced, "driver"};
 }
+
+namespace {
+
+// The compiler a load tries first: part of the cubin's cache key, so that a
+// cubin made by one assembler is not served when another is asked for.
+std::string firstPtxCompiler(const JitOptions &jit) {
+  std::string note;
+  return ptxCompilerOrder(jit, note).front();
+}
+
+} // namespace
 
 bool ptxToCubinWith(const std::string &compiler, CudaDriver &driver, const std::string &ptx,
                     const JitOptions &jit, std::string &cubin, std::string &error) {
@@ -323,7 +339,7 @@ bool loadThroughCubinCache(CudaDriver &driver, CompileCache &cache, const CacheK
                           .add(int64_t(driver.driverVersion()))
                           .add(int64_t(driver.computeCapability()))
                           .add(int64_t(jit.optimizationLevel))
-                          .add(requestedCompiler(jit))
+                          .add(firstPtxCompiler(jit))
                           .key();
   out = CubinLoad();
   // A driver older than the toolkit rejects its cubin: then as usual.
@@ -415,7 +431,7 @@ std::shared_ptr<GpuKernel> GpuKernelCache::getOrCompile(const std::string &sourc
   CacheKey loadedKey = CacheKeyBuilder()
                            .add(key.hex())
                            .add(int64_t(jit.optimizationLevel))
-                           .add(requestedCompiler(jit))
+                           .add(firstPtxCompiler(jit))
                            .add(int64_t(opts.remarks))
                            .key();
   std::shared_ptr<Slot> slot;

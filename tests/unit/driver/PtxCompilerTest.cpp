@@ -79,7 +79,8 @@ TEST(PtxCompilerTest, OrderFollowsTheRequest) {
   ScopedEnv env("TK_PTX_COMPILER", nullptr);
   std::string note;
   JitOptions jit;
-  EXPECT_EQ(ptxCompilerOrder(jit, note), (std::vector<std::string>{"driver"}));
+  // The default: the toolkit's ptxas, then the driver's JIT.
+  EXPECT_EQ(ptxCompilerOrder(jit, note), (std::vector<std::string>{"ptxas", "driver"}));
   EXPECT_EQ(note, "");
   jit.compiler = "ptxas";
   EXPECT_EQ(ptxCompilerOrder(jit, note), (std::vector<std::string>{"ptxas", "driver"}));

@@ -149,9 +149,10 @@ TEST(Knobs, ReadmeListsEveryKnob) {
                                                             : "no";
     EXPECT_EQ(effect, expected) << k->name << ": the README's 'changes' column";
     std::string values = m[2];
-    if (!k->defaultValue.empty())
+    if (!k->defaultValue.empty()) {
       EXPECT_NE(values.find(std::string(k->defaultValue)), std::string::npos)
           << k->name << ": the README's values column should give the default";
+    }
   }
   std::vector<std::string> declared;
   for (const KnobInfo &k : allKnobs())
