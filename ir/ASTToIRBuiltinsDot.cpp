@@ -409,10 +409,34 @@ std::optional<Val> BuiltinCall::lowerDot() {
       Value *r = dot2(a, c, acc3);
       return r ? Val::dyn(r) : Val::error();
     }
+    // More than one batch axis (Triton's dot of rank 4 and up): the batch
+    // axes fold into one for the 3-D product and unfold after it.
+    std::vector<int64_t> batchShape;
+    if (ra > 3 && ra == rc) {
+      std::vector<int64_t> sa = a->type()->shape(), sc = c->type()->shape();
+      bool same = std::equal(sa.begin(), sa.end() - 2, sc.begin()) &&
+                  (!acc3 || (acc3->type()->rank() == ra &&
+                             std::equal(sa.begin(), sa.end() - 2, acc3->type()->shape().begin())));
+      if (same) {
+        batchShape.assign(sa.begin(), sa.end() - 2);
+        int64_t folded = 1;
+        for (int64_t d : batchShape)
+          folded *= d;
+        auto fold = [&](Value *x) -> Value * {
+          std::vector<int64_t> shape = x->type()->shape();
+          return b.reshape(loc, x, {folded, shape[shape.size() - 2], shape.back()});
+        };
+        a = fold(a);
+        c = fold(c);
+        if (acc3)
+          acc3 = fold(acc3);
+        ra = rc = 3;
+      }
+    }
     if (ra != 3 || rc != 3 || a->type()->shape()[0] != c->type()->shape()[0] ||
         (acc3 && (acc3->type()->rank() != 3 || acc3->type()->shape()[0] != a->type()->shape()[0])))
-      return L.fail(loc, fmt::format("tk.dot needs 2-D tensors, or 3-D ones with one batch "
-                                     "size, got {} and {}",
+      return L.fail(loc, fmt::format("tk.dot needs 2-D tensors, or ones of rank 3 and up "
+                                     "with the same batch axes, got {} and {}",
                                      typeStr(a), typeStr(c)));
     // Batched (Triton's 3-D dot): one 2-D product per batch index. Slice i
     // of an operand is a sum over the batch axis with the other slices
@@ -448,6 +472,12 @@ std::optional<Val> BuiltinCall::lowerDot() {
       std::vector<int64_t> shape = {batch, d->type()->shape()[0], d->type()->shape()[1]};
       Value *wide = L.broadcastTo(b.expandDims(loc, d, 0), shape, loc);
       out = out ? b.select(loc, isSlice(shape, i), wide, out) : wide;
+    }
+    if (!batchShape.empty()) {
+      std::vector<int64_t> shape = batchShape;
+      shape.push_back(out->type()->shape()[1]);
+      shape.push_back(out->type()->shape()[2]);
+      out = b.reshape(loc, out, shape);
     }
     return Val::dyn(out);
   }

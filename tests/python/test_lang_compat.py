@@ -247,3 +247,48 @@ def test_trans_without_dims_swaps_the_last_two(device):
     launch(batched_trans_kernel, (1,), x, y, z, B, M, K, device=device)
     np.testing.assert_array_equal(y, np.swapaxes(x, 1, 2))
     np.testing.assert_allclose(z, np.swapaxes(x, 1, 2) @ x, rtol=1e-5)
+
+
+@triton.jit
+def multi_batch_dot_kernel(X, Y, Z, BATCH: tl.constexpr, M: tl.constexpr, K: tl.constexpr,
+                           N: tl.constexpr, TRANS_B: tl.constexpr):
+    # x is [*BATCH, M, K], y is [*BATCH, K, N] (or [*BATCH, N, K] with TRANS_B).
+    nb: tl.constexpr = BATCH[0] * BATCH[1] * BATCH[2]
+    x = tl.load(X + tl.arange(0, nb * M * K)).reshape([BATCH[0], BATCH[1], BATCH[2], M, K])
+    if TRANS_B:
+        y = tl.trans(tl.load(Y + tl.arange(0, nb * K * N)).reshape(
+            [BATCH[0], BATCH[1], BATCH[2], N, K]))
+    else:
+        y = tl.load(Y + tl.arange(0, nb * K * N)).reshape([BATCH[0], BATCH[1], BATCH[2], K, N])
+    z = tl.dot(x, y)
+    tl.store(Z + tl.arange(0, nb * M * N), z.reshape([nb * M * N]))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("batch", [(1, 2, 2), (2, 1, 4)])
+@pytest.mark.parametrize("trans_b", [False, True])
+def test_dot_with_several_batch_axes(device, batch, trans_b):
+    # Triton's dot of rank 4 and up: one product per index of the batch axes.
+    M, K, N = 16, 32, 64
+    x = RNG.integers(-4, 5, batch + (M, K)).astype(np.float16)
+    y = RNG.integers(-4, 5, batch + ((N, K) if trans_b else (K, N))).astype(np.float16)
+    z = np.zeros(batch + (M, N), np.float32)
+    launch(multi_batch_dot_kernel, (1,), x, y, z, batch, M, K, N, trans_b, device=device)
+    yy = np.swapaxes(y, -1, -2) if trans_b else y
+    np.testing.assert_array_equal(z, x.astype(np.float32) @ yy.astype(np.float32))
+
+
+@triton.jit
+def mismatched_batch_dot_kernel(X, Z):
+    x = tl.load(X + tl.arange(0, 1024)).reshape([2, 2, 16, 16])
+    y = tl.load(X + tl.arange(0, 1024)).reshape([4, 1, 16, 16])
+    tl.store(Z + tl.arange(0, 1024), tl.dot(x, y).reshape([1024]))
+
+
+def test_dot_with_different_batch_axes_is_a_located_error():
+    x = np.ones(1024, np.float32)
+    with pytest.raises(tl.CompilationError) as e:
+        mismatched_batch_dot_kernel[(1,)](x, x)
+    assert "tk.dot needs 2-D tensors, or ones of rank 3 and up with the same batch axes" in str(
+        e.value), e.value
+    assert "test_lang_compat.py" in str(e.value), e.value
