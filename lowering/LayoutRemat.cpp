@@ -2,6 +2,7 @@
 #include "lowering/LayoutRemat.h"
 
 #include <algorithm>
+#include <optional>
 #include <set>
 #include <vector>
 
@@ -16,11 +17,40 @@ bool isRematerializable(const Operation *op) {
   return op && (op->is(Opcode::Constant) || op->is(Opcode::Splat) || op->is(Opcode::MakeRange));
 }
 
+namespace {
+
+// The result dimensions a reshape inserts, in increasing order, when all it
+// does is insert dimensions of size 1 ([n] -> [1, 1, n]); nullopt otherwise.
+std::optional<std::vector<unsigned>> insertedUnitDims(const Operation &op) {
+  if (!op.is(Opcode::Reshape))
+    return std::nullopt;
+  const std::vector<int64_t> &in = op.operand(0)->type()->shape(),
+                             &out = op.result()->type()->shape();
+  std::vector<unsigned> inserted;
+  size_t i = 0;
+  for (size_t d = 0; d < out.size(); ++d) {
+    if (i < in.size() && out[d] == in[i]) {
+      ++i;
+      continue;
+    }
+    if (out[d] != 1)
+      return std::nullopt;
+    inserted.push_back(static_cast<unsigned>(d));
+  }
+  if (i != in.size())
+    return std::nullopt;
+  return inserted;
+}
+
+} // namespace
+
 bool isRecomputable(const Operation *op) {
   if (!op || op->numResults() != 1 || op->numRegions() != 0 || !op->isSideEffectFree())
     return false;
   if (op->is(Opcode::Broadcast) || op->is(Opcode::ExpandDims))
     return true;
+  if (op->is(Opcode::Reshape))
+    return op->operand(0)->type()->isTensor() && insertedUnitDims(*op).has_value();
   if (!op->hasTrait(OpTrait::Elementwise))
     return false;
   return std::all_of(op->operands().begin(), op->operands().end(),
@@ -30,6 +60,12 @@ bool isRecomputable(const Operation *op) {
 const LayoutAttr *operandLayoutFor(IRContext &ctx, const Operation &op, const LayoutAttr *l) {
   if (op.is(Opcode::ExpandDims))
     return SliceLayout::get(ctx, static_cast<unsigned>(*op.attrs().getInt("axis")), l);
+  if (std::optional<std::vector<unsigned>> inserted = insertedUnitDims(op)) {
+    // One expand_dims per inserted dimension, the last one outermost.
+    for (auto d = inserted->rbegin(); d != inserted->rend(); ++d)
+      l = SliceLayout::get(ctx, *d, l);
+    return l;
+  }
   return l; // elementwise and broadcast: the same layout
 }
 

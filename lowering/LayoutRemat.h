@@ -29,11 +29,13 @@ bool isRematerializable(const Operation *op);
 
 /// Ops that can be cloned in another layout given their operands in the
 /// layout that follows from the result's: pure one-result elementwise ops
-/// whose operands are all tensors, broadcast, expand_dims.
+/// whose operands are all tensors, broadcast, expand_dims, and a reshape
+/// that only inserts dimensions of size 1 (`x.reshape(1, 1, n)`: expand_dims
+/// in one op).
 bool isRecomputable(const Operation *op);
 
-/// The layout the operands of `op` (elementwise, broadcast, expand_dims)
-/// need for its result to be in `l`.
+/// The layout the operands of `op` (elementwise, broadcast, expand_dims, a
+/// reshape inserting unit dimensions) need for its result to be in `l`.
 const LayoutAttr *operandLayoutFor(IRContext &ctx, const Operation &op, const LayoutAttr *l);
 
 /// `v` itself, or the operand of the convert_layout that made it, when it is
