@@ -150,6 +150,8 @@ public:
   IRContext &ctx() { return ctx_; }
   Builder &builder() { return b_; }
   DiagnosticEngine &diag() { return diag_; }
+  /// The compile's num_warps (KernelSpec::numWarps).
+  int numWarps() const { return spec_.numWarps; }
   /// Reports an error and returns Val::error().
   Val fail(SourceLoc loc, std::string message);
 

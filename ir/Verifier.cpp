@@ -443,6 +443,15 @@ private:
       expectType(op, op.result()->type(), ctx_.i32(), "result type");
       return;
     }
+    case Opcode::SpecialRegister: {
+      std::string name = *op.attrs().getString("name");
+      if (name != "globaltimer" && name != "smid")
+        error(op, fmt::format("name must be \"globaltimer\" or \"smid\", got \"{}\"", name));
+      else
+        expectType(op, op.result()->type(), name == "globaltimer" ? ctx_.i64() : ctx_.i32(),
+                   "result type");
+      return;
+    }
     case Opcode::MakeRange:
       return verifyMakeRange(op);
     case Opcode::Splat:

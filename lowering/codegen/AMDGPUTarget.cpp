@@ -54,6 +54,8 @@ public:
       return "(libdevice functions; ROCm's device libraries are not linked yet)";
     case Opcode::InlineAsm:
       return "(tk.inline_asm_elementwise; its assembly is PTX)";
+    case Opcode::SpecialRegister:
+      return "(tk.extra.cuda.globaltimer and smid read PTX's %globaltimer and %smid)";
     case Opcode::Dot:
       if (op.numResults() && mmaLayoutOf(op.result()->type()))
         return "on the tensor cores (mma.sync / wgmma layouts; MFMA is not lowered yet)";
@@ -109,6 +111,10 @@ public:
     llvm::LoadInst *n = b.CreateAlignedLoad(b.getInt32Ty(), at, llvm::Align(4));
     n->setMetadata(llvm::LLVMContext::MD_invariant_load, llvm::MDNode::get(b.getContext(), {}));
     return n;
+  }
+
+  llvm::Value *specialRegister(llvm::IRBuilderBase &, const std::string &) const override {
+    return nullptr; // unsupportedOp reports the op first
   }
 
   llvm::Value *shuffleXor(llvm::IRBuilderBase &b, llvm::Value *v,

@@ -135,6 +135,14 @@ public:
     return b.CreateIntrinsic(ids[axis], {}, {});
   }
 
+  // %globaltimer and %smid through NVVM's intrinsics, which LLVM neither
+  // merges nor hoists (they read memory it cannot see).
+  llvm::Value *specialRegister(llvm::IRBuilderBase &b, const std::string &name) const override {
+    return b.CreateIntrinsic(name == "globaltimer" ? llvm::Intrinsic::nvvm_read_ptx_sreg_globaltimer
+                                                   : llvm::Intrinsic::nvvm_read_ptx_sreg_smid,
+                             {}, {});
+  }
+
   llvm::Value *shuffleXor(llvm::IRBuilderBase &b, llvm::Value *v,
                           unsigned laneMask) const override {
     llvm::Type *t = v->getType();

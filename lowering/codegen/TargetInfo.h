@@ -68,6 +68,10 @@ public:
   virtual llvm::Value *programId(llvm::IRBuilderBase &b, int axis) const = 0;
   virtual llvm::Value *numPrograms(llvm::IRBuilderBase &b, int axis) const = 0;
 
+  /// The special register `name` of ir/Ops.def's special_register
+  /// ("globaltimer": i64 nanoseconds, "smid": i32), read where it stands.
+  virtual llvm::Value *specialRegister(llvm::IRBuilderBase &b, const std::string &name) const = 0;
+
   /// The value `v` (any scalar of 8 to 64 bits) of the lane `lane ^ laneMask`
   /// of the same warp; every lane of the warp takes part.
   virtual llvm::Value *shuffleXor(llvm::IRBuilderBase &b, llvm::Value *v,
