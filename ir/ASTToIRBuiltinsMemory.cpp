@@ -109,7 +109,9 @@ bool BuiltinCall::cacheAttrs(Operation *op) {
                                            fmt::join(p.values, "', '"), describe(v)));
       return false;
     }
-    op->setAttr(p.attr, v.s);
+    // The IR spells a cache operator without its dot ("cg"), as PTX's
+    // qualifier after the dot.
+    op->setAttr(p.attr, v.s[0] == '.' ? v.s.substr(1) : v.s);
   }
   return true;
 }

@@ -95,7 +95,7 @@ bool isConstantTrue(llvm::Value *v) {
 std::string cacheQualifiers(const TargetInfo::MemoryHints &hints) {
   if (hints.isVolatile)
     return "";
-  std::string q = hints.cache;
+  std::string q = hints.cache.empty() ? "" : "." + hints.cache;
   if (!hints.evict.empty() && hints.cache.empty())
     q += ".L1::" + hints.evict;
   if (hints.l2Policy)

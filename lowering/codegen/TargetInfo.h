@@ -79,10 +79,10 @@ public:
   /// A barrier for all threads of the program, ordering shared memory.
   virtual void barrier(llvm::IRBuilderBase &b) const = 0;
 
-  /// How one load or store asks the caches to treat its lines: Triton's
-  /// `cache_modifier` (loads ".ca", ".cg", ".cv"; stores ".wb", ".cg", ".cs",
-  /// ".wt") and `eviction_policy` ("evict_first", "evict_last") as the
-  /// kernel wrote them, "" for none; `l2Policy` the value of
+  /// How one load or store asks the caches to treat its lines: the op's
+  /// `cache` (Triton's `cache_modifier` without its dot: loads "ca", "cg",
+  /// "cv"; stores "wb", "cg", "cs", "wt") and `evict` ("evict_first",
+  /// "evict_last"), "" for none; `l2Policy` the value of
   /// l2EvictionPolicy(evict), made once per op. The PTX each becomes:
   /// docs/codegen/loads-stores.md, "Cache modifiers and eviction policies".
   struct MemoryHints {
