@@ -244,7 +244,9 @@ bool Compilation::lowerToIR(std::span<const KernelSpec> kernels) {
       ok = false;
       continue;
     }
-    if (!lowerKernel(*ast_, spec, *ir_, *module_, *diag_)) {
+    KernelSpec withWarps = spec;
+    withWarps.numWarps = options_.numWarps;
+    if (!lowerKernel(*ast_, withWarps, *ir_, *module_, *diag_)) {
       ok = false;
       continue;
     }

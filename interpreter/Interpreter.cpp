@@ -350,6 +350,7 @@ bool ProgramRunner::dispatch(Operation &op) {
   switch (op.opcode()) {
   case Opcode::ProgramId:
   case Opcode::NumPrograms:
+  case Opcode::SpecialRegister:
   case Opcode::MakeRange:
   case Opcode::Splat:
   case Opcode::Broadcast:

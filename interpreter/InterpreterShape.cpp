@@ -1,10 +1,12 @@
 // Ops that make or rearrange blocks without computing on elements:
-// program_id, num_programs, make_range, splat, broadcast, expand_dims,
+// program_id, num_programs, special_register, make_range, splat, broadcast, expand_dims,
 // reshape, trans, gather. Values are row-major, so expand_dims and reshape
 // only change the type; broadcast and trans are one strided gather.
 #include "interpreter/InterpreterImpl.h"
 
 #include <fmt/format.h>
+
+#include <chrono>
 
 namespace tk::interp {
 namespace {
@@ -67,6 +69,19 @@ bool execShape(ProgramRunner &r, Operation &op) {
     int32_t v = op.is(Opcode::ProgramId) ? r.programId()[axis]
                                          : static_cast<int32_t>(r.run().options.grid[axis]);
     r.setResult(op, 0, scalarI32(r, v));
+    return true;
+  }
+  case Opcode::SpecialRegister: {
+    // The host's answers (docs/python.md): globaltimer a monotonic
+    // nanosecond clock, smid 0 (one host runs the programs).
+    RtValue out = makeValue(t);
+    if (*op.attrs().getString("name") == "globaltimer")
+      out.data<int64_t>()[0] = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                   std::chrono::steady_clock::now().time_since_epoch())
+                                   .count();
+    else
+      out.data<int32_t>()[0] = 0;
+    r.setResult(op, 0, std::move(out));
     return true;
   }
   case Opcode::MakeRange: {

@@ -153,6 +153,17 @@ Val fromConst(const ConstValue &c, IRContext &ctx, const ast::Module &m) {
     f.fn = m.findFunction(c.stringValue);
     return f.fn ? f : Val::none();
   }
+  case ConstValue::Kind::Builtin: {
+    // A tk builtin passed as a constexpr; Python's side sends only names of
+    // the table (an unknown one is None, as for a function).
+    std::optional<BuiltinId> id = lookupTkBuiltin(c.stringValue);
+    if (!id)
+      return Val::none();
+    Val f;
+    f.kind = Val::Kind::Builtin;
+    f.builtin = &builtinInfo(*id);
+    return f;
+  }
   case ConstValue::Kind::Tuple: {
     std::vector<Val> elts;
     for (const ConstValue &e : c.elements)

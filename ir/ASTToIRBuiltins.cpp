@@ -5,6 +5,7 @@
 // hints (static_assert/print, device_print/assert, debug_barrier, assume,
 // multiple_of, max_contiguous, max_constancy).
 #include "ir/ASTToIRBuiltins.h"
+#include "ir/Layout.h"
 
 #include <fmt/format.h>
 
@@ -117,6 +118,12 @@ std::optional<Val> BuiltinCall::lowerCreation() {
     return Val::dyn(info.id == BuiltinId::ProgramId ? b.programId(loc, int(*axis))
                                                     : b.numPrograms(loc, int(*axis)));
   }
+  case BuiltinId::CudaGlobaltimer:
+    return Val::dyn(b.specialRegister(loc, "globaltimer"));
+  case BuiltinId::CudaSmid:
+    return Val::dyn(b.specialRegister(loc, "smid"));
+  case BuiltinId::CudaNumThreads:
+    return Val::ofInt(int64_t(kWarpSize) * L.numWarps());
   case BuiltinId::Arange: {
     std::optional<int64_t> lo = constInt(L, args.get("start"), args.loc("start"), "start");
     std::optional<int64_t> hi =

@@ -120,7 +120,7 @@ private:
   Val histogram();
   Val combine(bool isScan);
   bool memoryOperands(Value *&ptr, Value *&mask, Value *&value, const char *valueParam);
-  void cacheAttrs(Operation *op);
+  bool cacheAttrs(Operation *op);
   Val atomic(const std::string &kind);
   bool memoryOrder(Operation *op);
   Val hint(const char *attr);

@@ -87,14 +87,33 @@ bool BuiltinCall::memoryOperands(Value *&ptr, Value *&mask, Value *&value, const
   return ptr && (!args.has("mask") || mask) && (!valueParam || !args.has(valueParam) || value);
 }
 
-void BuiltinCall::cacheAttrs(Operation *op) {
-  auto str = [&](std::string_view p, const char *attr) {
-    Val v = args.get(p);
-    if (v.kind == Val::Kind::Str && !v.s.empty())
-      op->setAttr(attr, v.s);
+// A load's or store's `cache_modifier` and `eviction_policy` (Triton's
+// values; "" or None for none) as the attributes "cache" and "evict" of `op`;
+// anything else is a located error. The PTX each becomes: docs/codegen/loads-stores.md.
+bool BuiltinCall::cacheAttrs(Operation *op) {
+  bool load = op->is(Opcode::Load);
+  struct Param {
+    const char *name, *attr;
+    std::vector<std::string_view> values;
   };
-  str("cache_modifier", "cache");
-  str("eviction_policy", "evict");
+  for (const Param &p : {Param{"cache_modifier", "cache",
+                               load ? std::vector<std::string_view>{".ca", ".cg", ".cv"}
+                                    : std::vector<std::string_view>{".wb", ".cg", ".cs", ".wt"}},
+                         Param{"eviction_policy", "evict", {"evict_first", "evict_last"}}}) {
+    Val v = args.get(p.name);
+    if (v.kind == Val::Kind::None || (v.kind == Val::Kind::Str && v.s.empty()))
+      continue;
+    if (v.kind != Val::Kind::Str ||
+        std::find(p.values.begin(), p.values.end(), v.s) == p.values.end()) {
+      L.fail(args.loc(p.name), fmt::format("{}: {} must be '', '{}' or None, got {}", name, p.name,
+                                           fmt::join(p.values, "', '"), describe(v)));
+      return false;
+    }
+    // The IR spells a cache operator without its dot ("cg"), as PTX's
+    // qualifier after the dot.
+    op->setAttr(p.attr, v.s[0] == '.' ? v.s.substr(1) : v.s);
+  }
+  return true;
 }
 
 Val BuiltinCall::atomic(const std::string &kind) {
@@ -154,7 +173,8 @@ std::optional<Val> BuiltinCall::lowerMemory() {
         return Val::error();
     }
     Value *r = b.load(loc, ptr, mask, other);
-    cacheAttrs(r->definingOp());
+    if (!cacheAttrs(r->definingOp()))
+      return Val::error();
     if (args.has("volatile") && L.constTruth(args.get("volatile")).value_or(false))
       r->definingOp()->setAttr("volatile", true);
     return Val::dyn(r);
@@ -170,7 +190,8 @@ std::optional<Val> BuiltinCall::lowerMemory() {
     if (!value)
       return L.fail(args.loc("value"), fmt::format("{} needs a value to store, got {}", name,
                                                    describe(args.get("value"))));
-    cacheAttrs(b.store(loc, ptr, value, mask));
+    if (!cacheAttrs(b.store(loc, ptr, value, mask)))
+      return Val::error();
     return Val::none();
   }
   case BuiltinId::AtomicAdd:

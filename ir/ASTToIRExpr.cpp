@@ -321,6 +321,35 @@ Value *Lowerer::broadcastTo(Value *v, const std::vector<int64_t> &shape, SourceL
   return b_.broadcast(loc, v, shape);
 }
 
+// Triton's rule for a compile-time int beside an integer operand (a tensor
+// or a run-time scalar): the int takes the operand's type, so it must be in
+// that type's range; otherwise it would wrap silently (x + 2**40 with x
+// int32 is an error, as in Triton). One difference, kept on purpose: a
+// negative int beside an unsigned operand is its two's-complement pattern
+// (`-64 >> y` with y uint16; Triton refuses any negative there), down to
+// -2^(bits-1). A number assigned to a plain variable is exempt: Triton makes
+// it a tensor of its own type, which promotes instead.
+bool Lowerer::constantFits(const Val &c, Value *partner, SourceLoc loc, const char *what) {
+  if (c.kind != Val::Kind::Int || c.lifted || !partner)
+    return true;
+  Type *t = partner->type()->elementType();
+  if (t->isPointer() || !isInteger(t->dtype()) || t->dtype() == DType::I1)
+    return true;
+  DType d = t->dtype();
+  unsigned bits = dtypeBits(d);
+  if (bits >= 64)
+    return true; // every int64 fits (a uint64 operand takes negatives as patterns)
+  int64_t lo = -(int64_t(1) << (bits - 1));
+  int64_t hi = isUnsigned(d) ? (int64_t(1) << bits) - 1 : (int64_t(1) << (bits - 1)) - 1;
+  if (c.i >= lo && c.i <= hi)
+    return true;
+  fail(loc, fmt::format("'{}': the constant {} is out of range for type {}, the type of the "
+                        "other operand, which it takes (Triton's rule); convert that operand to "
+                        "a wider type first",
+                        what, c.i, dtypePythonName(d)));
+  return false;
+}
+
 bool Lowerer::unify(Val a, Val b, SourceLoc loc, Value *&x, Value *&y, const char *what,
                     bool promoteTypes) {
   // Materialise a constant against the other side's type, so a Python
@@ -331,6 +360,9 @@ bool Lowerer::unify(Val a, Val b, SourceLoc loc, Value *&x, Value *&y, const cha
     return fail(loc, fmt::format("invalid operand to '{}': {}", what, describe(a))).ok();
   if (!y && !b.isScalarConst())
     return fail(loc, fmt::format("invalid operand to '{}': {}", what, describe(b))).ok();
+  if (promoteTypes &&
+      ((!x && !constantFits(a, y, loc, what)) || (!y && !constantFits(b, x, loc, what))))
+    return false;
   if (!x)
     x = materialize(a, loc, y ? y->type() : nullptr);
   if (!y)

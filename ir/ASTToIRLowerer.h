@@ -150,6 +150,8 @@ public:
   IRContext &ctx() { return ctx_; }
   Builder &builder() { return b_; }
   DiagnosticEngine &diag() { return diag_; }
+  /// The compile's num_warps (KernelSpec::numWarps).
+  int numWarps() const { return spec_.numWarps; }
   /// Reports an error and returns Val::error().
   Val fail(SourceLoc loc, std::string message);
 
@@ -198,6 +200,10 @@ public:
   /// shape and (when `elem` is given) to one element type.
   bool unify(Val a, Val b, SourceLoc loc, Value *&x, Value *&y, const char *what,
              bool promoteTypes = true);
+  /// Whether the compile-time int `c` may take the integer type of
+  /// `partner` in `what` (in range; not negative beside an unsigned type);
+  /// reports it when not. True for anything else.
+  bool constantFits(const Val &c, Value *partner, SourceLoc loc, const char *what);
 
   // Builtins (ASTToIRCalls.cpp).
   Val callBuiltin(const BuiltinInfo &info, const ast::Call *call);

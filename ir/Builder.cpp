@@ -107,6 +107,11 @@ Value *Builder::numPrograms(SourceLoc loc, int axis) {
   return create(Opcode::NumPrograms, loc, {}, {ctx_->i32()}, attrs1("axis", axis))->result();
 }
 
+Value *Builder::specialRegister(SourceLoc loc, const std::string &name) {
+  Type *t = name == "globaltimer" ? ctx_->i64() : ctx_->i32();
+  return create(Opcode::SpecialRegister, loc, {}, {t}, attrs1("name", name))->result();
+}
+
 Value *Builder::makeRange(SourceLoc loc, int64_t start, int64_t end) {
   AttrDict attrs;
   attrs.set("start", start);

@@ -122,6 +122,8 @@ public:
   // --- block-level ops
   Value *programId(SourceLoc loc, int axis);
   Value *numPrograms(SourceLoc loc, int axis);
+  /// The special register `name` ("globaltimer": i64, "smid": i32).
+  Value *specialRegister(SourceLoc loc, const std::string &name);
   Value *makeRange(SourceLoc loc, int64_t start, int64_t end);
   Value *splat(SourceLoc loc, Value *scalar, const std::vector<int64_t> &shape);
   Value *broadcast(SourceLoc loc, Value *v, const std::vector<int64_t> &shape);

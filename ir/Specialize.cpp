@@ -49,6 +49,13 @@ ConstValue ConstValue::ofFunction(std::string name) {
   return c;
 }
 
+ConstValue ConstValue::ofBuiltin(std::string name) {
+  ConstValue c;
+  c.kind = Kind::Builtin;
+  c.stringValue = std::move(name);
+  return c;
+}
+
 ConstValue ConstValue::ofTuple(std::vector<ConstValue> elements) {
   ConstValue c;
   c.kind = Kind::Tuple;
@@ -76,6 +83,8 @@ std::string ConstValue::str() const {
     return "tk." + std::string(dtypePythonName(dtype));
   case Kind::Function:
     return stringValue;
+  case Kind::Builtin:
+    return "tk." + stringValue;
   case Kind::Tuple: {
     std::string out = "(";
     for (size_t i = 0; i < elements.size(); ++i)

@@ -60,10 +60,12 @@ namespace tk {
 /// or a Python constexpr argument. A Function is a @tk.jit function passed as
 /// a constexpr (`kernel[grid](..., ACT=silu)`), by name: `stringValue` names a
 /// function among the compiled sources, which calls through the parameter
-/// inline (`ACT(x)` is `silu(x)`). A Tuple holds its `elements` (a
+/// inline (`ACT(x)` is `silu(x)`). A Builtin is a tk builtin passed the same
+/// way (`func=tl.extra.cuda.globaltimer`), `stringValue` its name in
+/// lang/Builtins.def ("cuda.globaltimer"). A Tuple holds its `elements` (a
 /// constexpr `out_shape=(8, 8)`).
 struct ConstValue {
-  enum class Kind : uint8_t { None, Bool, Int, Float, String, DType, Function, Tuple };
+  enum class Kind : uint8_t { None, Bool, Int, Float, String, DType, Function, Builtin, Tuple };
   Kind kind = Kind::None;
   bool boolValue = false;
   int64_t intValue = 0;
@@ -79,6 +81,7 @@ struct ConstValue {
   static ConstValue ofString(std::string v);
   static ConstValue ofDType(DType v);
   static ConstValue ofFunction(std::string name);
+  static ConstValue ofBuiltin(std::string name);
   static ConstValue ofTuple(std::vector<ConstValue> elements);
 
   /// Python's spelling: 128, 0.5, True, None, 'leaky_relu', tk.float16.
@@ -97,6 +100,7 @@ struct KernelSpec {
   std::string signature; // Triton-style; empty: from the parameters' annotations
   std::map<std::string, ConstValue> constants; // constexpr parameters and globals by name
   std::vector<std::string> doNotSpecialize;    // in addition to the decorator's list
+  int numWarps = 4; // the compile's num_warps (tk.extra.cuda.num_threads is 32 x this)
 };
 
 /// How one kernel parameter is lowered.

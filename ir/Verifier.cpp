@@ -443,6 +443,15 @@ private:
       expectType(op, op.result()->type(), ctx_.i32(), "result type");
       return;
     }
+    case Opcode::SpecialRegister: {
+      std::string name = *op.attrs().getString("name");
+      if (name != "globaltimer" && name != "smid")
+        error(op, fmt::format("name must be \"globaltimer\" or \"smid\", got \"{}\"", name));
+      else
+        expectType(op, op.result()->type(), name == "globaltimer" ? ctx_.i64() : ctx_.i32(),
+                   "result type");
+      return;
+    }
     case Opcode::MakeRange:
       return verifyMakeRange(op);
     case Opcode::Splat:
@@ -757,6 +766,18 @@ private:
     };
     if (!op.is(Opcode::Load) && cast<PointerType>(ptr->elementType())->isConst())
       return (void)error(op, fmt::format("Cannot store to a constant pointer: {}", ptr->str()));
+    // Cache hints: PTX's cache operators (a load's are not a store's) and
+    // Triton's eviction policies.
+    if (std::optional<std::string> cache = op.attrs().getString("cache")) {
+      bool load = op.is(Opcode::Load);
+      if (load ? !oneOf(*cache, {"ca", "cg", "cv"}) : !oneOf(*cache, {"wb", "cg", "cs", "wt"}))
+        error(op, fmt::format("cache must be one of {}, got \"{}\"",
+                              load ? "\"ca\", \"cg\", \"cv\"" : "\"wb\", \"cg\", \"cs\", \"wt\"",
+                              *cache));
+    }
+    if (std::optional<std::string> evict = op.attrs().getString("evict");
+        evict && !oneOf(*evict, {"evict_first", "evict_last"}))
+      error(op, fmt::format("evict must be \"evict_first\" or \"evict_last\", got \"{}\"", *evict));
     switch (op.opcode()) {
     case Opcode::Load:
       expectType(op, op.result()->type(), pointee,

@@ -54,6 +54,8 @@ public:
       return "(libdevice functions; ROCm's device libraries are not linked yet)";
     case Opcode::InlineAsm:
       return "(tk.inline_asm_elementwise; its assembly is PTX)";
+    case Opcode::SpecialRegister:
+      return "(tk.extra.cuda.globaltimer and smid read PTX's %globaltimer and %smid)";
     case Opcode::Dot:
       if (op.numResults() && mmaLayoutOf(op.result()->type()))
         return "on the tensor cores (mma.sync / wgmma layouts; MFMA is not lowered yet)";
@@ -111,6 +113,10 @@ public:
     return n;
   }
 
+  llvm::Value *specialRegister(llvm::IRBuilderBase &, const std::string &) const override {
+    return nullptr; // unsupportedOp reports the op first
+  }
+
   llvm::Value *shuffleXor(llvm::IRBuilderBase &b, llvm::Value *v,
                           unsigned laneMask) const override {
     // The lane within the wavefront (wave32 or wave64).
@@ -147,6 +153,12 @@ public:
     b.CreateFence(llvm::AtomicOrdering::Acquire, wg);
   }
 
+  // Cache modifiers and eviction policies are not lowered for AMD GPUs yet
+  // (docs/codegen/loads-stores.md): the accesses are the plain ones.
+  llvm::Value *l2EvictionPolicy(llvm::IRBuilderBase &, const std::string &) const override {
+    return nullptr;
+  }
+
   // One vector load (global_load_dwordx4 for four 32-bit words) in a branch
   // on the predicate, the `others` where it is false; no branch where the
   // predicate is the constant true. (LLVM's masked load would be one branch
@@ -154,7 +166,8 @@ public:
   std::vector<llvm::Value *> predicatedLoad(llvm::IRBuilderBase &b, llvm::Value *addr,
                                             llvm::Value *pred, llvm::Type *wordType,
                                             const std::vector<llvm::Value *> &others,
-                                            bool isVolatile) const override {
+                                            const MemoryHints &hints) const override {
+    bool isVolatile = hints.isVolatile;
     unsigned n = static_cast<unsigned>(others.size());
     auto *vecTy = llvm::FixedVectorType::get(wordType, n);
     const llvm::DataLayout &dl = b.GetInsertBlock()->getModule()->getDataLayout();
@@ -187,7 +200,8 @@ public:
   }
 
   void predicatedStore(llvm::IRBuilderBase &b, llvm::Value *addr, llvm::Value *pred,
-                       const std::vector<llvm::Value *> &words) const override {
+                       const std::vector<llvm::Value *> &words,
+                       const MemoryHints &) const override {
     unsigned n = static_cast<unsigned>(words.size());
     llvm::Value *vec = llvm::PoisonValue::get(llvm::FixedVectorType::get(words[0]->getType(), n));
     for (unsigned i = 0; i < n; ++i)
@@ -291,7 +305,7 @@ public:
   void asyncCopy(llvm::IRBuilderBase &b, llvm::Value *dst, llvm::Value *src, int64_t bytes,
                  llvm::Value *on) const override {
     std::vector<llvm::Value *> zeros(static_cast<size_t>(bytes / 4), b.getInt32(0));
-    std::vector<llvm::Value *> words = predicatedLoad(b, src, on, b.getInt32Ty(), zeros, false);
+    std::vector<llvm::Value *> words = predicatedLoad(b, src, on, b.getInt32Ty(), zeros, {});
     llvm::Value *vec = llvm::PoisonValue::get(
         llvm::FixedVectorType::get(b.getInt32Ty(), static_cast<unsigned>(words.size())));
     for (size_t i = 0; i < words.size(); ++i)
@@ -303,7 +317,7 @@ public:
 
   llvm::Value *loadB16OrZero(llvm::IRBuilderBase &b, llvm::Value *src,
                              llvm::Value *on) const override {
-    return predicatedLoad(b, src, on, b.getInt16Ty(), {b.getInt16(0)}, false)[0];
+    return predicatedLoad(b, src, on, b.getInt16Ty(), {b.getInt16(0)}, {})[0];
   }
 
 private:

@@ -410,6 +410,9 @@ bool FunctionLowering::lowerElementwise(Operation &op) {
     set(op.result(), Regs(static_cast<size_t>(n), c));
     return true;
   }
+  case Opcode::SpecialRegister:
+    set(op.result(), {target_.specialRegister(b_, *op.attrs().getString("name"))});
+    return true;
   case Opcode::ProgramId:
   case Opcode::NumPrograms: {
     int axis = static_cast<int>(*op.attrs().getInt("axis"));

@@ -8,10 +8,10 @@
 // contiguity, their alignment in elements, the mask's uniformity, 16 bytes.
 //
 // Unmasked accesses are plain LLVM vector loads and stores (the NVPTX back end
-// picks the vector instruction); masked ones, and all of fp64, are predicated
-// PTX through TargetInfo, with `other` (or 0) in the lanes the mask turns
-// off, in bit-typed words (ld.global.v4.b32 for 4 fp32, ld.global.v2.b64 for
-// 2 fp64). i1 tensors live in memory as one byte per element.
+// picks the vector instruction); masked ones, all of fp64, and those with a
+// cache_modifier or eviction_policy are predicated PTX through TargetInfo, with `other` (or 0) in
+// the lanes the mask turns off, in bit-typed words (ld.global.v4.b32 for 4 fp32, ld.global.v2.b64
+// for 2 fp64). i1 tensors live in memory as one byte per element.
 #include "analysis/AxisInfo.h"
 #include "lowering/codegen/FunctionLowering.h"
 
@@ -61,7 +61,11 @@ bool FunctionLowering::lowerLoadStore(Operation &op) {
     stored = op.operand(1);
     mask = op.numOperands() > 2 ? op.operand(2) : nullptr;
   }
-  bool isVolatile = op.attrs().getBool("volatile").value_or(false);
+  TargetInfo::MemoryHints hints;
+  hints.cache = op.attrs().getString("cache").value_or("");
+  hints.evict = op.attrs().getString("evict").value_or("");
+  hints.isVolatile = op.attrs().getBool("volatile").value_or(false);
+  bool isVolatile = hints.isVolatile;
   Type *valueType = isLoad ? op.result()->type() : stored->type();
   llvm::Type *elemTy = elementType(valueType);
   // i1 is stored as a byte.
@@ -123,14 +127,19 @@ bool FunctionLowering::lowerLoadStore(Operation &op) {
     }
   };
 
+  // One cache policy for all the op's accesses (a .volatile access takes none).
+  if (!isVolatile)
+    hints.l2Policy = target_.l2EvictionPolicy(b_, hints.evict);
+
   for (int64_t r = 0; r < numRegs; r += vec) {
     // Registers r..r+vec-1 are consecutive along `fast` (it is the fastest
     // register dimension and vec divides its size).
     llvm::Value *addr = ptrs[static_cast<size_t>(r)];
     llvm::Value *pred = masks ? (*masks)[static_cast<size_t>(r)] : nullptr;
     // 64-bit floats go through the PTX form too (its predicate true), so
-    // they travel as .b64 words like the masked ones.
-    if (!pred && storage->isDoubleTy())
+    // they travel as .b64 words like the masked ones; so do accesses with
+    // cache hints, which plain LLVM loads and stores cannot carry.
+    if (!pred && (storage->isDoubleTy() || hints.any()))
       pred = b_.getTrue();
     if (isLoad) {
       if (!pred) {
@@ -145,7 +154,7 @@ bool FunctionLowering::lowerLoadStore(Operation &op) {
         otherWords.assign(pack.count, llvm::Constant::getNullValue(pack.word));
       }
       std::vector<llvm::Value *> words =
-          target_.predicatedLoad(b_, addr, pred, pack.word, otherWords, isVolatile);
+          target_.predicatedLoad(b_, addr, pred, pack.word, otherWords, hints);
       fromVector(b_.CreateBitCast(vectorOf(b_, words), vecTy), r);
       continue;
     }
@@ -153,7 +162,7 @@ bool FunctionLowering::lowerLoadStore(Operation &op) {
       b_.CreateAlignedStore(toVector(*values, r), addr, align, isVolatile);
       continue;
     }
-    target_.predicatedStore(b_, addr, pred, toWords(*values, r));
+    target_.predicatedStore(b_, addr, pred, toWords(*values, r), hints);
   }
   if (isLoad)
     set(op.result(), std::move(out));

@@ -81,6 +81,28 @@ llvm::Value *exp2Approx(llvm::IRBuilderBase &b, llvm::Value *x) {
   return call;
 }
 
+bool isConstantTrue(llvm::Value *v) {
+  auto *c = llvm::dyn_cast<llvm::ConstantInt>(v);
+  return c && c->isOne();
+}
+
+// The PTX qualifiers of a global access between ".global" and the vector
+// width: the cache operator as written (".cg"), the L1 eviction priority
+// (".L1::evict_last"), ".L2::cache_hint" when a cache policy operand
+// follows. PTX takes a cache operator or an L1 eviction priority, not both,
+// so with both the operator stays and the policy acts on L2 alone; a
+// .volatile access takes neither.
+std::string cacheQualifiers(const TargetInfo::MemoryHints &hints) {
+  if (hints.isVolatile)
+    return "";
+  std::string q = hints.cache.empty() ? "" : "." + hints.cache;
+  if (!hints.evict.empty() && hints.cache.empty())
+    q += ".L1::" + hints.evict;
+  if (hints.l2Policy)
+    q += ".L2::cache_hint";
+  return q;
+}
+
 class NVPTXTarget : public TargetInfo {
 public:
   explicit NVPTXTarget(const TargetOptions &options) : options_(options) {}
@@ -111,6 +133,14 @@ public:
                                               llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_y,
                                               llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_z};
     return b.CreateIntrinsic(ids[axis], {}, {});
+  }
+
+  // %globaltimer and %smid through NVVM's intrinsics, which LLVM neither
+  // merges nor hoists (they read memory it cannot see).
+  llvm::Value *specialRegister(llvm::IRBuilderBase &b, const std::string &name) const override {
+    return b.CreateIntrinsic(name == "globaltimer" ? llvm::Intrinsic::nvvm_read_ptx_sreg_globaltimer
+                                                   : llvm::Intrinsic::nvvm_read_ptx_sreg_smid,
+                             {}, {});
   }
 
   llvm::Value *shuffleXor(llvm::IRBuilderBase &b, llvm::Value *v,
@@ -145,30 +175,60 @@ public:
     b.CreateIntrinsic(llvm::Intrinsic::nvvm_barrier0, {}, {});
   }
 
+  // createpolicy.fractional.L2::evict_first / evict_last with fraction 1.0:
+  // every line the access touches gets that L2 priority. No side effects and
+  // no memory access, so LLVM may hoist it out of loops or merge copies.
+  llvm::Value *l2EvictionPolicy(llvm::IRBuilderBase &b, const std::string &evict) const override {
+    if (evict.empty())
+      return nullptr;
+    auto *fnTy = llvm::FunctionType::get(b.getInt64Ty(), {}, false);
+    std::string text = fmt::format("createpolicy.fractional.L2::{}.b64 $0, 1.0;", evict);
+    llvm::CallInst *policy = b.CreateCall(llvm::InlineAsm::get(fnTy, text, "=l", false), {});
+    policy->setDoesNotAccessMemory();
+    policy->setDoesNotThrow();
+    return policy;
+  }
+
+  // $0..$n-1 the results, then the address, the predicate (none where it is
+  // the constant true), the `other` values moved in first (none without a
+  // predicate: every lane loads), and the L2 cache policy.
   std::vector<llvm::Value *> predicatedLoad(llvm::IRBuilderBase &b, llvm::Value *addr,
                                             llvm::Value *pred, llvm::Type *wordType,
                                             const std::vector<llvm::Value *> &others,
-                                            bool isVolatile) const override {
+                                            const MemoryHints &hints) const override {
     size_t n = others.size();
     WordKind k = wordKind(wordType);
     bool byte = wordType->isIntegerTy(8);
     llvm::Type *regTy = byte ? b.getInt16Ty() : wordType;
-    // $0..$n-1 the results, $n the address, $n+1 the predicate, then the
-    // `other` values moved in first.
+    bool guarded = !isConstantTrue(pred);
     std::string text, constraints, regs;
-    std::vector<llvm::Value *> args = {b.CreatePtrToInt(addr, b.getInt64Ty()), pred};
+    std::vector<llvm::Value *> args = {b.CreatePtrToInt(addr, b.getInt64Ty())};
+    size_t addrIdx = n, predIdx = n + 1;
+    if (guarded)
+      args.push_back(pred);
     for (size_t i = 0; i < n; ++i) {
-      text += fmt::format("mov.{} ${}, ${};\n\t", byte ? "b16" : k.ptxType, i, n + 2 + i);
       regs += fmt::format("{}${}", i ? ", " : "", i);
       constraints += fmt::format("={},", k.constraint);
-      args.push_back(byte ? b.CreateZExt(others[i], regTy) : others[i]);
     }
-    text += fmt::format("@${} ld{}.global{}.{} {}, [ ${} + 0 ];", n + 1,
-                        isVolatile ? ".volatile" : "", n > 1 ? fmt::format(".v{}", n) : "",
-                        k.ptxType, n > 1 ? "{ " + regs + " }" : regs, n);
-    constraints += "l,b";
-    for (size_t i = 0; i < n; ++i)
-      constraints += fmt::format(",{}", k.constraint);
+    constraints += guarded ? "l,b" : "l";
+    if (guarded) {
+      for (size_t i = 0; i < n; ++i) {
+        text += fmt::format("mov.{} ${}, ${};\n\t", byte ? "b16" : k.ptxType, i, n + 2 + i);
+        constraints += fmt::format(",{}", k.constraint);
+        args.push_back(byte ? b.CreateZExt(others[i], regTy) : others[i]);
+      }
+    }
+    std::string policy;
+    if (hints.l2Policy && !hints.isVolatile) {
+      policy = fmt::format(", ${}", n + args.size());
+      constraints += ",l";
+      args.push_back(hints.l2Policy);
+    }
+    text += fmt::format("{}ld{}.global{}{}.{} {}, [ ${} + 0 ]{};",
+                        guarded ? fmt::format("@${} ", predIdx) : "",
+                        hints.isVolatile ? ".volatile" : "", cacheQualifiers(hints),
+                        n > 1 ? fmt::format(".v{}", n) : "", k.ptxType,
+                        n > 1 ? "{ " + regs + " }" : regs, addrIdx, policy);
     std::vector<llvm::Type *> resultTypes(n, regTy), argTypes;
     for (llvm::Value *a : args)
       argTypes.push_back(a->getType());
@@ -185,22 +245,35 @@ public:
     return out;
   }
 
+  // $0 the address, then the predicate (none where it is the constant
+  // true), the words, and the L2 cache policy.
   void predicatedStore(llvm::IRBuilderBase &b, llvm::Value *addr, llvm::Value *pred,
-                       const std::vector<llvm::Value *> &words) const override {
+                       const std::vector<llvm::Value *> &words,
+                       const MemoryHints &hints) const override {
     size_t n = words.size();
     llvm::Type *wordType = words[0]->getType();
     WordKind k = wordKind(wordType);
     bool byte = wordType->isIntegerTy(8);
-    std::string regs, constraints = "l,b";
-    std::vector<llvm::Value *> args = {b.CreatePtrToInt(addr, b.getInt64Ty()), pred};
+    bool guarded = !isConstantTrue(pred);
+    std::string regs, constraints = guarded ? "l,b" : "l";
+    std::vector<llvm::Value *> args = {b.CreatePtrToInt(addr, b.getInt64Ty())};
+    if (guarded)
+      args.push_back(pred);
     for (size_t i = 0; i < n; ++i) {
-      regs += fmt::format("{}${}", i ? ", " : "", i + 2);
+      regs += fmt::format("{}${}", i ? ", " : "", args.size());
       constraints += fmt::format(",{}", k.constraint);
       args.push_back(byte ? b.CreateZExt(words[i], b.getInt16Ty()) : words[i]);
     }
-    std::string text =
-        fmt::format("@$1 st.global{}.{} [ $0 + 0 ], {};", n > 1 ? fmt::format(".v{}", n) : "",
-                    k.ptxType, n > 1 ? "{ " + regs + " }" : regs);
+    std::string policy;
+    if (hints.l2Policy && !hints.isVolatile) {
+      policy = fmt::format(", ${}", args.size());
+      constraints += ",l";
+      args.push_back(hints.l2Policy);
+    }
+    std::string text = fmt::format("{}st{}.global{}{}.{} [ $0 + 0 ], {}{};", guarded ? "@$1 " : "",
+                                   hints.isVolatile ? ".volatile" : "", cacheQualifiers(hints),
+                                   n > 1 ? fmt::format(".v{}", n) : "", k.ptxType,
+                                   n > 1 ? "{ " + regs + " }" : regs, policy);
     std::vector<llvm::Type *> argTypes;
     for (llvm::Value *a : args)
       argTypes.push_back(a->getType());

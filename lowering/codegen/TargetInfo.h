@@ -68,6 +68,10 @@ public:
   virtual llvm::Value *programId(llvm::IRBuilderBase &b, int axis) const = 0;
   virtual llvm::Value *numPrograms(llvm::IRBuilderBase &b, int axis) const = 0;
 
+  /// The special register `name` of ir/Ops.def's special_register
+  /// ("globaltimer": i64 nanoseconds, "smid": i32), read where it stands.
+  virtual llvm::Value *specialRegister(llvm::IRBuilderBase &b, const std::string &name) const = 0;
+
   /// The value `v` (any scalar of 8 to 64 bits) of the lane `lane ^ laneMask`
   /// of the same warp; every lane of the warp takes part.
   virtual llvm::Value *shuffleXor(llvm::IRBuilderBase &b, llvm::Value *v,
@@ -75,16 +79,35 @@ public:
   /// A barrier for all threads of the program, ordering shared memory.
   virtual void barrier(llvm::IRBuilderBase &b) const = 0;
 
+  /// How one load or store asks the caches to treat its lines: the op's
+  /// `cache` (Triton's `cache_modifier` without its dot: loads "ca", "cg",
+  /// "cv"; stores "wb", "cg", "cs", "wt") and `evict` ("evict_first",
+  /// "evict_last"), "" for none; `l2Policy` the value of
+  /// l2EvictionPolicy(evict), made once per op. The PTX each becomes:
+  /// docs/codegen/loads-stores.md, "Cache modifiers and eviction policies".
+  struct MemoryHints {
+    std::string cache, evict;
+    bool isVolatile = false;
+    llvm::Value *l2Policy = nullptr;
+    bool any() const { return !cache.empty() || !evict.empty(); }
+  };
+  /// The cache policy value that `eviction_policy` `evict` gives the accesses
+  /// of one op (NVIDIA: createpolicy.fractional.L2::evict_*), or nullptr
+  /// where the target has none.
+  virtual llvm::Value *l2EvictionPolicy(llvm::IRBuilderBase &b, const std::string &evict) const = 0;
+
   /// Loads `words` (1, 2 or 4) registers of `wordType` from `addr` when
   /// `pred` (i1) is true; otherwise the registers take `others` (one value of
-  /// wordType each). One vector instruction, no branch.
+  /// wordType each). One vector instruction, no branch; no predicate where
+  /// `pred` is the constant true.
   virtual std::vector<llvm::Value *> predicatedLoad(llvm::IRBuilderBase &b, llvm::Value *addr,
                                                     llvm::Value *pred, llvm::Type *wordType,
                                                     const std::vector<llvm::Value *> &others,
-                                                    bool isVolatile) const = 0;
+                                                    const MemoryHints &hints) const = 0;
   /// Stores `words` to `addr` when `pred` is true.
   virtual void predicatedStore(llvm::IRBuilderBase &b, llvm::Value *addr, llvm::Value *pred,
-                               const std::vector<llvm::Value *> &words) const = 0;
+                               const std::vector<llvm::Value *> &words,
+                               const MemoryHints &hints) const = 0;
 
   /// Marks `fn` as a kernel entry run by `numThreads` threads per program.
   virtual void markKernel(llvm::Function *fn, int64_t numThreads) const = 0;

@@ -71,6 +71,9 @@ ConstValue toConstValue(const std::string &name, py::handle v) {
   // source with the kernel's).
   if (py::hasattr(v, "_tk_jit_function_name"))
     return ConstValue::ofFunction(v.attr("_tk_jit_function_name").cast<std::string>());
+  // A tk builtin (tk.language.core.Builtin: tl.extra.cuda.globaltimer).
+  if (py::hasattr(v, "_tk_builtin_name") && py::hasattr(v, "signature"))
+    return ConstValue::ofBuiltin(v.attr("_tk_builtin_name").cast<std::string>());
   // A tuple of compile-time values (Triton's constexpr tuples: a shape).
   if (py::isinstance<py::tuple>(v)) {
     std::vector<ConstValue> elements;
@@ -80,7 +83,7 @@ ConstValue toConstValue(const std::string &name, py::handle v) {
   }
   throw py::type_error(
       fmt::format("constexpr '{}': a compile-time value must be an int, float, bool, str, "
-                  "None, tk dtype, @tk.jit function or a tuple of them, not {}",
+                  "None, tk dtype, @tk.jit function, tk builtin or a tuple of them, not {}",
                   name, py::str(py::type::of(v).attr("__name__")).cast<std::string>()));
 }
 

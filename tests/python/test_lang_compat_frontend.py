@@ -450,3 +450,85 @@ def test_program_id_axis_and_scalar_slice_messages_follow_triton():
         pid_kernel[(1,)](z)
     with pytest.raises(triton.CompilationError, match=r"unsupported tensor index"):
         slice_kernel[(1,)](z)
+
+
+@triton.jit
+def constant_beside_int_kernel(X, Y, N, C: tl.constexpr, OP: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < N
+    x = tl.load(X + offs, mask=mask)
+    if OP == "and":
+        y = x & C
+    elif OP == "xor":
+        y = x ^ C
+    elif OP == "add":
+        y = x + C
+    elif OP == "where":
+        y = tl.where(x > 0, x, C)
+    elif OP == "max":
+        y = tl.maximum(x, C)
+    else:
+        y = (x < C).to(x.dtype)
+    tl.store(Y + offs, y, mask=mask)
+
+
+@triton.jit
+def scalar_overflow_kernel(Y, C: tl.constexpr):
+    x = tl.full((), 32, dtype=tl.int32)
+    tl.store(Y, x + C)
+
+
+@pytest.mark.parametrize("dtype,op,c", [
+    (np.int32, "add", 0xFFFFFFFFFFFFFF), (np.int32, "xor", 0x9E3779B9), (np.int8, "add", 200),
+    (np.int16, "where", 40000), (np.uint8, "max", 256), (np.int32, "less", 2**40),
+    (np.uint16, "and", -40000)])
+def test_an_int_constant_out_of_range_of_its_operand_is_an_error(dtype, op, c):
+    # Triton: a Python int beside an integer operand takes its type and must
+    # fit it (test_scalar_overflow), for arithmetic, bitwise, comparisons,
+    # where and maximum alike; tk used to wrap it silently.
+    x = RNG.integers(0, 100, 50).astype(dtype)
+    with pytest.raises(triton.TritonError, match="out of range") as e:
+        constant_beside_int_kernel[(1,)](x, np.zeros_like(x), 50, c, op, 64)
+    assert f"the constant {c} is out of range for type {np.dtype(dtype).name}" in str(e.value)
+    assert "test_lang_compat_frontend.py:" in str(e.value)
+
+
+def test_scalar_overflow_is_located_at_the_operator():
+    with pytest.raises(triton.CompilationError, match="out of range for type int32") as e:
+        scalar_overflow_kernel[(1,)](np.zeros(1, np.int32), 0xFFFFFFFFFFFFFF)
+    assert "tl.store(Y, x + C)" in str(e.value)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype,op,c", [
+    (np.uint32, "and", 0xFFFFFFF0), (np.uint32, "xor", 0x9E3779B9), (np.int32, "xor", -0x61C88647),
+    (np.int8, "add", -128), (np.uint8, "add", 255), (np.int16, "where", -32768),
+    (np.int64, "and", 0x7FFFFFFFFFFF), (np.uint16, "add", -1)])
+def test_an_int_constant_in_range_takes_the_operand_type(device, dtype, op, c):
+    # In range: the int takes the operand's type (no widening); a negative
+    # int beside an unsigned operand is its two's-complement pattern (tk
+    # keeps it; Triton refuses it, docs/python.md).
+    n = 77
+    info = np.iinfo(dtype)
+    x = RNG.integers(info.min, info.max, n, dtype=np.int64, endpoint=True).astype(dtype)
+    y = np.zeros(n, dtype)
+    launch(constant_beside_int_kernel, (2,), x, y, n, c, op, 64, device=device)
+    k = np.asarray(c).astype(np.int64).astype(dtype)
+    expect = {"and": lambda: x & k, "xor": lambda: x ^ k, "add": lambda: x + k,
+              "where": lambda: np.where(x > 0, x, k)}[op]()
+    np.testing.assert_array_equal(y, expect.astype(dtype))
+
+
+@triton.jit
+def lifted_constant_kernel(X, Y, N, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < N
+    key = 0x9E3779B9  # a plain variable: Triton makes it a uint32 tensor
+    tl.store(Y + offs, tl.load(X + offs, mask=mask) ^ key, mask=mask)
+
+
+def test_a_number_in_a_plain_variable_is_not_range_checked():
+    x = RNG.integers(-2**31, 2**31, 40, dtype=np.int64).astype(np.int32)
+    y = np.zeros(40, np.int32)
+    lifted_constant_kernel[(1,)](x, y, 40, 64)
+    np.testing.assert_array_equal(y, x ^ np.int32(-0x61C88647))

@@ -492,8 +492,8 @@ def test_jit_function_passed_as_a_constexpr():
     activation_kernel[(1,)](x, out, n, BLOCK=128, ACT=square)  # another function: recompiled
     np.testing.assert_array_equal(out, x * x)
     assert len(activation_kernel.cache) == 2
-    with pytest.raises(TypeError,
-                       match="constexpr 'ACT' must be .* @tk.jit function or a tuple of them"):
+    with pytest.raises(TypeError, match="constexpr 'ACT' must be .* @tk.jit function, tk "
+                                        "builtin or a tuple of them"):
         activation_kernel[(1,)](x, out, n, BLOCK=128, ACT=np.exp)
 
 

@@ -41,7 +41,7 @@ import types
 
 from .. import _C
 from ..errors import CompilationError, DriverError, InterpreterError, OutOfResources
-from ..language.core import constexpr, dtype
+from ..language.core import Builtin, constexpr, dtype
 from ..tools.tensor_descriptor import TensorDescriptor, TensorDescriptorError
 
 # Launch options Triton accepts as keyword arguments; they are not kernel
@@ -481,6 +481,8 @@ def _tagged(value):
     """A cache-key form that keeps 1, 1.0 and True apart."""
     if isinstance(value, dtype):
         return ("dtype", value._tk_dtype_name)
+    if isinstance(value, Builtin):
+        return ("builtin", value._tk_builtin_name)
     if isinstance(value, bool):
         return ("bool", value)
     if isinstance(value, tuple):
@@ -494,7 +496,7 @@ def _tagged(value):
 
 def _const_for_compiler(name, value):
     value = value.value if isinstance(value, constexpr) else value
-    if value is None or isinstance(value, (bool, str, dtype, JITFunction)):
+    if value is None or isinstance(value, (bool, str, dtype, JITFunction, Builtin)):
         return value
     if isinstance(value, numbers.Integral):
         return int(value)
@@ -504,7 +506,7 @@ def _const_for_compiler(name, value):
         return tuple(_const_for_compiler(name, v) for v in value)
     raise TypeError(
         f"constexpr '{name}' must be an int, float, bool, str, None, tk dtype, @tk.jit "
-        f"function or a tuple of them, not {type(value).__name__}"
+        f"function, tk builtin or a tuple of them, not {type(value).__name__}"
     )
 
 
