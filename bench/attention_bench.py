@@ -132,7 +132,7 @@ def main():
     for (be, dt, d, causal, config), s in sorted(compile_times.items(), key=str):
         compiles.setdefault(be, []).append(s)
     date = datetime.date.today().isoformat()
-    result = {"date": date, "commit": args.commit, "command": " ".join(sys.argv),
+    result = {"benchmark": "attention", "date": date, "commit": args.commit, "command": " ".join(sys.argv),
               "device": torch.cuda.get_device_name(), "triton": triton.__version__,
               "torch": torch.__version__, "configs": CONFIGS, "rows": rows,
               "compile_seconds": {be: {"median": sorted(v)[len(v) // 2], "max": max(v),
