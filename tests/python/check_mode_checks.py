@@ -20,6 +20,9 @@ from stand_in_driver import load, set_sizes  # noqa: E402
 fake = load(sys.argv[1])
 os.environ.pop("TK_INTERPRET", None)
 os.environ["TK_ARCH"] = "sm_90"
+# The stand-in "runs" a kernel by reading the PTX it was loaded from: the
+# driver's JIT gets the PTX itself, where ptxas would hand it a cubin.
+os.environ["TK_PTX_COMPILER"] = "driver"
 
 import numpy as np  # noqa: E402
 
