@@ -90,9 +90,9 @@ bool CompileOptions::readKnobs(std::string &error) {
 
 std::string CompileOptions::keyText() const {
   return fmt::format("arch={};warps={};stages={};debug={};wgmma_inflight={};wgmma_native={};"
-                     "llvm_opt={};libdevice={};test_miscompile={}",
+                     "llvm_opt={};libdevice={};test_miscompile={};fp_fusion={}",
                      arch, numWarps, numStages, int(debug), int(wgmmaInflight), int(wgmmaNative),
-                     llvmOpt, libdevicePath, int(testMiscompile));
+                     llvmOpt, libdevicePath, int(testMiscompile), int(fpFusion));
 }
 
 std::string CompileOptions::check() const {
@@ -111,6 +111,7 @@ TargetOptions CompileOptions::target() const {
   t.llvmOpt = llvmOpt;
   t.libdevicePath = libdevicePath;
   t.testMiscompile = testMiscompile;
+  t.fpFusion = fpFusion;
   t.maxElementsPerThread = limits.maxElementsPerThread;
   t.maxLLVMInstructions = limits.maxLLVMInstructions;
   return t;

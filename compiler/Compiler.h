@@ -103,6 +103,7 @@ struct CompileOptions {
   bool testMiscompile = false; // TK_TEST_MISCOMPILE: float adds lowered as subtracts
   std::string llvmOpt;         // TK_LLVM_OPT: "" is tk's pipeline, else O0..O3
   std::string libdevicePath;   // TK_LIBDEVICE_PATH: "" is the toolkit's
+  bool fpFusion = true;        // a * b + c may become one fma (Triton's enable_fp_fusion)
   // Not in keyText: a budget decides only whether the compile ends in an
   // error, never what code it makes, and errors are not cached.
   CompileLimits limits;

@@ -59,23 +59,24 @@ const llvm::Target *lookupLLVMTarget(const char *triple, const char *what, bool 
 
 // The AMDGPU target machine for an arch of kAMDGPUArchs (code object
 // version 5, LLVM 19's default; wave64 on gfx9, wave32 on gfx11).
-std::unique_ptr<llvm::TargetMachine> makeAMDGPUTargetMachine(const std::string &arch,
+std::unique_ptr<llvm::TargetMachine> makeAMDGPUTargetMachine(const std::string &arch, bool fpFusion,
                                                              DiagnosticEngine &diag) {
   const llvm::Target *target =
       lookupLLVMTarget("amdgcn-amd-amdhsa", "AMDGPU", hasAMDGPUTarget(), diag);
   if (!target)
     return nullptr;
   llvm::TargetOptions to;
-  to.AllowFPOpFusion = llvm::FPOpFusion::Fast; // as on NVPTX (Triton's enable_fp_fusion)
+  // As on NVPTX (Triton's enable_fp_fusion).
+  to.AllowFPOpFusion = fpFusion ? llvm::FPOpFusion::Fast : llvm::FPOpFusion::Standard;
   return std::unique_ptr<llvm::TargetMachine>(
       target->createTargetMachine("amdgcn-amd-amdhsa", arch, "", to, llvm::Reloc::PIC_,
                                   std::nullopt, llvm::CodeGenOptLevel::Default));
 }
 
-std::unique_ptr<llvm::TargetMachine> makeTargetMachine(const std::string &arch,
+std::unique_ptr<llvm::TargetMachine> makeTargetMachine(const std::string &arch, bool fpFusion,
                                                        DiagnosticEngine &diag) {
   if (isAMDGPUArch(arch))
-    return makeAMDGPUTargetMachine(arch, diag);
+    return makeAMDGPUTargetMachine(arch, fpFusion, diag);
   // LLVM would only warn on stderr about an unknown processor and go on.
   if (!isSupportedArch(arch)) {
     diag.error({}, fmt::format("unsupported GPU arch '{}': tk compiles for {} (nvptx) and {} "
@@ -93,7 +94,9 @@ std::unique_ptr<llvm::TargetMachine> makeTargetMachine(const std::string &arch,
   // one instruction instead of two), and plain mul/add/sub are emitted without
   // .rn so ptxas may fuse them too. The interpreter stays unfused; tests
   // compare with tolerances (LayerNorm's (x - mean) * rstd * w + b is fmas).
-  to.AllowFPOpFusion = llvm::FPOpFusion::Fast;
+  // Without it (enable_fp_fusion=False) NVPTX emits add.rn/mul.rn, which
+  // ptxas does not contract either.
+  to.AllowFPOpFusion = fpFusion ? llvm::FPOpFusion::Fast : llvm::FPOpFusion::Standard;
   // Code generation at the Default level, not Aggressive: at Aggressive
   // NVPTX runs GVN over the IR before instruction selection (EarlyCSE
   // otherwise), twice; O3 has already removed what GVN would find. Of 46
@@ -113,14 +116,16 @@ std::unique_ptr<llvm::TargetMachine> makeTargetMachine(const std::string &arch,
 // meant to generate code for two modules at once (the autotuner compiles in
 // parallel). Null after reporting an error.
 llvm::TargetMachine *targetMachine(const TargetOptions &options, DiagnosticEngine &diag) {
-  thread_local std::map<std::string, std::unique_ptr<llvm::TargetMachine>> machines;
-  auto it = machines.find(options.arch);
+  thread_local std::map<std::pair<std::string, bool>, std::unique_ptr<llvm::TargetMachine>>
+      machines;
+  auto key = std::make_pair(options.arch, options.fpFusion);
+  auto it = machines.find(key);
   if (it != machines.end())
     return it->second.get();
-  std::unique_ptr<llvm::TargetMachine> tm = makeTargetMachine(options.arch, diag);
+  std::unique_ptr<llvm::TargetMachine> tm = makeTargetMachine(options.arch, options.fpFusion, diag);
   if (!tm)
     return nullptr;
-  return machines.emplace(options.arch, std::move(tm)).first->second.get();
+  return machines.emplace(key, std::move(tm)).first->second.get();
 }
 
 using Clock = std::chrono::steady_clock;

@@ -163,6 +163,7 @@ CompileOptions toCompileOptions(const GpuCompileOptions &opts) {
   c.numWarps = opts.numWarps;
   c.numStages = opts.numStages;
   c.debug = opts.debug;
+  c.fpFusion = opts.fpFusion;
   return c;
 }
 

@@ -179,6 +179,9 @@ struct GpuCompileOptions {
   std::string arch = "sm_90";
   // Part of the cache key; the pipeline does not use them yet.
   int numStages = 3;
+  /// Floating-point contraction (Triton's enable_fp_fusion): false keeps
+  /// every float add and multiply rounded on its own (CompileOptions).
+  bool fpFusion = true;
   bool debug = false;
   /// Whatever else the caller's front end read to produce `source` (the
   /// sources of @jit helpers it calls, values of globals): only hashed into

@@ -229,6 +229,7 @@ GpuCompileOptions detail::toGpuOptions(const KernelOptions &options) {
   o.numWarps = options.numWarps;
   o.numStages = options.numStages;
   o.arch = options.arch;
+  o.fpFusion = options.fpFusion;
   o.remarks = options.remarks;
   return o;
 }

@@ -88,6 +88,9 @@ struct KernelOptions {
   int numWarps = 4;
   int numStages = 3;
   std::string arch = "sm_90";
+  /// Floating-point contraction (Triton's enable_fp_fusion): `a * b + c`
+  /// may become one fma; false rounds every add and multiply on its own.
+  bool fpFusion = true;
   /// Specialise on the arguments at launch (see the header comment).
   bool specialize = true;
   std::vector<std::string> doNotSpecialize; // runtime parameters by name

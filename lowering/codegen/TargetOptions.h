@@ -26,6 +26,11 @@ struct TargetOptions {
   /// Test only (TK_TEST_MISCOMPILE): every floating-point add is lowered as
   /// a subtract, a wrong answer for TK_CHECK's tests to catch.
   bool testMiscompile = false;
+  /// Floating-point contraction (Triton's enable_fp_fusion): a multiply
+  /// feeding an add may become one fma, and plain add/sub/mul are emitted
+  /// without `.rn` so ptxas may fuse them too. Off: every op rounds on its
+  /// own (`add.rn.f32`, `mul.rn.f32`), as the interpreter computes.
+  bool fpFusion = true;
   /// Budgets (0: no limit), whose errors name them and what to change: the
   /// elements a thread may hold in one tensor (TK_MAX_ELEMENTS_PER_THREAD),
   /// and the LLVM instructions of a kernel as lowered and after tk's LLVM

@@ -100,6 +100,7 @@ std::unique_ptr<JitKernel> JitKernel::compile(const JitRequest &req, std::string
     return nullptr;
   if (!req.libdevicePath.empty())
     options.libdevicePath = req.libdevicePath;
+  options.fpFusion = req.fpFusion;
   std::unique_ptr<JitKernel> k(new JitKernel);
   k->name_ = req.kernel;
   if (req.gpu) {

@@ -88,6 +88,9 @@ struct JitRequest {
   /// The libdevice bitcode to link (Triton's extern_libs={'libdevice': path});
   /// "" leaves TK_LIBDEVICE_PATH's choice (CompileOptions::libdevicePath).
   std::string libdevicePath;
+  /// Floating-point contraction (Triton's enable_fp_fusion;
+  /// CompileOptions::fpFusion).
+  bool fpFusion = true;
   /// CompileHooks::interrupted: Ctrl-C reaching the compile.
   std::function<bool()> interrupted;
   // Record remarks (docs/remarks.md): the compile runs (no cached PTX, which

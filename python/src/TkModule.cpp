@@ -169,9 +169,10 @@ py::tuple compile(const std::vector<std::tuple<std::string, std::string, uint32_
                   const std::vector<std::string> &doNotSpecialize, bool gpu, int numWarps,
                   int numStages, const std::string &arch,
                   const std::map<std::string, std::map<std::string, std::string>> &userModules,
-                  const std::string &libdevice, bool remarks) {
+                  const std::string &libdevice, bool remarks, bool fpFusion) {
   JitRequest req;
   req.libdevicePath = libdevice;
+  req.fpFusion = fpFusion;
   req.gpu = gpu;
   req.remarks = remarks;
   req.numWarps = numWarps;
@@ -494,12 +495,12 @@ PYBIND11_MODULE(_C, m) {
         py::arg("do_not_specialize"), py::arg("gpu") = false, py::arg("num_warps") = 4,
         py::arg("num_stages") = 0, py::arg("arch") = "sm_90",
         py::arg("user_modules") = std::map<std::string, std::map<std::string, std::string>>{},
-        py::arg("libdevice") = "", py::arg("remarks") = false,
+        py::arg("libdevice") = "", py::arg("remarks") = false, py::arg("fp_fusion") = true,
         "Compiles a kernel; returns (CompiledKernel, '') or (None, rendered diagnostics). "
         "user_modules: globals bound to Python modules other than tk's, each {attribute: the "
         "@tk.jit function it is}. libdevice: the libdevice bitcode to link (extern_libs), '' "
         "for TK_LIBDEVICE_PATH's. With remarks, the kernel's `remarks` holds the compile's "
-        "remarks (docs/remarks.md).");
+        "remarks (docs/remarks.md). fp_fusion: Triton's enable_fp_fusion.");
 
   m.def("specialize_arg", &specializeOne, py::arg("kind"), py::arg("value"),
         py::arg("specialize") = true, py::arg("dtype") = "",

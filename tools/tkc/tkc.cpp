@@ -125,6 +125,7 @@ struct Options {
   int numWarps = 4;     // --num-warps
   int numStages = 0;    // --num-stages (0: not given, the pass's default)
   bool remarks = false; // --remarks (or TK_REMARKS=1)
+  bool fpFusion = true; // --no-fp-fusion
   RemarkFilter remarkFilter = RemarkFilter::All;
   bool emitGiven = false; // --emit was on the command line
 };
@@ -160,6 +161,9 @@ code generation (--emit=ir-gpu, llvm, ptx):
   --num-warps=N          warps per program, a power of two 1..32 (default: 4)
   --num-stages=N         stages of the cp.async ring that pipelines the loads of a
                          loop feeding tk.dot (default: 3; 1 turns it off)
+  --no-fp-fusion         every float add and multiply rounds on its own (add.rn,
+                         mul.rn; Triton's enable_fp_fusion=False); by default a
+                         multiply feeding an add may become one fma
   --remarks[=WHICH]      print optimisation remarks to stderr, as diagnostics:
                          missed (what could be faster, and why), passed (what
                          was applied) or all (default; also the facts: layouts,
@@ -293,6 +297,8 @@ ParseResult parseArgs(int argc, char **argv, Options &opts) {
     }
     if (name == "--verify-diagnostics") {
       opts.verifyDiagnostics = true;
+    } else if (name == "--no-fp-fusion") {
+      opts.fpFusion = false;
     } else if (name == "--remarks") {
       opts.remarks = true;
       std::string_view v = opt.inlineValue.value_or("all");
@@ -493,6 +499,7 @@ CompileOptions compileOptions(const Options &o) {
   options.arch = o.arch;
   options.numWarps = o.numWarps;
   options.numStages = o.numStages;
+  options.fpFusion = o.fpFusion;
   return options;
 }
 

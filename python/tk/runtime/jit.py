@@ -104,6 +104,20 @@ def _env_flag(name):
     return _C.knob(name)
 
 
+def _fp_fusion(value, kernel_name):
+    """The enable_fp_fusion launch option: a bool, or None for
+    tk.knobs.language.default_fp_fusion (True unless set)."""
+    if value is None:
+        from .. import knobs
+
+        value = knobs.language.default_fp_fusion
+    if not isinstance(value, (bool, int)) or isinstance(value, float):
+        raise ValueError(
+            f"enable_fp_fusion of {kernel_name} must be True or False, not {value!r}"
+        )
+    return bool(value)
+
+
 def _code_knobs():
     """The knobs that change generated code (TK_LLVM_OPT, TK_WGMMA_*, ...) as
     they are now: part of the key of every GPU compile, so a kernel compiled
@@ -1180,6 +1194,8 @@ class JITFunction(_C.LaunchBase):
             options["num_ctas"] = int(launch["num_ctas"])
         if launch.get("extern_libs") is not None:
             options["extern_libs"] = _extern_libs(launch["extern_libs"], self.__name__, gpu)
+        if gpu:
+            options["enable_fp_fusion"] = _fp_fusion(launch.get("enable_fp_fusion"), self.__name__)
         arch = target_arch() if gpu else None
         if gpu and launch.get("arch") is not None:
             arch = _launch_arch(launch["arch"], self.__name__)
@@ -1257,6 +1273,7 @@ class JITFunction(_C.LaunchBase):
             # extern_libs' libdevice; "" (none given) is TK_LIBDEVICE_PATH's.
             dict(options.get("extern_libs", ())).get("libdevice", ""),
             remarks,
+            options.get("enable_fp_fusion", True),
         )
         if compiled is None:
             raise CompilationError(closure.explain(errors), kernel=self.__name__)
