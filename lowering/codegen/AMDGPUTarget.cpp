@@ -47,9 +47,6 @@ public:
     case Opcode::Print:
     case Opcode::Assert:
       return "(device print and assert, CUDA's vprintf and __assertfail)";
-    case Opcode::AtomicRMW:
-    case Opcode::AtomicCAS:
-      return "(atomics, lowered to PTX atom instructions)";
     case Opcode::ExternElementwise:
       return "(libdevice functions; ROCm's device libraries are not linked yet)";
     case Opcode::InlineAsm:
@@ -75,6 +72,16 @@ public:
            "v256:256-v512:512-v1024:1024-v2048:2048-n32:64-S32-A5-G1-ni:7:8:9";
   }
   unsigned globalAddressSpace() const override { return 1; }
+
+  // AMDGPU's memory model scopes (LLVM's AMDGPUUsage): a workgroup, the
+  // agent (one GPU), the system.
+  std::optional<std::string> llvmAtomicScope(const std::string &scope) const override {
+    if (scope == "cta")
+      return "workgroup";
+    if (scope == "gpu")
+      return "agent";
+    return "";
+  }
   unsigned sharedAddressSpace() const override { return 3; }
   bool testMiscompile() const override { return options_.testMiscompile; }
 

@@ -19,6 +19,11 @@
 // word that computes the interpreter's result: float max/min ignore a NaN
 // operand (a NaN in memory is replaced), integers wrap.
 //
+// On a target with TargetInfo::llvmAtomicScope (AMDGPU) each element is
+// instead one LLVM atomicrmw or cmpxchg in a branch on the same predicate,
+// with the target's sync scope and sem's ordering (llvmAtomic); the back end
+// expands what the chip has no instruction for.
+//
 // `sem` (relaxed, acquire, release, acq_rel; default acq_rel) and `scope`
 // (cta, gpu, sys; default gpu) map to atom's qualifiers. ptxas takes the
 // qualifiers in any order; they are spelled in the order Triton's PTX has
@@ -72,7 +77,88 @@ AtomSpec nativeSpec(std::string_view kind, Type *elem) {
   return {"", bits};
 }
 
+llvm::AtomicOrdering llvmOrdering(const std::string &sem) {
+  if (sem == "relaxed")
+    return llvm::AtomicOrdering::Monotonic;
+  if (sem == "acquire")
+    return llvm::AtomicOrdering::Acquire;
+  if (sem == "release")
+    return llvm::AtomicOrdering::Release;
+  return llvm::AtomicOrdering::AcquireRelease;
+}
+
+// The LLVM atomicrmw operation of a tk atomic kind on `elem`. Float max/min
+// are LLVM's fmax/fmin (maxnum: a NaN operand is ignored, a NaN in memory
+// replaced, the interpreter's rule).
+llvm::AtomicRMWInst::BinOp llvmRMWOp(std::string_view kind, Type *elem) {
+  bool isFloatElem = !elem->isPointer() && isFloat(elem->dtype());
+  bool isSignedElem = !elem->isPointer() && !isFloatElem && isSigned(elem->dtype());
+  if (kind == "xchg")
+    return llvm::AtomicRMWInst::Xchg;
+  if (kind == "add")
+    return isFloatElem ? llvm::AtomicRMWInst::FAdd : llvm::AtomicRMWInst::Add;
+  if (kind == "and")
+    return llvm::AtomicRMWInst::And;
+  if (kind == "or")
+    return llvm::AtomicRMWInst::Or;
+  if (kind == "xor")
+    return llvm::AtomicRMWInst::Xor;
+  if (kind == "max")
+    return isFloatElem    ? llvm::AtomicRMWInst::FMax
+           : isSignedElem ? llvm::AtomicRMWInst::Max
+                          : llvm::AtomicRMWInst::UMax;
+  return isFloatElem    ? llvm::AtomicRMWInst::FMin
+         : isSignedElem ? llvm::AtomicRMWInst::Min
+                        : llvm::AtomicRMWInst::UMin;
+}
+
 } // namespace
+
+// One element's atomic as an LLVM instruction (targets with
+// TargetInfo::llvmAtomicScope), run only where `pred` holds; the old value,
+// or 0 where it does not.
+llvm::Value *FunctionLowering::llvmAtomic(const std::string &kind, Type *elem,
+                                          const std::string &sem, const std::string &scope,
+                                          llvm::Value *pred, llvm::Value *ptr, llvm::Value *cmp,
+                                          llvm::Value *val) {
+  llvm::LLVMContext &ctx = b_.getContext();
+  llvm::Function *fn = b_.GetInsertBlock()->getParent();
+  llvm::BasicBlock *from = b_.GetInsertBlock();
+  auto *then = llvm::BasicBlock::Create(ctx, "atom.then", fn);
+  auto *done = llvm::BasicBlock::Create(ctx, "atom.done", fn);
+  b_.CreateCondBr(pred, then, done);
+  b_.SetInsertPoint(then);
+  llvm::Type *ty = val->getType();
+  unsigned bits = elem->isPointer() ? 64 : dtypeBits(elem->dtype());
+  llvm::Align align(bits / 8);
+  llvm::SyncScope::ID ssid = ctx.getOrInsertSyncScopeID(scope);
+  llvm::AtomicOrdering order = llvmOrdering(sem);
+  llvm::Value *old;
+  if (kind == "cas") {
+    // cmpxchg takes integers or pointers: floats go as their bits. Its
+    // failure ordering may not release.
+    llvm::Type *intTy = ty->isFloatingPointTy() ? b_.getIntNTy(bits) : ty;
+    auto asInt = [&](llvm::Value *x) { return intTy == ty ? x : b_.CreateBitCast(x, intTy); };
+    llvm::AtomicOrdering failure =
+        order == llvm::AtomicOrdering::AcquireRelease ? llvm::AtomicOrdering::Acquire
+        : order == llvm::AtomicOrdering::Release      ? llvm::AtomicOrdering::Monotonic
+                                                      : order;
+    llvm::Value *pair =
+        b_.CreateAtomicCmpXchg(ptr, asInt(cmp), asInt(val), align, order, failure, ssid);
+    old = b_.CreateExtractValue(pair, 0);
+    if (intTy != ty)
+      old = b_.CreateBitCast(old, ty);
+  } else {
+    old = b_.CreateAtomicRMW(llvmRMWOp(kind, elem), ptr, val, align, order, ssid);
+  }
+  llvm::BasicBlock *thenEnd = b_.GetInsertBlock();
+  b_.CreateBr(done);
+  b_.SetInsertPoint(done);
+  llvm::PHINode *result = b_.CreatePHI(ty, 2);
+  result->addIncoming(llvm::Constant::getNullValue(ty), from);
+  result->addIncoming(old, thenEnd);
+  return result;
+}
 
 bool FunctionLowering::lowerAtomic(Operation &op) {
   bool isCas = op.is(Opcode::AtomicCAS);
@@ -100,6 +186,7 @@ bool FunctionLowering::lowerAtomic(Operation &op) {
   llvm::Type *ty = elementType(val->type());
   unsigned bits = elem->isPointer() ? 64 : dtypeBits(elem->dtype());
   AtomSpec spec = nativeSpec(kind, elem);
+  std::optional<std::string> llvmScope = target_.llvmAtomicScope(scope);
   std::string quals = isCas ? fmt::format("atom.global.{}.{}", sem, scope)
                             : fmt::format("atom.global.{}.{}", scope, sem);
 
@@ -116,7 +203,9 @@ bool FunctionLowering::lowerAtomic(Operation &op) {
       pred = b_.CreateAnd(pred, owners[r]);
     llvm::Value *v = vals[r];
     llvm::Value *old = nullptr;
-    if (!spec.op.empty()) {
+    if (llvmScope) {
+      old = llvmAtomic(kind, elem, sem, *llvmScope, pred, ptrs[r], cmps ? (*cmps)[r] : nullptr, v);
+    } else if (!spec.op.empty()) {
       // One predicated instruction; the result register starts at 0.
       llvm::Type *regTy = b_.getIntNTy(spec.bits);
       auto asBits = [&](llvm::Value *x) {

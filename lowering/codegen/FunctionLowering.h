@@ -105,7 +105,10 @@ public:
   bool lowerFor(Operation &op);          // ControlFlowToLLVM.cpp
   bool lowerIf(Operation &op);
   bool lowerWhile(Operation &op);
-  bool lowerAtomic(Operation &op);       // AtomicToLLVM.cpp
+  bool lowerAtomic(Operation &op); // AtomicToLLVM.cpp
+  llvm::Value *llvmAtomic(const std::string &kind, Type *elem, const std::string &sem,
+                          const std::string &scope, llvm::Value *pred, llvm::Value *ptr,
+                          llvm::Value *cmp, llvm::Value *val);
   bool lowerReshapeTrans(Operation &op); // ShapeToLLVM.cpp
   bool lowerGather(Operation &op);
   bool lowerScan(Operation &op); // ScanToLLVM.cpp

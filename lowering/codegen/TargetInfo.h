@@ -19,6 +19,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -108,6 +109,16 @@ public:
   virtual void predicatedStore(llvm::IRBuilderBase &b, llvm::Value *addr, llvm::Value *pred,
                                const std::vector<llvm::Value *> &words,
                                const MemoryHints &hints) const = 0;
+
+  /// The LLVM sync scope of tk's atomic `scope` ("cta", "gpu", "sys") where
+  /// the target lowers atomics as LLVM atomicrmw / cmpxchg instructions
+  /// (AMDGPU: "workgroup", "agent", "" for the whole system); nullopt where
+  /// it has atomic instructions of its own (NVPTX's atom, with PTX's
+  /// qualifiers: lowering/codegen/AtomicToLLVM.cpp).
+  virtual std::optional<std::string> llvmAtomicScope(const std::string &scope) const {
+    (void)scope;
+    return std::nullopt;
+  }
 
   /// Marks `fn` as a kernel entry run by `numThreads` threads per program.
   virtual void markKernel(llvm::Function *fn, int64_t numThreads) const = 0;
