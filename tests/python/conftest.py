@@ -52,6 +52,14 @@ def _gpu_tests_launch_on_the_gpu(request, monkeypatch):
         monkeypatch.delenv("TK_INTERPRET", raising=False)
 
 
+@pytest.fixture
+def ptx_compile(monkeypatch):
+    """Compiles for sm_90 (to PTX; nothing is loaded) whatever the suite's
+    default: for warmup(...) on ptx_compile_util.CudaArray arguments."""
+    monkeypatch.delenv("TK_INTERPRET", raising=False)
+    monkeypatch.setenv("TK_ARCH", "sm_90")
+
+
 @pytest.fixture(scope="session")
 def fake_libcuda(tmp_path_factory):
     """The stand-in CUDA driver (fake_cuda.c), built once per session."""

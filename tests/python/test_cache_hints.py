@@ -9,24 +9,9 @@ import numpy as np
 import pytest
 
 import tk
+from ptx_compile_util import CudaArray
 
 RNG = np.random.default_rng(6211)
-
-
-class CudaArray:
-    """What the GPU compile reads of a device array (__cuda_array_interface__);
-    nothing is launched, so the address is never dereferenced."""
-
-    def __init__(self, address, typestr="<f4", n=4096):
-        self.__cuda_array_interface__ = {"data": (address, False), "typestr": typestr,
-                                         "shape": (n,), "version": 3}
-
-
-@pytest.fixture
-def ptx_compile(monkeypatch):
-    """Compiles for sm_90 (to PTX; nothing is loaded) whatever the suite's default."""
-    monkeypatch.delenv("TK_INTERPRET", raising=False)
-    monkeypatch.setenv("TK_ARCH", "sm_90")
 
 
 @tk.jit

@@ -11,20 +11,7 @@ import pytest
 
 import tk
 import tk.language as tl
-
-
-class CudaArray:
-    """What the GPU compile reads of a device array; nothing is launched."""
-
-    def __init__(self, address, typestr="<i8", n=4096):
-        self.__cuda_array_interface__ = {"data": (address, False), "typestr": typestr,
-                                         "shape": (n,), "version": 3}
-
-
-@pytest.fixture
-def ptx_compile(monkeypatch):
-    monkeypatch.delenv("TK_INTERPRET", raising=False)
-    monkeypatch.setenv("TK_ARCH", "sm_90")
+from ptx_compile_util import CudaArray
 
 
 @tk.jit
@@ -51,7 +38,7 @@ def every_thread(out):
 
 
 def test_globaltimer_reads_twice_in_the_ptx(ptx_compile):
-    k = timed.warmup(CudaArray(1 << 20), CudaArray(1 << 21), 1000, tl.extra.cuda.globaltimer,
+    k = timed.warmup(CudaArray(1 << 20, "<i8"), CudaArray(1 << 21, "<i8"), 1000, tl.extra.cuda.globaltimer,
                      grid=(1,))
     assert k.asm["ptx"].count("%globaltimer") == 2
 

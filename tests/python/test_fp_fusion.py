@@ -10,23 +10,10 @@ import pytest
 import tk
 import tk.language as tl
 from tk import knobs
+from ptx_compile_util import CudaArray
 
 RNG = np.random.default_rng(5733)
 FMA = re.compile(r"(mad|fma)\.r[nzmp]\.(ftz\.)?f32")
-
-
-class CudaArray:
-    """What the GPU compile reads of a device array; nothing is launched."""
-
-    def __init__(self, address, n=4096):
-        self.__cuda_array_interface__ = {"data": (address, False), "typestr": "<f4",
-                                         "shape": (n,), "version": 3}
-
-
-@pytest.fixture
-def ptx_compile(monkeypatch):
-    monkeypatch.delenv("TK_INTERPRET", raising=False)
-    monkeypatch.setenv("TK_ARCH", "sm_90")
 
 
 @pytest.fixture

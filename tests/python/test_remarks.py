@@ -8,15 +8,7 @@ import pytest
 
 import tk
 import tk.runtime.jit as tkjit
-
-
-class CudaArray:
-    """What the GPU path reads of a device array (__cuda_array_interface__);
-    nothing is launched, so the address is never dereferenced."""
-
-    def __init__(self, address, typestr="<f4", n=4096):
-        self.__cuda_array_interface__ = {"data": (address, False), "typestr": typestr,
-                                         "shape": (n,), "version": 3}
+from ptx_compile_util import CudaArray
 
 
 @tk.jit
@@ -29,20 +21,12 @@ def strided_copy(x_ptr, y_ptr, stride, n, BLOCK: tk.constexpr):
 LOAD_LINE = next(i for i, line in enumerate(open(__file__), 1) if "x = tk.load(x_ptr + offs" in line)
 
 
-def gpu_compile(monkeypatch):
-    """Compiles for the GPU (to PTX; nothing is loaded) whatever the suite's
-    default."""
-    monkeypatch.delenv("TK_INTERPRET", raising=False)
-    monkeypatch.setenv("TK_ARCH", "sm_90")
-
-
 def compile_strided(**kwargs):
     return strided_copy.warmup(CudaArray(1 << 20), CudaArray(1 << 21), 3, 4096, BLOCK=512,
                                **kwargs)
 
 
-def test_warmup_remarks(monkeypatch):
-    gpu_compile(monkeypatch)
+def test_warmup_remarks(ptx_compile):
     strided_copy.cache.clear()
     k = compile_strided(remarks=True)
     assert k.remarks, "a compile with remarks has some"
@@ -66,8 +50,7 @@ def test_warmup_remarks(monkeypatch):
     assert store and store[0].status == "passed" and store[0].numbers["vector_bytes"] == 16
 
 
-def test_remarks_do_not_change_the_ptx_and_are_off_by_default(monkeypatch):
-    gpu_compile(monkeypatch)
+def test_remarks_do_not_change_the_ptx_and_are_off_by_default(ptx_compile, monkeypatch):
     monkeypatch.delenv("TK_REMARKS", raising=False)
     strided_copy.cache.clear()
     plain = compile_strided()
@@ -77,8 +60,7 @@ def test_remarks_do_not_change_the_ptx_and_are_off_by_default(monkeypatch):
     assert with_remarks.asm["ptx"] == plain.asm["ptx"]
 
 
-def test_knob_turns_them_on(monkeypatch):
-    gpu_compile(monkeypatch)
+def test_knob_turns_them_on(ptx_compile, monkeypatch):
     monkeypatch.setenv("TK_REMARKS", "1")
     strided_copy.cache.clear()
     k = compile_strided()
