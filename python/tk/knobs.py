@@ -13,7 +13,7 @@ A field backed by a TK_ variable of support/Knobs.def reads it through
 variable into `os.environ`, which tk reads at each compile and launch; its
 `knob_descriptors` entry names the variable (`.key`), so Triton's test
 fixtures that clear knobs by their variables clear tk's. A field with no TK_
-variable (Triton options tk has no use for, such as `language.default_fp_fusion`
+variable (Triton options tk has no use for, such as `runtime.debug`
 or the runtime hooks) keeps its value in the knob set only; docs/python.md
 lists them.
 """
@@ -179,7 +179,7 @@ class runtime_knobs(base_knobs):
 
 class language_knobs(base_knobs):
     fp32_default = None
-    default_fp_fusion = True
+    default_fp_fusion = env_knob("TK_DEFAULT_FP_FUSION", _bool_env)
 
 
 class autotuning_knobs(base_knobs):

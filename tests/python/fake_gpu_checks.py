@@ -418,6 +418,28 @@ def a_second_process_reads_ptx_and_cubin_from_the_disk_cache():
 
 
 @check
+def the_fp_fusion_default_is_in_the_launchers_key():
+    # tk.knobs.language.default_fp_fusion is TK_DEFAULT_FP_FUSION, a code
+    # knob: a launch after it changes (no enable_fp_fusion given) compiles
+    # again instead of running the kernel the fast path keyed before.
+    from tk import knobs
+
+    set_sizes(8, 8, 8, 4)
+    args = (FakeTensor(X), FakeTensor(Y), FakeTensor(OUT), 3000)
+    try:
+        fused = add_kernel[(1,)](*args, BLOCK=512)
+        assert "add.rn.f32" not in fused.asm["ptx"]
+        assert add_kernel[(1,)](*args, BLOCK=512) is fused  # the keyed fast path
+        knobs.language.default_fp_fusion = False
+        separate = add_kernel[(1,)](*args, BLOCK=512)
+        assert "add.rn.f32" in separate.asm["ptx"], "the launch ran the kernel compiled with fusion"
+        knobs.language.default_fp_fusion = True
+        assert add_kernel[(1,)](*args, BLOCK=512).asm["ptx"] == fused.asm["ptx"]
+    finally:
+        os.environ.pop("TK_DEFAULT_FP_FUSION", None)
+
+
+@check
 def code_knobs_are_in_every_cache_key():
     # A knob that changes the code (support/Knobs.def, Effect Code) is part of
     # the key of the in-process table and of the disk cache: flipping it with

@@ -17,10 +17,10 @@ FMA = re.compile(r"(mad|fma)\.r[nzmp]\.(ftz\.)?f32")
 
 
 @pytest.fixture
-def default_fusion():
-    saved = knobs.language.default_fp_fusion
-    yield
-    knobs.language.default_fp_fusion = saved
+def default_fusion(monkeypatch):
+    # knobs.language.default_fp_fusion is TK_DEFAULT_FP_FUSION: monkeypatch
+    # puts the variable back as it was.
+    monkeypatch.setenv("TK_DEFAULT_FP_FUSION", "1")
 
 
 @tk.jit

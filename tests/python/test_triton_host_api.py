@@ -334,11 +334,11 @@ def test_knobs_are_tks_environment_variables(monkeypatch):
 def test_knobs_without_a_variable_keep_their_value_per_set():
     from tk import knobs
 
-    assert knobs.language.default_fp_fusion is True
-    fresh = knobs.language.copy().reset()
-    fresh.default_fp_fusion = False
-    assert fresh.default_fp_fusion is False and knobs.language.default_fp_fusion is True
-    assert fresh.reset().default_fp_fusion is True
+    assert knobs.runtime.debug is False
+    fresh = knobs.runtime.copy().reset()
+    fresh.debug = True
+    assert fresh.debug is True and knobs.runtime.debug is False
+    assert fresh.reset().debug is False
     with pytest.raises(AttributeError, match="has no knob 'no_such_knob'"):
         knobs.language.no_such_knob = 1
     assert isinstance(knobs.runtime, knobs.base_knobs)
