@@ -290,8 +290,9 @@ std::vector<std::string> ptxCompilerOrder(const JitOptions &jit, std::string &no
 
 namespace {
 
-// The compiler a load tries first: part of the cubin's cache key, so that a
-// cubin made by one assembler is not served when another is asked for.
+// The compiler a load tries first: part of the loaded kernels' key (and of
+// the cubin's, in loadThroughCubinCache), so that a kernel made by one
+// assembler is not served when another is asked for.
 std::string firstPtxCompiler(const JitOptions &jit) {
   std::string note;
   return ptxCompilerOrder(jit, note).front();
@@ -331,8 +332,10 @@ bool loadThroughCubinCache(CudaDriver &driver, CompileCache &cache, const CacheK
   JitOptions jit = requested;
   if (!requestJitLevel(jit, error))
     return false;
+  std::string orderNote;
+  std::vector<std::string> order = ptxCompilerOrder(jit, orderNote);
   // PTX -> cubin, cached per driver version, device, optimisation level and
-  // requested compiler; the module is loaded from the cubin either way
+  // the compiler tried first; the module is loaded from the cubin either way
   // (loading a cubin costs a fraction of a millisecond, compiling PTX tens
   // of milliseconds).
   CacheKey cubinKey = CacheKeyBuilder()
@@ -340,7 +343,7 @@ bool loadThroughCubinCache(CudaDriver &driver, CompileCache &cache, const CacheK
                           .add(int64_t(driver.driverVersion()))
                           .add(int64_t(driver.computeCapability()))
                           .add(int64_t(jit.optimizationLevel))
-                          .add(firstPtxCompiler(jit))
+                          .add(order.front())
                           .key();
   out = CubinLoad();
   // A driver older than the toolkit rejects its cubin: then as usual.
@@ -358,7 +361,7 @@ bool loadThroughCubinCache(CudaDriver &driver, CompileCache &cache, const CacheK
   // No cubin, or one the driver rejects: compile the PTX and replace it. A
   // compiler that fails, or whose cubin the driver will not load (a toolkit
   // newer than the driver), hands over to the next; the driver's JIT is last.
-  std::vector<std::string> order = ptxCompilerOrder(jit, out.fallback);
+  out.fallback = orderNote;
   for (const std::string &compiler : order) {
     auto t0 = Clock::now();
     std::string failure;

@@ -111,7 +111,7 @@ def _fp_fusion(value, kernel_name):
         from .. import knobs
 
         value = knobs.language.default_fp_fusion
-    if not isinstance(value, (bool, int)) or isinstance(value, float):
+    if not isinstance(value, (bool, int)):
         raise ValueError(
             f"enable_fp_fusion of {kernel_name} must be True or False, not {value!r}"
         )
