@@ -215,8 +215,12 @@ private:
         setWant(op.operand(0), SliceLayout::get(ctx_, *op.attrs().getInt("axis"), r));
       return;
     case Opcode::Reduce:
+      // Every operand of a tuple reduce in one layout (codegen/ReduceToLLVM.cpp
+      // combines register r of each together): the parent of the slice the
+      // results want.
       if (auto *s = dyn_cast<SliceLayout>(r); s && s->dim() == *op.attrs().getInt("axis"))
-        setWant(op.operand(0), s->parent());
+        for (Value *v : op.operands())
+          setWant(v, s->parent());
       return;
     case Opcode::Scan:
     case Opcode::InlineAsm: {
@@ -307,12 +311,18 @@ private:
     case Opcode::Reduce: {
       for (unsigned r = 0; r < op.numRegions(); ++r)
         assign(op.body(r));
+      // The operands share one layout (converted to it in the rewrite): the
+      // first strong operand's, else the first operand's; each result is its
+      // slice along the axis.
       unsigned axis = static_cast<unsigned>(*op.attrs().getInt("axis"));
-      for (unsigned i = 0; i < op.numResults(); ++i) {
-        Value *in = op.operand(std::min(i, op.numOperands() - 1));
-        if (op.result(i)->type()->isTensor() && layout(in))
-          set(op.result(i), SliceLayout::get(ctx_, axis, layout(in)), isStrong(in));
-      }
+      const LayoutAttr *in = nullptr;
+      bool strong = false;
+      for (Value *v : op.operands())
+        if (layout(v) && (!in || (!strong && isStrong(v))))
+          in = layout(v), strong = isStrong(v);
+      for (Value *res : op.results())
+        if (res->type()->isTensor() && in)
+          set(res, SliceLayout::get(ctx_, axis, in), strong);
       return;
     }
     case Opcode::ExpandDims: {
@@ -517,6 +527,16 @@ private:
       return require(op, 2, r);
     case Opcode::Gather:
       return require(op, 1, r);
+    case Opcode::Reduce: {
+      // One layout for every operand: the parent of the results' slice, or
+      // for a reduce to a scalar the first operand's.
+      const LayoutAttr *in = layoutOf(op.operand(0));
+      if (auto *s = r ? dyn_cast<SliceLayout>(r) : nullptr)
+        in = s->parent();
+      for (unsigned i = 0; i < op.numOperands(); ++i)
+        require(op, i, in);
+      return;
+    }
     case Opcode::Scan:
     case Opcode::InlineAsm:
       // Operands and results in one layout (codegen/ScanToLLVM.cpp; an
