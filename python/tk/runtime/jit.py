@@ -40,6 +40,7 @@ import threading
 import types
 
 from .. import _C
+from . import _triton_objects
 from ..errors import CompilationError, DriverError, InterpreterError, OutOfResources
 from ..language.core import Builtin, constexpr, dtype
 from ..tools.tensor_descriptor import TensorDescriptor, TensorDescriptorError
@@ -372,6 +373,7 @@ class _Closure:
                 else:
                     value = g[name]
                     self.guards.append((g, name, value))
+                value = _triton_objects.to_tk(value)
                 if any(value is m for m in tk_modules if m is not None):
                     self.aliases.add(name)
                 elif isinstance(value, types.ModuleType) and _C.kernel_module(value.__name__):
@@ -379,10 +381,10 @@ class _Closure:
                 elif isinstance(value, types.ModuleType):
                     members = self.user_modules.setdefault(name, {})
                     for attr in jf.source.attributes_of(name):
-                        member = getattr(value, attr, None)
+                        member = _triton_objects.to_tk(getattr(value, attr, None))
                         if not isinstance(member, JITFunction):
                             continue  # the front end says what m.attr may be
-                        self.guards.append((value.__dict__, attr, member))
+                        self.guards.append((value.__dict__, attr, value.__dict__.get(attr)))
                         members[attr] = member.fn.__name__
                         if all(member.fn is not f.fn for f in self.functions):
                             self.functions.append(member)
@@ -1015,6 +1017,8 @@ class JITFunction(_C.LaunchBase):
 
     def __init__(self, fn, do_not_specialize=(), debug=None, interpret=None, noinline=None,
                  repr=None):
+        if _triton_objects.is_triton_object(fn) and hasattr(fn, "fn"):
+            fn = fn.fn  # a @triton.jit function (an Inductor kernel): its Python function
         if not callable(fn) or not hasattr(fn, "__code__"):
             raise TypeError(f"@tk.jit decorates a Python function, not {fn!r}")
         self.fn = fn
@@ -1470,6 +1474,8 @@ _MISSING = object()  # a parameter without a default (for the launcher)
 def _is_constexpr(annotation):
     if annotation is constexpr:
         return True
+    if isinstance(annotation, type) and _triton_objects.is_triton_class(annotation):
+        return annotation.__name__ == "constexpr"  # Triton's tl.constexpr
     if isinstance(annotation, str):
         return annotation.split(".")[-1].strip() == "constexpr"
     return False
