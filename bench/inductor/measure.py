@@ -1,0 +1,191 @@
+"""Measures tk on a corpus of Inductor kernels (collect.py writes one).
+
+    python3 bench/inductor/measure.py CORPUS [--run] [--json OUT.jsonl] [--limit N]
+
+For every kernel file, every configuration Inductor's heuristics give it is
+compiled by tk for the GPU (TK_ARCH, sm_90 by default), from Inductor's own
+signature, constants and divisibility, the way tk.inductor compiles it;
+without a GPU that is a compile to PTX. With --run (on a GPU) the kernel
+also runs on the inputs of its `get_args()` twice, through Inductor's
+launcher with Triton and with tk (tk.inductor), and every tensor argument
+afterwards is compared. One JSON line per kernel; a summary by heuristic
+at the end.
+"""
+
+import argparse
+import collections
+import importlib.util
+import json
+import os
+import sys
+import time
+
+
+def _load(path, tag):
+    """The kernel module at `path`, loaded under a name of its own."""
+    name = f"inductor_corpus_{tag}_{os.path.basename(path)[:-3]}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def _autotuner(module, kernel_name):
+    return getattr(module, kernel_name)
+
+
+def compile_all(autotuner):
+    """(configs compiled, configs, first error) of tk on every configuration."""
+    import tk.inductor as ti
+
+    kernel = ti._tk_kernel(autotuner)
+    done, error = 0, None
+    for cfg in autotuner.configs:
+        meta = autotuner._create_compile_meta(cfg)
+        try:
+            options = ti._options(meta)
+            ti.compile_config(kernel, meta["signature"], meta["constants"],
+                              (meta.get("configs") or [{}])[0], cfg.num_warps, cfg.num_stages,
+                              options)
+            done += 1
+        except Exception as e:  # noqa: BLE001 - every failure is a corpus row
+            error = error or f"{type(e).__name__}: {str(e).strip()}"
+    return done, len(autotuner.configs), error
+
+
+def _compare(before, after_triton, after_tk):
+    """(match, worst relative error) over the tensor arguments."""
+    import torch
+
+    worst = 0.0
+    for a, b in zip(after_triton, after_tk):
+        if not isinstance(a, torch.Tensor):
+            continue
+        if a.dtype.is_floating_point:
+            x, y = a.double(), b.double()
+            if not torch.equal(torch.isnan(x), torch.isnan(y)):
+                return False, float("inf")
+            finite = ~torch.isnan(x)
+            x, y = x[finite], y[finite]
+            if x.numel() == 0:
+                continue
+            if not torch.equal(torch.isinf(x), torch.isinf(y)) or not torch.equal(
+                    x[torch.isinf(x)], y[torch.isinf(y)]):
+                return False, float("inf")
+            x, y = x[~torch.isinf(x)], y[~torch.isinf(y)]
+            if x.numel() == 0:
+                continue
+            scale = max(x.abs().max().item(), 1e-6)
+            err = (x - y).abs().max().item() / scale
+            worst = max(worst, err)
+            tol = 1e-2 if a.dtype in (torch.float16, torch.bfloat16) else 1e-4
+            if err > tol:
+                return False, err
+        elif not torch.equal(a, b):
+            return False, float("inf")
+    return True, worst
+
+
+def run_both(path, kernel_name):
+    """Runs the kernel with Triton and with tk on the same inputs."""
+    import torch
+    import tk.inductor as ti
+
+    from torch._inductor.runtime.triton_heuristics import CachingAutotuner
+
+    triton_mod = _load(path, "triton")
+    args = triton_mod.get_args()
+    clone = lambda: [a.clone() if isinstance(a, torch.Tensor) else a for a in args]  # noqa: E731
+    stream = torch.cuda.current_stream().cuda_stream
+
+    ti.disable()
+    at = _autotuner(triton_mod, kernel_name)
+    t0 = time.perf_counter()
+    at.precompile()
+    triton_s = time.perf_counter() - t0
+    a1 = clone()
+    at.run(*a1, stream=stream)
+
+    ti.enable()
+    before = len(ti.fallbacks())
+    tk_mod = _load(path, "tk")
+    at2 = _autotuner(tk_mod, kernel_name)
+    t0 = time.perf_counter()
+    at2.precompile()
+    tk_s = time.perf_counter() - t0
+    fell_back = ti.fallbacks()[before:]
+    a2 = clone()
+    at2.run(*a2, stream=stream)
+    torch.cuda.synchronize()
+    ti.disable()
+    used_tk = all(type(r).__name__ == "TkCompileResult" for r in at2.compile_results or [])
+    match, err = _compare(args, a1, a2)
+    return {"ran": True, "match": match, "rel_err": err, "tk_launches": used_tk,
+            "fallback": fell_back[0][1] if fell_back else None,
+            "compile_s_triton": round(triton_s, 4), "compile_s_tk": round(tk_s, 4)}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("corpus")
+    parser.add_argument("--run", action="store_true", help="run and compare (GPU)")
+    parser.add_argument("--json", help="write one JSON line per kernel here")
+    parser.add_argument("--limit", type=int, default=0)
+    args = parser.parse_args()
+
+    os.environ.setdefault("TK_ARCH", "sm_90")
+    os.environ.pop("TK_INTERPRET", None)
+    import logging
+
+    logging.getLogger("tk.inductor").setLevel(logging.ERROR)
+
+    with open(os.path.join(args.corpus, "manifest.jsonl")) as f:
+        rows = [json.loads(line) for line in f]
+    seen, kernels = set(), []
+    for row in rows:
+        if row["file"] not in seen:
+            seen.add(row["file"])
+            kernels.append(row)
+    if args.limit:
+        kernels = kernels[:args.limit]
+    out = open(args.json, "w") if args.json else None
+    by_kind = collections.defaultdict(lambda: collections.Counter())
+    errors = collections.Counter()
+    for row in kernels:
+        path = os.path.join(args.corpus, row["file"])
+        result = dict(row)
+        try:
+            module = _load(path, "compile")
+            t0 = time.perf_counter()
+            done, total, error = compile_all(_autotuner(module, row["kernel"]))
+            result.update(configs=total, compiled=done, compile_s=round(time.perf_counter() - t0, 4),
+                          error=error)
+        except Exception as e:  # noqa: BLE001
+            result.update(configs=0, compiled=0, error=f"{type(e).__name__}: {e}")
+        ok = result["compiled"] == result["configs"] and result["configs"] > 0
+        if args.run and ok:
+            try:
+                result.update(run_both(path, row["kernel"]))
+            except Exception as e:  # noqa: BLE001
+                result.update(ran=False, match=False, run_error=f"{type(e).__name__}: {e}"[:500])
+        kind = by_kind[row["heuristic"]]
+        kind["kernels"] += 1
+        kind["compiled"] += ok
+        if args.run:
+            kind["matched"] += bool(result.get("match"))
+        if not ok:
+            errors[(result["error"] or "?").splitlines()[0][:160]] += 1
+        if out:
+            out.write(json.dumps(result) + "\n")
+    total = collections.Counter()
+    for kind, c in sorted(by_kind.items()):
+        total.update(c)
+        print(f"{kind:24s} {dict(c)}")
+    print(f"{'all':24s} {dict(total)}")
+    for message, n in errors.most_common(25):
+        print(f"{n:4d}  {message}")
+
+
+if __name__ == "__main__":
+    main()
