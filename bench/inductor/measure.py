@@ -178,6 +178,7 @@ def main():
             errors[(result["error"] or "?").splitlines()[0][:160]] += 1
         if out:
             out.write(json.dumps(result) + "\n")
+            out.flush()
     total = collections.Counter()
     for kind, c in sorted(by_kind.items()):
         total.update(c)
