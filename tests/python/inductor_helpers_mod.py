@@ -43,3 +43,52 @@ def welford_combine(mean_1, m2_1, weight_1, mean_2, m2_2, weight_2):
 
 def not_jit(x):
     return x
+
+
+@triton.jit
+def welford_reduce(value, mean, m2, weight, first_iteration):
+    # One more sample per lane: the running mean and sum of squares.
+    if first_iteration:
+        new_weight = tl.full(weight.shape, 1, weight.dtype)
+        new_mean = value
+        new_m2 = tl.zeros_like(m2)
+    else:
+        delta = value - mean
+        new_weight = weight + 1
+        new_mean = mean + delta / new_weight
+        new_m2 = m2 + delta * (value - new_mean)
+    return new_mean, new_m2, new_weight
+
+
+@triton.jit
+def welford(mean, m2, weight, dim):
+    return tl.reduce((mean, m2, weight), dim, welford_combine)
+
+
+@triton.jit
+def maximum_with_index(a_value, a_index, b_value, b_index):
+    # The larger value (NaN counts as largest), the lower index on ties.
+    mask = a_value > b_value
+    equal = a_value == b_value
+    if is_floating(a_value):
+        a_nan = a_value != a_value
+        b_nan = b_value != b_value
+        mask |= a_nan & (~b_nan)
+        equal |= a_nan & b_nan
+    mask |= equal & (a_index < b_index)
+    return tl.where(mask, a_value, b_value), tl.where(mask, a_index, b_index)
+
+
+@triton.jit
+def max_with_index(value, index, dim):
+    return tl.reduce((value, index), dim, maximum_with_index)
+
+
+@triton.jit
+def _any_combine(a, b):
+    return a | b
+
+
+@triton.jit
+def any(a, dim):
+    return tl.reduce(a, dim, _any_combine)
