@@ -11,10 +11,12 @@ kernel is written to DIR/<kernel name>_<hash>.py as Inductor wrote it with
 `benchmark_kernel` on (so it holds `get_args()` for measure.py), and
 DIR/manifest.jsonl gets a line per kernel: file, model, mode, heuristic.
 
---device cpu generates the kernels without running them (Inductor's Triton
-CPU back end writes the same templates; no Triton driver is needed): a corpus
-to compile on a machine without a GPU, without `get_args()` (that back end's
-benchmark harness does not load). Only --modes infer there.
+--device cpu generates the kernels with Inductor's Triton CPU back end (the
+same templates; no Triton driver is needed): a corpus to compile on a machine
+without a GPU, without `get_args()` (that back end's benchmark harness does
+not load). With --compiler triton they are not run (only --modes infer then);
+with --compiler tk they run on tk's interpreter, small models, and the
+output is compared with eager's (max_abs_err).
 """
 
 import argparse
@@ -28,6 +30,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+_KERNELS = {}  # source -> kernel name, of the model being compiled
 _HEURISTIC = re.compile(r"@triton_heuristics\.(\w+)\(")
 
 
@@ -105,10 +108,12 @@ def run_one(name, mode, args):
 
     import models
 
-    kernels = {}
-    generate_only = args.device == "cpu"
-    _recorder(kernels, generate_only)
-    model, inputs = models.build(name, args.device, small=generate_only)
+    kernels = _KERNELS
+    kernels.clear()
+    # On the CPU the kernels run only on tk's interpreter (--compiler tk);
+    # with Triton they are generated and not run.
+    generate_only = args.device == "cpu" and args.compiler != "tk"
+    model, inputs = models.build(name, args.device, small=args.device == "cpu")
     model.train(mode == "train")
     compiled = torch.compile(model)
     sync = torch.cuda.synchronize if args.device == "cuda" else (lambda: None)
@@ -124,7 +129,11 @@ def run_one(name, mode, args):
         result["note"] = str(e).splitlines()[0][:200]
     result["first_call_s"] = round(time.perf_counter() - start, 3)
     result["kernels"] = len(kernels)
-    if not generate_only:
+    if args.device == "cpu" and not generate_only:
+        with torch.no_grad():
+            ref = models.output_tensor(model(*inputs)).float()
+        result["max_abs_err"] = (out.detach().float() - ref).abs().max().item()
+    if not generate_only and args.device == "cuda":
         times = []
         for _ in range(args.steps):
             if mode == "train":
@@ -178,6 +187,7 @@ def main():
         import tk.inductor
 
         tk.inductor.enable()
+    _recorder(_KERNELS, args.device == "cpu" and args.compiler != "tk")
     for name in args.models.split(","):
         for mode in args.modes.split(","):
             result = run_one(name, mode, args)

@@ -153,17 +153,20 @@ def _compile_result_class():
         def __init__(self, kernel, compiled, config, compile_meta, inductor_meta):
             super().__init__(compiled, config, compile_meta, inductor_meta)
             self.tk_kernel = kernel
+            self.compiled = compiled  # None on the interpreter
             # Inductor's name for a binary (its autotune cache and bundler
             # read kernel.hash): tk's kernel, options and configuration.
             text = repr((kernel.fn.__qualname__, sorted(config.kwargs.items()),
                          config.num_warps, config.num_stages,
                          sorted(compile_meta.get("tk_options", {}).items())))
-            self.cache_hash = "tk-" + hashlib.sha256(text.encode()).hexdigest()[:32]
-            if compiled is not None:
-                compiled.hash = self.cache_hash
+            # Hex digits, as Triton's hashes are (Inductor re-encodes them).
+            self.cache_hash = hashlib.sha256(("tk" + text).encode()).hexdigest()
+            (compiled if compiled is not None else self).hash = self.cache_hash
+            if compiled is None:
+                self.kernel = self  # Inductor reads result.kernel.hash
 
         def make_launcher(self):
-            compiled = self.kernel
+            compiled = self.compiled
             kernel = self.tk_kernel
             call_args, def_args, _ = self._get_arg_lists(kernel.arg_names, kernel.constexprs)
             options = dict(self.compile_meta.get("tk_options", {}))
