@@ -113,7 +113,9 @@ def run_one(name, mode, args):
     # On the CPU the kernels run only on tk's interpreter (--compiler tk);
     # with Triton they are generated and not run.
     generate_only = args.device == "cpu" and args.compiler != "tk"
-    model, inputs = models.build(name, args.device, small=args.device == "cpu")
+    # On the CPU the output is compared with eager's: no dropout.
+    cpu = args.device == "cpu"
+    model, inputs = models.build(name, args.device, small=cpu, dropout=not cpu)
     model.train(mode == "train")
     compiled = torch.compile(model)
     sync = torch.cuda.synchronize if args.device == "cuda" else (lambda: None)

@@ -51,11 +51,25 @@ def _text(name, device, small):
     return model, (ids,)
 
 
-def build(name, device="cuda", small=False):
-    """(model on `device`, example inputs) for one architecture of ALL."""
+def build(name, device="cuda", small=False, dropout=True):
+    """(model on `device`, example inputs) for one architecture of ALL.
+    dropout=False sets every dropout probability to 0, so that a training
+    step's output compares with eager's (whose random numbers differ)."""
     torch.manual_seed(0)
     maker = _vision if name in VISION else _text
     model, inputs = maker(name, device, small)
+    if not dropout:
+        for module in model.modules():
+            if isinstance(module, torch.nn.modules.dropout._DropoutNd):
+                module.p = 0.0
+            for attr in ("attention_dropout", "dropout", "dropout_rate"):
+                if isinstance(getattr(module, attr, None), float):
+                    setattr(module, attr, 0.0)
+        config = getattr(model, "config", None)
+        for attr in dir(config) if config is not None else ():
+            if "dropout" in attr or attr.endswith("_pdrop"):
+                if isinstance(getattr(config, attr, None), float):
+                    setattr(config, attr, 0.0)
     return model.to(device), inputs
 
 
