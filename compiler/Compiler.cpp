@@ -90,9 +90,10 @@ bool CompileOptions::readKnobs(std::string &error) {
 
 std::string CompileOptions::keyText() const {
   return fmt::format("arch={};warps={};stages={};debug={};wgmma_inflight={};wgmma_native={};"
-                     "llvm_opt={};libdevice={};test_miscompile={};fp_fusion={}",
+                     "llvm_opt={};libdevice={};test_miscompile={};fp_fusion={};reflect_ftz={}",
                      arch, numWarps, numStages, int(debug), int(wgmmaInflight), int(wgmmaNative),
-                     llvmOpt, libdevicePath, int(testMiscompile), int(fpFusion));
+                     llvmOpt, libdevicePath, int(testMiscompile), int(fpFusion),
+                     int(reflectFtz));
 }
 
 std::string CompileOptions::check() const {
@@ -112,6 +113,7 @@ TargetOptions CompileOptions::target() const {
   t.libdevicePath = libdevicePath;
   t.testMiscompile = testMiscompile;
   t.fpFusion = fpFusion;
+  t.reflectFtz = reflectFtz;
   t.maxElementsPerThread = limits.maxElementsPerThread;
   t.maxLLVMInstructions = limits.maxLLVMInstructions;
   return t;

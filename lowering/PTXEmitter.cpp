@@ -254,7 +254,7 @@ std::unique_ptr<llvm::Module> buildOptimized(Module &module, const TargetOptions
     return nullptr;
   }
   // fp64 math calls libdevice: link what is used before O3 inlines it.
-  if (!linkLibdevice(*llmod, options.libdevicePath, diag))
+  if (!linkLibdevice(*llmod, options.libdevicePath, options.reflectFtz, diag))
     return nullptr;
   if (timings)
     timings->lowerMs = msSince(t0);

@@ -164,6 +164,7 @@ CompileOptions toCompileOptions(const GpuCompileOptions &opts) {
   c.numStages = opts.numStages;
   c.debug = opts.debug;
   c.fpFusion = opts.fpFusion;
+  c.reflectFtz = opts.reflectFtz;
   return c;
 }
 

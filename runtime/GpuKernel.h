@@ -182,6 +182,9 @@ struct GpuCompileOptions {
   /// Floating-point contraction (Triton's enable_fp_fusion): false keeps
   /// every float add and multiply rounded on its own (CompileOptions).
   bool fpFusion = true;
+  /// Flush-to-zero in libdevice and tk.exp2 (Triton's enable_reflect_ftz;
+  /// CompileOptions).
+  bool reflectFtz = true;
   bool debug = false;
   /// Whatever else the caller's front end read to produce `source` (the
   /// sources of @jit helpers it calls, values of globals): only hashed into

@@ -230,6 +230,7 @@ GpuCompileOptions detail::toGpuOptions(const KernelOptions &options) {
   o.numStages = options.numStages;
   o.arch = options.arch;
   o.fpFusion = options.fpFusion;
+  o.reflectFtz = options.reflectFtz;
   o.remarks = options.remarks;
   return o;
 }

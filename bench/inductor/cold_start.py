@@ -36,8 +36,11 @@ def one(model, mode, compiler, caches, args, corpus=None):
     wall = time.perf_counter() - t0
     lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
     if proc.returncode != 0 or not lines:
-        return {"model": model, "mode": mode, "compiler": compiler, "error":
-                (proc.stderr.strip().splitlines() or ["?"])[-1][:400], "process_s": round(wall, 2)}
+        # The exception's own line, not dynamo's advice after it.
+        tail = [line for line in proc.stderr.strip().splitlines()
+                if line.strip() and "TORCHDYNAMO_VERBOSE" not in line and "TORCH_LOGS" not in line]
+        return {"model": model, "mode": mode, "compiler": compiler,
+                "error": "\n".join(tail[-25:])[-3000:], "process_s": round(wall, 2)}
     result = json.loads(lines[-1])
     result["process_s"] = round(wall, 2)
     return result

@@ -91,6 +91,10 @@ struct KernelOptions {
   /// Floating-point contraction (Triton's enable_fp_fusion): `a * b + c`
   /// may become one fma; false rounds every add and multiply on its own.
   bool fpFusion = true;
+  /// Flush-to-zero in libdevice's functions and tk.exp2 (Triton's
+  /// enable_reflect_ftz, on by default as there): false keeps their
+  /// subnormal results.
+  bool reflectFtz = true;
   /// Specialise on the arguments at launch (see the header comment).
   bool specialize = true;
   std::vector<std::string> doNotSpecialize; // runtime parameters by name

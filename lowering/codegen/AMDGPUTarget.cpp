@@ -248,6 +248,7 @@ public:
   llvm::Value *approxF32(llvm::IRBuilderBase &b, ApproxF32 fn, llvm::Value *x) const override {
     switch (fn) {
     case ApproxF32::Exp2:
+    case ApproxF32::Exp2Reflect:
       return b.CreateUnaryIntrinsic(llvm::Intrinsic::exp2, x);
     case ApproxF32::Log2:
       return b.CreateUnaryIntrinsic(llvm::Intrinsic::log2, x);

@@ -361,7 +361,7 @@ llvm::Value *FunctionLowering::scalarOp(Opcode opc, const AttrDict &attrs, Type 
       r = approx(ApproxF32::Exp2, b.CreateFMul(x, f32(M_LOG2E)));
       break;
     case Opcode::Exp2:
-      r = approx(ApproxF32::Exp2, x);
+      r = approx(ApproxF32::Exp2Reflect, x);
       break;
     case Opcode::Log:
       r = b.CreateFMul(approx(ApproxF32::Log2, x), f32(M_LN2));

@@ -124,7 +124,8 @@ void keepRoundTowardZeroConversions(llvm::Module &m) {
 
 } // namespace
 
-bool linkLibdevice(llvm::Module &m, const std::string &explicitPath, DiagnosticEngine &diag) {
+bool linkLibdevice(llvm::Module &m, const std::string &explicitPath, bool ftz,
+                   DiagnosticEngine &diag) {
   bool needed = false;
   for (const llvm::Function &f : m)
     needed |= f.isDeclaration() && f.getName().starts_with("__nv_");
@@ -198,7 +199,7 @@ bool linkLibdevice(llvm::Module &m, const std::string &explicitPath, DiagnosticE
   }
   keepRoundTowardZeroConversions(m);
   if (!m.getModuleFlag("nvvm-reflect-ftz"))
-    m.addModuleFlag(llvm::Module::Override, "nvvm-reflect-ftz", uint32_t(0));
+    m.addModuleFlag(llvm::Module::Override, "nvvm-reflect-ftz", uint32_t(ftz ? 1 : 0));
   return true;
 }
 

@@ -4,7 +4,7 @@
 //
 //   llvm::Value *y = callLibdevice(builder, "__nv_exp", x);  // double @__nv_exp(double)
 //   ...
-//   if (!linkLibdevice(*llmod, options.libdevicePath, diag)) ...   // before LLVM's passes
+//   if (!linkLibdevice(*llmod, options.libdevicePath, options.reflectFtz, diag)) ...
 //
 // The file is the explicit path when one is given (TargetOptions::
 // libdevicePath, from TK_LIBDEVICE_PATH; only that), else the
@@ -12,10 +12,11 @@
 // /usr/local/cuda/nvvm/libdevice/libdevice.10.bc that exists; when none
 // does, the error names every path tried. Only the functions the
 // module uses (and what they call) are linked, and they are internalised so
-// O3 inlines them and drops the rest. The module flag nvvm-reflect-ftz = 0
-// makes libdevice's __nvvm_reflect("__CUDA_FTZ") pick the IEEE (no flush to
-// zero) paths; LLVM's NVVMReflect pass, which the NVPTX target puts at the
-// start of O3, resolves those calls. The six round-toward-zero
+// O3 inlines them and drops the rest. The module flag nvvm-reflect-ftz
+// (1 with `ftz`, Triton's enable_reflect_ftz and tk's default; else 0) makes
+// libdevice's __nvvm_reflect("__CUDA_FTZ") pick the flushing or the IEEE
+// paths; LLVM's NVVMReflect pass, which the NVPTX target puts at the start
+// of O3, resolves those calls. The six round-toward-zero
 // integer-to-float functions (__nv_int2float_rz, ...) reach PTX as inline
 // cvt.rz instructions, since LLVM 19's InstCombine would fold their nvvm
 // intrinsics to round-to-nearest conversions. Private to lowering.
@@ -58,6 +59,7 @@ std::vector<std::string> libdeviceCandidates(const std::string &explicitPath);
 
 /// Links the libdevice functions `m` declares; true when there were none or
 /// the link succeeded, false after reporting an error.
-bool linkLibdevice(llvm::Module &m, const std::string &explicitPath, DiagnosticEngine &diag);
+bool linkLibdevice(llvm::Module &m, const std::string &explicitPath, bool ftz,
+                   DiagnosticEngine &diag);
 
 } // namespace tk

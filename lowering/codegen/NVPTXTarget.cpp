@@ -299,6 +299,11 @@ public:
     switch (fn) {
     case ApproxF32::Exp2:
       return exp2Approx(b, x);
+    case ApproxF32::Exp2Reflect:
+      // Triton's math.exp2: ex2.approx.ftz.f32 under enable_reflect_ftz, else
+      // ex2.approx.f32 (which ptxas expands as exp2Approx spells out).
+      return approx(options_.reflectFtz ? llvm::Intrinsic::nvvm_ex2_approx_ftz_f
+                                        : llvm::Intrinsic::nvvm_ex2_approx_f);
     case ApproxF32::Log2:
       return approx(llvm::Intrinsic::nvvm_lg2_approx_f);
     case ApproxF32::Sin:

@@ -37,7 +37,10 @@ namespace tk {
 class Operation;
 
 /// The fp32 approximations of the elementwise math (docs/codegen/math.md).
-enum class ApproxF32 { Exp2, Log2, Sin, Cos, Rsqrt, Rcp };
+/// Exp2 keeps subnormal results; Exp2Reflect (tk.exp2 itself) flushes them
+/// when the kernel is compiled with TargetOptions::reflectFtz, as Triton's
+/// math.exp2 does under enable_reflect_ftz (one ex2.approx.ftz.f32).
+enum class ApproxF32 { Exp2, Exp2Reflect, Log2, Sin, Cos, Rsqrt, Rcp };
 
 class TargetInfo {
 public:

@@ -31,6 +31,11 @@ struct TargetOptions {
   /// without `.rn` so ptxas may fuse them too. Off: every op rounds on its
   /// own (`add.rn.f32`, `mul.rn.f32`), as the interpreter computes.
   bool fpFusion = true;
+  /// Flush-to-zero in libdevice and tk.exp2 (Triton's enable_reflect_ftz):
+  /// the module flag nvvm-reflect-ftz = 1 picks libdevice's flushing paths,
+  /// and fp32 exp2 is one ex2.approx.ftz.f32 (subnormal results are 0).
+  /// Off: libdevice's IEEE paths, and exp2's subnormal results exact.
+  bool reflectFtz = true;
   /// Budgets (0: no limit), whose errors name them and what to change: the
   /// elements a thread may hold in one tensor (TK_MAX_ELEMENTS_PER_THREAD),
   /// and the LLVM instructions of a kernel as lowered and after tk's LLVM

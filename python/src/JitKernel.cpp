@@ -101,6 +101,7 @@ std::unique_ptr<JitKernel> JitKernel::compile(const JitRequest &req, std::string
   if (!req.libdevicePath.empty())
     options.libdevicePath = req.libdevicePath;
   options.fpFusion = req.fpFusion;
+  options.reflectFtz = req.reflectFtz;
   std::unique_ptr<JitKernel> k(new JitKernel);
   k->name_ = req.kernel;
   if (req.gpu) {

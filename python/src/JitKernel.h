@@ -91,6 +91,9 @@ struct JitRequest {
   /// Floating-point contraction (Triton's enable_fp_fusion;
   /// CompileOptions::fpFusion).
   bool fpFusion = true;
+  /// Flush-to-zero in libdevice and exp2 (Triton's enable_reflect_ftz;
+  /// CompileOptions::reflectFtz).
+  bool reflectFtz = true;
   /// CompileHooks::interrupted: Ctrl-C reaching the compile.
   std::function<bool()> interrupted;
   // Record remarks (docs/remarks.md): the compile runs (no cached PTX, which

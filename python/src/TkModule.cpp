@@ -169,10 +169,11 @@ py::tuple compile(const std::vector<std::tuple<std::string, std::string, uint32_
                   const std::vector<std::string> &doNotSpecialize, bool gpu, int numWarps,
                   int numStages, const std::string &arch,
                   const std::map<std::string, std::map<std::string, std::string>> &userModules,
-                  const std::string &libdevice, bool remarks, bool fpFusion) {
+                  const std::string &libdevice, bool remarks, bool fpFusion, bool reflectFtz) {
   JitRequest req;
   req.libdevicePath = libdevice;
   req.fpFusion = fpFusion;
+  req.reflectFtz = reflectFtz;
   req.gpu = gpu;
   req.remarks = remarks;
   req.numWarps = numWarps;
@@ -496,11 +497,13 @@ PYBIND11_MODULE(_C, m) {
         py::arg("num_stages") = 0, py::arg("arch") = "sm_90",
         py::arg("user_modules") = std::map<std::string, std::map<std::string, std::string>>{},
         py::arg("libdevice") = "", py::arg("remarks") = false, py::arg("fp_fusion") = true,
+        py::arg("reflect_ftz") = true,
         "Compiles a kernel; returns (CompiledKernel, '') or (None, rendered diagnostics). "
         "user_modules: globals bound to Python modules other than tk's, each {attribute: the "
         "@tk.jit function it is}. libdevice: the libdevice bitcode to link (extern_libs), '' "
         "for TK_LIBDEVICE_PATH's. With remarks, the kernel's `remarks` holds the compile's "
-        "remarks (docs/remarks.md). fp_fusion: Triton's enable_fp_fusion.");
+        "remarks (docs/remarks.md). fp_fusion: Triton's enable_fp_fusion. reflect_ftz: Triton's "
+        "enable_reflect_ftz.");
 
   m.def("specialize_arg", &specializeOne, py::arg("kind"), py::arg("value"),
         py::arg("specialize") = true, py::arg("dtype") = "",

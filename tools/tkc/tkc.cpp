@@ -126,6 +126,7 @@ struct Options {
   int numStages = 0;    // --num-stages (0: not given, the pass's default)
   bool remarks = false; // --remarks (or TK_REMARKS=1)
   bool fpFusion = true; // --no-fp-fusion
+  bool reflectFtz = true; // --no-reflect-ftz
   RemarkFilter remarkFilter = RemarkFilter::All;
   bool emitGiven = false; // --emit was on the command line
 };
@@ -164,6 +165,9 @@ code generation (--emit=ir-gpu, llvm, ptx):
   --no-fp-fusion         every float add and multiply rounds on its own (add.rn,
                          mul.rn; Triton's enable_fp_fusion=False); by default a
                          multiply feeding an add may become one fma
+  --no-reflect-ftz       libdevice's functions and tk.exp2 keep subnormal results
+                         (Triton's enable_reflect_ftz=False); by default they
+                         flush them to zero, as Triton's do
   --remarks[=WHICH]      print optimisation remarks to stderr, as diagnostics:
                          missed (what could be faster, and why), passed (what
                          was applied) or all (default; also the facts: layouts,
@@ -299,6 +303,8 @@ ParseResult parseArgs(int argc, char **argv, Options &opts) {
       opts.verifyDiagnostics = true;
     } else if (name == "--no-fp-fusion") {
       opts.fpFusion = false;
+    } else if (name == "--no-reflect-ftz") {
+      opts.reflectFtz = false;
     } else if (name == "--remarks") {
       opts.remarks = true;
       std::string_view v = opt.inlineValue.value_or("all");
@@ -500,6 +506,7 @@ CompileOptions compileOptions(const Options &o) {
   options.numWarps = o.numWarps;
   options.numStages = o.numStages;
   options.fpFusion = o.fpFusion;
+  options.reflectFtz = o.reflectFtz;
   return options;
 }
 

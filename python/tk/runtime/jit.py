@@ -53,6 +53,7 @@ LAUNCH_OPTIONS = (
     "num_ctas",
     "maxnreg",
     "enable_fp_fusion",
+    "enable_reflect_ftz",
     "launch_cooperative_grid",
     "extern_libs",
     "arch",
@@ -115,6 +116,18 @@ def _fp_fusion(value, kernel_name):
     if not isinstance(value, (bool, int)):
         raise ValueError(
             f"enable_fp_fusion of {kernel_name} must be True or False, not {value!r}"
+        )
+    return bool(value)
+
+
+def _reflect_ftz(value, kernel_name):
+    """The enable_reflect_ftz launch option: a bool, True (Triton's
+    default) when not given."""
+    if value is None:
+        return True
+    if not isinstance(value, (bool, int)):
+        raise ValueError(
+            f"enable_reflect_ftz of {kernel_name} must be True or False, not {value!r}"
         )
     return bool(value)
 
@@ -1200,6 +1213,9 @@ class JITFunction(_C.LaunchBase):
             options["extern_libs"] = _extern_libs(launch["extern_libs"], self.__name__, gpu)
         if gpu:
             options["enable_fp_fusion"] = _fp_fusion(launch.get("enable_fp_fusion"), self.__name__)
+            ftz = _reflect_ftz(launch.get("enable_reflect_ftz"), self.__name__)
+            if not ftz:  # the default stays out of the options (and the key's text)
+                options["enable_reflect_ftz"] = False
         arch = target_arch() if gpu else None
         if gpu and launch.get("arch") is not None:
             arch = _launch_arch(launch["arch"], self.__name__)
@@ -1278,6 +1294,7 @@ class JITFunction(_C.LaunchBase):
             dict(options.get("extern_libs", ())).get("libdevice", ""),
             remarks,
             options.get("enable_fp_fusion", True),
+            options.get("enable_reflect_ftz", True),
         )
         if compiled is None:
             raise CompilationError(closure.explain(errors), kernel=self.__name__)
