@@ -132,7 +132,7 @@ def main():
         pytest_tail = summary[-1].strip() if summary else ""
     result = {"benchmark": "inductor", **env, "command": args.command,
               "note": "with Triton, Inductor compiles kernels in its worker processes (compile_threads, "
-                      "one per CPU); with tk, in the model's process, one kernel at a time",
+                      "one per CPU); with tk, on a pool of threads of the model's process",
               "gpu_pytest": pytest_tail, "models": _models(args.directory),
               "corpus": _corpus(args.directory)}
     with open(os.path.join(args.results, "inductor.json"), "w") as f:

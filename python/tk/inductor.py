@@ -19,8 +19,10 @@ front end, an option tk lacks) goes to Triton with its reason logged on the
 tk's sake, and nothing falls back silently.
 
 Kernels compile in the process that runs the model (Inductor's compile
-workers import Triton, not tk), so `enable()` sets Inductor's
-`compile_threads` to 1; `disable()` puts back what it changed.
+workers import Triton, not tk): `AsyncCompile.triton` loads each kernel's
+module and hands its compile to a pool of threads (tk's compiler releases
+the GIL), returning the future Inductor's `wait()` resolves, as its own
+process pool does. `disable()` puts back what `enable()` changed.
 """
 
 import hashlib
@@ -232,22 +234,65 @@ def _precompile_config(self, cfg):
         return original(self, cfg)
 
 
+def _threads():
+    import os
+
+    return max(1, min(32, os.cpu_count() or 1))
+
+
+def _async_triton(self, kernel_name, source_code, device_str="cuda"):
+    """AsyncCompile.triton with tk: the kernel's module loaded here, its
+    configurations compiled on tk's thread pool; a future of the
+    CachingAutotuner (Inductor's wait() resolves it), or the autotuner itself
+    where Inductor would not wait (compile_threads 1)."""
+    from torch._inductor import async_compile
+    from torch._inductor.codecache import LambdaFuture, _load_triton_kernel_from_source
+
+    original = _state["saved"]["async_triton"]
+    if async_compile.get_compile_threads() <= 1 or device_str not in ("cuda", "cpu"):
+        return original(self, kernel_name, source_code, device_str)
+    cache = async_compile.CompiledTritonKernels
+    future = cache.get(source_code)
+    if future is not None:
+        return future
+    import torch
+
+    compile_id = torch._guards.CompileContext.current_compile_id()
+    is_backward = getattr(async_compile.V.graph, "is_backward", False)
+    kernel = _load_triton_kernel_from_source(kernel_name, source_code)
+    kernel.set_compile_info(compile_id, is_backward)
+    task = _state["pool"].submit(kernel.precompile, warm_cache_only=False)
+
+    def result():
+        task.result()
+        cache.remove_future(source_code)
+        return kernel
+
+    future = LambdaFuture(result, future=task)
+    cache.save(source_code, future)
+    return future
+
+
 def enable():
     """Makes torch.compile's Inductor compile and launch its Triton kernels
     with tk from now on in this process (see the module docstring)."""
     with _lock:
         if _state["enabled"]:
             return
-        import torch._inductor.config as inductor_config
+        from concurrent.futures import ThreadPoolExecutor
+
+        from torch._inductor import async_compile
         from torch._inductor.runtime import triton_heuristics
 
         _state["saved"] = {
             "precompile": triton_heuristics.CachingAutotuner._precompile_config,
-            "compile_threads": inductor_config.compile_threads,
+            "async_triton": async_compile.AsyncCompile.triton,
             "result_class": _compile_result_class(),
         }
+        if _state.get("pool") is None:
+            _state["pool"] = ThreadPoolExecutor(_threads(), thread_name_prefix="tk-inductor")
         triton_heuristics.CachingAutotuner._precompile_config = _precompile_config
-        inductor_config.compile_threads = 1
+        async_compile.AsyncCompile.triton = _async_triton
         _state["enabled"] = True
 
 
@@ -257,12 +302,12 @@ def disable():
     with _lock:
         if not _state["enabled"]:
             return
-        import torch._inductor.config as inductor_config
+        from torch._inductor import async_compile
         from torch._inductor.runtime import triton_heuristics
 
         saved = _state["saved"]
         triton_heuristics.CachingAutotuner._precompile_config = saved["precompile"]
-        inductor_config.compile_threads = saved["compile_threads"]
+        async_compile.AsyncCompile.triton = saved["async_triton"]
         _state["enabled"] = False
 
 

@@ -30,11 +30,14 @@ class Block(torch.nn.Module):
 
 @pytest.fixture
 def inductor_with_tk(monkeypatch):
+    """tk.inductor on, with empty Inductor caches (every kernel compiles)."""
     import torch._dynamo
+    from torch._inductor.utils import fresh_cache
 
     torch._dynamo.reset()
     tk.inductor.enable()
-    yield
+    with fresh_cache():
+        yield
     tk.inductor.disable()
     torch._dynamo.reset()
 
@@ -46,32 +49,39 @@ def cpu_triton(monkeypatch):
     import torch._inductor.config as config
     import torch.utils._triton as torch_triton
 
-    monkeypatch.setattr(config, "cpu_backend", "triton")
     monkeypatch.setattr(torch_triton, "triton_hash_with_backend", lambda: "tk-test")
     monkeypatch.setattr(torch_triton, "triton_backend", lambda: None)
+    with config.patch(cpu_backend="triton"):  # torch's config: patch, not setattr
+        yield
 
 
-def test_enable_and_disable_swap_only_the_compile_step():
-    import torch._inductor.config as config
+def test_enable_and_disable_swap_only_the_compile_steps():
+    from torch._inductor.async_compile import AsyncCompile
     from torch._inductor.runtime.triton_heuristics import CachingAutotuner
 
-    original, threads = CachingAutotuner._precompile_config, config.compile_threads
+    original = CachingAutotuner._precompile_config, AsyncCompile.triton
     tk.inductor.enable()
     tk.inductor.enable()  # twice is once
-    assert tk.inductor.enabled() and config.compile_threads == 1
-    assert CachingAutotuner._precompile_config is not original
+    assert tk.inductor.enabled()
+    assert (CachingAutotuner._precompile_config, AsyncCompile.triton) != original
     tk.inductor.disable()
     assert not tk.inductor.enabled()
-    assert CachingAutotuner._precompile_config is original
-    assert config.compile_threads == threads
+    assert (CachingAutotuner._precompile_config, AsyncCompile.triton) == original
 
 
-def test_cpu_triton_kernels_run_on_the_interpreter(cpu_triton, inductor_with_tk):
+@pytest.mark.parametrize("threads", [1, 2])
+def test_cpu_triton_kernels_run_on_the_interpreter(cpu_triton, inductor_with_tk, threads,
+                                                   monkeypatch):
+    # 1: Inductor compiles each kernel where it is defined; 2: tk's thread
+    # pool compiles them and Inductor's wait() collects the futures.
+    import torch._inductor.config as config
+
     torch.manual_seed(0)
     model = Block(37, 50)  # not multiples of any block
     x = torch.randn(19, 37)
     before, fell_back = tk.inductor.compiled_configs(), len(tk.inductor.fallbacks())
-    out = torch.compile(model)(x)
+    with config.patch(compile_threads=threads):
+        out = torch.compile(model)(x)
     torch.testing.assert_close(out, model(x), rtol=1e-5, atol=1e-5)
     assert tk.inductor.compiled_configs() > before
     assert len(tk.inductor.fallbacks()) == fell_back
