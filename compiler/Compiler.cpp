@@ -92,8 +92,7 @@ std::string CompileOptions::keyText() const {
   return fmt::format("arch={};warps={};stages={};debug={};wgmma_inflight={};wgmma_native={};"
                      "llvm_opt={};libdevice={};test_miscompile={};fp_fusion={};reflect_ftz={}",
                      arch, numWarps, numStages, int(debug), int(wgmmaInflight), int(wgmmaNative),
-                     llvmOpt, libdevicePath, int(testMiscompile), int(fpFusion),
-                     int(reflectFtz));
+                     llvmOpt, libdevicePath, int(testMiscompile), int(fpFusion), int(reflectFtz));
 }
 
 std::string CompileOptions::check() const {

@@ -26,9 +26,14 @@ static_assert(kMaxParams <= kMaxPackedParams, "the packed buffer holds every run
 
 // The launch options Triton takes as keywords (docs/python.md); `stream`
 // is not part of the key.
-constexpr const char *kLaunchOptions[] = {
-    "num_warps", "num_stages", "num_ctas", "maxnreg", "enable_fp_fusion", "enable_reflect_ftz",
-    "launch_cooperative_grid", "stream"};
+constexpr const char *kLaunchOptions[] = {"num_warps",
+                                          "num_stages",
+                                          "num_ctas",
+                                          "maxnreg",
+                                          "enable_fp_fusion",
+                                          "enable_reflect_ftz",
+                                          "launch_cooperative_grid",
+                                          "stream"};
 constexpr size_t kNumLaunchOptions = sizeof(kLaunchOptions) / sizeof(kLaunchOptions[0]);
 constexpr size_t kStreamOption = kNumLaunchOptions - 1;
 

@@ -122,10 +122,10 @@ struct Options {
   std::string arch = "sm_90";                               // --arch
   std::string target = "nvptx";                             // --target
   bool archGiven = false;
-  int numWarps = 4;     // --num-warps
-  int numStages = 0;    // --num-stages (0: not given, the pass's default)
-  bool remarks = false; // --remarks (or TK_REMARKS=1)
-  bool fpFusion = true; // --no-fp-fusion
+  int numWarps = 4;       // --num-warps
+  int numStages = 0;      // --num-stages (0: not given, the pass's default)
+  bool remarks = false;   // --remarks (or TK_REMARKS=1)
+  bool fpFusion = true;   // --no-fp-fusion
   bool reflectFtz = true; // --no-reflect-ftz
   RemarkFilter remarkFilter = RemarkFilter::All;
   bool emitGiven = false; // --emit was on the command line
