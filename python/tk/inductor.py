@@ -209,6 +209,9 @@ def _precompile_config(self, cfg):
         device = compile_meta.get("device_type")
         if device not in ("cuda", "cpu"):
             raise Unsupported(f"the device type '{device}'")
+        if self.inductor_meta.get("store_cubin"):
+            # AOTInductor packs Triton's cubins into its library
+            raise Unsupported("a kernel whose cubin Inductor stores (store_cubin)")
         kernel = _tk_kernel(self, interpret=device == "cpu")
         options = _options(compile_meta)
         compile_meta["tk_options"] = options
