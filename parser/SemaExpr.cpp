@@ -509,9 +509,14 @@ void Checker::checkCompare(Compare *c) {
     diag_.error(c->opLocs[0],
                 fmt::format("not supported in tk kernels: the '{}' operator", cmpOpSpelling(op)));
   } else if ((op == CmpOp::Is || op == CmpOp::IsNot) && !isa<NoneLit>(c->lhs) &&
-             !isa<NoneLit>(c->comparators[0])) {
+             !isa<NoneLit>(c->comparators[0]) &&
+             !(isCompileTime(c->lhs) && isCompileTime(c->comparators[0]))) {
+    // Identity of compile-time values (`x.dtype is tl.float32`, Inductor's
+    // form) folds when the kernel is specialised; of run-time values it
+    // means nothing in a kernel.
     diag_.error(c->opLocs[0],
-                fmt::format("not supported in tk kernels: '{}' other than against None; use '{}'",
+                fmt::format("not supported in tk kernels: '{}' other than against None or "
+                            "between compile-time values; use '{}'",
                             cmpOpSpelling(op), op == CmpOp::Is ? "==" : "!="));
   }
 }

@@ -3,7 +3,8 @@ here): 2-D tiled pointwise with y/x masks, persistent and looped reductions
 with `[:, None]` shapes and `tl.full([1, 1], ...)` constants, welford
 LayerNorm over a transposed read, argmax through a tuple reduction with
 indices, a one-tuple scan, indirect indexing with a device assert, and
-helpers called through a module (`triton_helpers.maximum`). Each runs on the
+helpers called through a module (`triton_helpers.maximum`), Python's
+remainder through `x.dtype is tl.float32`. Each runs on the
 interpreter against numpy on random ragged inputs, and compiles to PTX for
 sm_90 (bench/inductor measures tk on the kernels Inductor itself writes)."""
 
@@ -158,6 +159,22 @@ def poi_embedding(in_ptr0, in_ptr1, out_ptr0, xnumel, VOCAB: tl.constexpr, DIM: 
     tl.store(out_ptr0 + (xindex), tmp6, xmask)
 
 
+@triton.jit
+def poi_python_remainder(in_ptr0, out_ptr0, xnumel, XBLOCK: tl.constexpr):
+    # Python's %: the sign of the divisor, through a dtype identity test that
+    # folds when the kernel is compiled.
+    xindex = tl.program_id(0) * XBLOCK + tl.arange(0, XBLOCK)[:]
+    xmask = xindex < xnumel
+    tmp0 = tl.load(in_ptr0 + (xindex), xmask)
+    tmp3 = tl.full([1], 3.0, tl.float32)
+    tmp4 = tmp0 % tmp3
+    tmp6 = tmp4 != tl.full([1], 0, tl.int32)
+    tmp7 = (libdevice.signbit(tmp4) != 0) if (tmp4).dtype is tl.float32 else tmp4 < 0
+    tmp8 = (libdevice.signbit(tmp3) != 0) if (tmp3).dtype is tl.float32 else tmp3 < 0
+    tmp10 = tmp6 & (tmp7 != tmp8)
+    tl.store(out_ptr0 + (xindex), tl.where(tmp10, tmp4 + tmp3, tmp4), xmask)
+
+
 def _rows(rows, cols):
     return RNG.standard_normal((rows, cols)).astype(np.float32)
 
@@ -223,6 +240,13 @@ def test_indirect_indexing_with_negative_indices_and_an_assert():
                                                    DIM=dim, XBLOCK=64)
 
 
+def test_python_remainder_through_a_dtype_identity_test():
+    x = (RNG.standard_normal(300) * 10).astype(np.float32)
+    out = np.empty_like(x)
+    poi_python_remainder[(triton.cdiv(300, 128),)](x, out, 300, XBLOCK=128)
+    np.testing.assert_allclose(out, np.remainder(x, np.float32(3)), rtol=1e-5, atol=1e-5)
+
+
 _PTX_CASES = [
     (poi_transpose_bias_relu, 3, (45, 70), dict(YBLOCK=16, XBLOCK=32)),
     (per_softmax, 2, (37, 100), dict(XBLOCK=8, R0_BLOCK=128)),
@@ -230,6 +254,7 @@ _PTX_CASES = [
     (per_argmax, 2, (29, 90), dict(XBLOCK=4, R0_BLOCK=128)),
     (per_cumsum, 2, (13, 50), dict(XBLOCK=2, R0_BLOCK=64)),
     (poi_embedding, 3, (168,), dict(VOCAB=50, DIM=24, XBLOCK=64)),
+    (poi_python_remainder, 2, (300,), dict(XBLOCK=128)),
 ]
 
 

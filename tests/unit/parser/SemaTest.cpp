@@ -502,6 +502,9 @@ TEST(SemaTest, UnsupportedConstructs) {
                 "'else' on a 'for' loop"));
   EXPECT_TRUE(failsWith(kernel("x", "    y = x is 1\n"), "'is' other than against None"));
   EXPECT_TRUE(clean(kernel("x", "    if x is None:\n        pass\n")));
+  // Identity of compile-time values folds (Inductor: `x.dtype is tl.float32`).
+  EXPECT_TRUE(clean(kernel("x", "    y = x.dtype is tk.float32\n")));
+  EXPECT_TRUE(failsWith(kernel("x", "    y = x is x\n"), "between compile-time values"));
   EXPECT_TRUE(failsWith(kernel("x", "    y = x not in (1, 2)\n"), "the 'not in' operator"));
   EXPECT_TRUE(failsWith(kernel("x", "    def f():\n        pass\n"), "nested function"));
   EXPECT_TRUE(failsWith(kernel("x", "    for i in x:\n        pass\n"), "iterating over 'x'"));
