@@ -1146,6 +1146,11 @@ Val Lowerer::expr(const Expr *e) {
   }
   case NodeKind::Unary: {
     auto *u = cast<Unary>(e);
+    // -9223372036854775808 is int64's minimum, though its digits alone are
+    // one past the maximum (Inductor writes it as a max-reduction's identity).
+    if (auto *lit = dyn_cast<IntLit>(u->operand);
+        lit && u->op == UnaryOp::Neg && lit->value == uint64_t(1) << 63)
+      return Val::ofInt(std::numeric_limits<int64_t>::min());
     return unary(u->op, expr(u->operand), u->loc);
   }
   case NodeKind::Compare: {

@@ -247,6 +247,38 @@ def test_python_remainder_through_a_dtype_identity_test():
     np.testing.assert_allclose(out, np.remainder(x, np.float32(3)), rtol=1e-5, atol=1e-5)
 
 
+@triton.jit
+def per_int64_max(in_ptr0, out_ptr0, r0_numel, R0_BLOCK: tl.constexpr):
+    r0_index = tl.arange(0, R0_BLOCK)[None, :]
+    r0_mask = r0_index < r0_numel
+    tmp0 = tl.load(in_ptr0 + (r0_index), r0_mask, other=0)
+    tmp1 = tl.broadcast_to(tmp0, [1, R0_BLOCK])
+    tmp3 = tl.where(r0_mask, tmp1, -9223372036854775808)
+    tmp4 = triton_helpers.max2(tmp3, 1)[:, None].to(tl.int64)
+    tl.store(out_ptr0 + (tl.full([1, 1], 0, tl.int32)), tmp4, None)
+
+
+def test_int64_minimum_literal_as_a_reduction_identity():
+    x = RNG.integers(-(1 << 62), -(1 << 40), 90).astype(np.int64)
+    out = np.zeros(1, np.int64)
+    per_int64_max[(1,)](x, out, 90, R0_BLOCK=128)
+    assert out[0] == x.max()
+
+
+def test_an_int_literal_beyond_64_bits_is_a_located_error(tmp_path):
+    import importlib.util
+
+    path = tmp_path / "too_big.py"
+    path.write_text("import tk\n\n@tk.jit\ndef k(Y):\n    tk.store(Y, 9223372036854775808)\n")
+    spec = importlib.util.spec_from_file_location("too_big", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    with pytest.raises(triton.CompilationError,
+                       match=r"too_big.py:5:\d+: error: integer literal 9223372036854775808 does "
+                             r"not fit in 64 bits"):
+        module.k[(1,)](np.zeros(1, np.int64))
+
+
 _PTX_CASES = [
     (poi_transpose_bias_relu, 3, (45, 70), dict(YBLOCK=16, XBLOCK=32)),
     (per_softmax, 2, (37, 100), dict(XBLOCK=8, R0_BLOCK=128)),
