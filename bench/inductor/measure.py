@@ -31,10 +31,6 @@ def _load(path, tag):
     return module
 
 
-def _autotuner(module, kernel_name):
-    return getattr(module, kernel_name)
-
-
 def compile_all(autotuner):
     """(configs compiled, configs, first error) of tk on every configuration."""
     import tk.inductor as ti
@@ -44,10 +40,7 @@ def compile_all(autotuner):
     for cfg in autotuner.configs:
         meta = autotuner._create_compile_meta(cfg)
         try:
-            options = ti._options(meta)
-            ti.compile_config(kernel, meta["signature"], meta["constants"],
-                              (meta.get("configs") or [{}])[0], cfg.num_warps, cfg.num_stages,
-                              options)
+            ti.compile_inductor_config(kernel, meta, cfg, ti._options(meta))
             done += 1
         except Exception as e:  # noqa: BLE001 - every failure is a corpus row
             error = error or f"{type(e).__name__}: {str(e).strip()}"
@@ -100,7 +93,7 @@ def run_both(path, kernel_name):
     stream = torch.cuda.current_stream().cuda_stream
 
     ti.disable()
-    at = _autotuner(triton_mod, kernel_name)
+    at = getattr(triton_mod, kernel_name)
     t0 = time.perf_counter()
     at.precompile()
     triton_s = time.perf_counter() - t0
@@ -110,7 +103,7 @@ def run_both(path, kernel_name):
     ti.enable()
     before = len(ti.fallbacks())
     tk_mod = _load(path, "tk")
-    at2 = _autotuner(tk_mod, kernel_name)
+    at2 = getattr(tk_mod, kernel_name)
     t0 = time.perf_counter()
     at2.precompile()
     tk_s = time.perf_counter() - t0
@@ -158,7 +151,7 @@ def main():
         try:
             module = _load(path, "compile")
             t0 = time.perf_counter()
-            done, total, error = compile_all(_autotuner(module, row["kernel"]))
+            done, total, error = compile_all(getattr(module, row["kernel"]))
             result.update(configs=total, compiled=done, compile_s=round(time.perf_counter() - t0, 4),
                           error=error)
         except Exception as e:  # noqa: BLE001

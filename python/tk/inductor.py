@@ -133,6 +133,15 @@ def compile_config(kernel, signature, constants, attrs, num_warps, num_stages, o
                          **dict(options))
 
 
+def compile_inductor_config(kernel, compile_meta, cfg, options):
+    """compile_config from what Inductor's CachingAutotuner holds for
+    configuration `cfg`: its compile_meta (signature, constants with cfg's
+    block sizes, divisibility) and the options _options() took from it."""
+    return compile_config(kernel, compile_meta["signature"], compile_meta["constants"],
+                          (compile_meta.get("configs") or [{}])[0], cfg.num_warps,
+                          cfg.num_stages, options)
+
+
 def _options(compile_meta):
     """The compile options of Inductor's compile_meta that tk takes, or
     Unsupported for one it does not."""
@@ -152,15 +161,17 @@ def _compile_result_class():
         """One configuration compiled by tk; its launcher calls the tk kernel
         on Inductor's grid and stream."""
 
-        def __init__(self, kernel, compiled, config, compile_meta, inductor_meta):
+        def __init__(self, kernel, compiled, config, compile_meta, inductor_meta, options):
             super().__init__(compiled, config, compile_meta, inductor_meta)
             self.tk_kernel = kernel
             self.compiled = compiled  # None on the interpreter
+            self.options = options  # _options(compile_meta)
             # Inductor's name for a binary (its autotune cache and bundler
-            # read kernel.hash): tk's kernel, options and configuration.
-            text = repr((kernel.fn.__qualname__, sorted(config.kwargs.items()),
-                         config.num_warps, config.num_stages,
-                         sorted(compile_meta.get("tk_options", {}).items())))
+            # read kernel.hash): tk's kernel (its code-cache file, named by
+            # the source's hash, and name), options and configuration.
+            code = kernel.fn.__code__
+            text = repr((code.co_filename, kernel.fn.__qualname__, sorted(config.kwargs.items()),
+                         config.num_warps, config.num_stages, sorted(options.items())))
             # Hex digits, as Triton's hashes are (Inductor re-encodes them).
             self.cache_hash = hashlib.sha256(("tk" + text).encode()).hexdigest()
             (compiled if compiled is not None else self).hash = self.cache_hash
@@ -171,8 +182,8 @@ def _compile_result_class():
             compiled = self.compiled
             kernel = self.tk_kernel
             call_args, def_args, _ = self._get_arg_lists(kernel.arg_names, kernel.constexprs)
-            options = dict(self.compile_meta.get("tk_options", {}))
-            options.update(num_warps=self.config.num_warps, num_stages=self.config.num_stages)
+            options = dict(self.options, num_warps=self.config.num_warps,
+                           num_stages=self.config.num_stages)
 
             if compiled is None:  # the interpreter: no stream
 
@@ -214,18 +225,13 @@ def _precompile_config(self, cfg):
             raise Unsupported("a kernel whose cubin Inductor stores (store_cubin)")
         kernel = _tk_kernel(self, interpret=device == "cpu")
         options = _options(compile_meta)
-        compile_meta["tk_options"] = options
         if device == "cuda":
-            compiled = compile_config(
-                kernel, compile_meta["signature"], compile_meta["constants"],
-                (compile_meta.get("configs") or [{}])[0], cfg.num_warps, cfg.num_stages,
-                options,
-            )
+            compiled = compile_inductor_config(kernel, compile_meta, cfg, options)
             compiled._init_handles()  # loads it: registers and shared memory for Inductor
         else:
             compiled = None  # the interpreter compiles at the launch
         cls = _state["saved"]["result_class"]
-        result = cls(kernel, compiled, cfg, compile_meta, self.inductor_meta)
+        result = cls(kernel, compiled, cfg, compile_meta, self.inductor_meta, options)
         with _lock:
             _compiled[0] += 1
         return result

@@ -58,13 +58,11 @@ def to_tk(value):
     """The tk counterpart of a Triton object (see the module docstring), or
     `value` itself when it is not Triton's or tk has no counterpart (the front
     end then says what the kernel may read)."""
+    if not is_triton_object(value):
+        return value
     if isinstance(value, types.ModuleType):
-        if not _from_triton_module(value.__name__):
-            return value
         module = _tk_module(value.__name__)
         return value if module is None else module
-    if not _from_triton_module(type(value).__module__ or ""):
-        return value
     kind = type(value).__name__
     if kind == "constexpr":
         return to_tk(getattr(value, "value", value))

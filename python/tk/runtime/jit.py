@@ -106,30 +106,21 @@ def _env_flag(name):
     return _C.knob(name)
 
 
-def _fp_fusion(value, kernel_name):
-    """The enable_fp_fusion launch option: a bool, or None for
-    tk.knobs.language.default_fp_fusion (True unless set)."""
+def _bool_option(name, value, kernel_name, default):
+    """A True/False launch option (enable_fp_fusion, enable_reflect_ftz):
+    `default()` when not given."""
     if value is None:
-        from .. import knobs
-
-        value = knobs.language.default_fp_fusion
+        value = default()
     if not isinstance(value, (bool, int)):
-        raise ValueError(
-            f"enable_fp_fusion of {kernel_name} must be True or False, not {value!r}"
-        )
+        raise ValueError(f"{name} of {kernel_name} must be True or False, not {value!r}")
     return bool(value)
 
 
-def _reflect_ftz(value, kernel_name):
-    """The enable_reflect_ftz launch option: a bool, True (Triton's
-    default) when not given."""
-    if value is None:
-        return True
-    if not isinstance(value, (bool, int)):
-        raise ValueError(
-            f"enable_reflect_ftz of {kernel_name} must be True or False, not {value!r}"
-        )
-    return bool(value)
+def _default_fp_fusion():
+    """tk.knobs.language.default_fp_fusion (True unless set)."""
+    from .. import knobs
+
+    return knobs.language.default_fp_fusion
 
 
 def _code_knobs():
@@ -1212,8 +1203,12 @@ class JITFunction(_C.LaunchBase):
         if launch.get("extern_libs") is not None:
             options["extern_libs"] = _extern_libs(launch["extern_libs"], self.__name__, gpu)
         if gpu:
-            options["enable_fp_fusion"] = _fp_fusion(launch.get("enable_fp_fusion"), self.__name__)
-            ftz = _reflect_ftz(launch.get("enable_reflect_ftz"), self.__name__)
+            options["enable_fp_fusion"] = _bool_option(
+                "enable_fp_fusion", launch.get("enable_fp_fusion"), self.__name__,
+                _default_fp_fusion)
+            # True, Triton's default, when not given
+            ftz = _bool_option("enable_reflect_ftz", launch.get("enable_reflect_ftz"),
+                               self.__name__, lambda: True)
             if not ftz:  # the default stays out of the options (and the key's text)
                 options["enable_reflect_ftz"] = False
         arch = target_arch() if gpu else None
