@@ -4,6 +4,7 @@
 
 #include "compiler/LaunchArgs.h"
 #include "compiler/Pipeline.h"
+#include "driver/Lld.h"
 #include "driver/Resources.h"
 #include "ir/ASTToIR.h"
 #include "ir/IRPrinter.h"
@@ -404,6 +405,18 @@ bool Compilation::emitObject(std::string &out) {
   return ok;
 }
 
+bool Compilation::emitCodeObject(std::string &out) {
+  std::string object, error;
+  if (!emitObject(object))
+    return false;
+  auto t0 = Clock::now();
+  bool ok = linkCodeObject(object, out, error);
+  times_.push_back({"ld.lld", msSince(t0)});
+  if (!ok)
+    diag_->error({}, error);
+  return ok;
+}
+
 // The registers remark: what ptxas allocated for each kernel and the
 // occupancy that gives (driver/Resources.h), with the config compiled.
 void Compilation::addResourceRemarks(const std::string &ptx) {
@@ -556,11 +569,16 @@ bool compileKernel(const SourceText &source, const KernelSpec &spec, const Compi
                    const CompileHooks &hooks, CompiledKernel &out, std::string &error) {
   Compilation c(options, hooks);
   std::string ptx;
-  if (!c.parse(std::span(&source, 1)) || !c.lowerToIR(std::span(&spec, 1)) || !c.emitPTX(ptx)) {
+  // An AMD GPU kernel is lowered twice, once for its assembly and once for
+  // the object the code object is linked from.
+  std::string codeObject;
+  if (!c.parse(std::span(&source, 1)) || !c.lowerToIR(std::span(&spec, 1)) || !c.emitPTX(ptx) ||
+      (isAMDGPUArch(options.arch) && !c.emitCodeObject(codeObject))) {
     error = c.diag().renderAll();
     return false;
   }
   out = c.compiled(spec.kernel, std::move(ptx));
+  out.codeObject = std::move(codeObject);
   return true;
 }
 

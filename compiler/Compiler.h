@@ -218,6 +218,10 @@ public:
   /// The relocatable object of every kernel (AMD GPU arch: ld.lld links it
   /// into a code object, driver/Lld.h).
   bool emitObject(std::string &out);
+  /// AMD GPU arch: emitObject's object linked by `ld.lld -shared` into the
+  /// code object the HIP runtime loads (`tkc --emit=hsaco`); ld.lld's
+  /// failure is a diagnostic.
+  bool emitCodeObject(std::string &out);
 
   Module &module() { return *module_; }
   IRContext &irContext() { return *ir_; }
@@ -265,10 +269,14 @@ struct CompiledKernel {
   std::vector<StageTime> times;
   std::vector<KernelRemark> remarks; // this kernel's, when the hooks asked for them
   std::string cubin; // Compilation::remarksCubin(): ptxas's cubin of `ptx`, or empty
+  /// For an AMD GPU arch (`ptx` is then the AMDGPU assembly): the code object
+  /// (Compilation::emitCodeObject), which the HIP runtime loads.
+  std::string codeObject;
 };
 
-/// The whole compile of `spec.kernel` from one source text to PTX. False
-/// with `error` holding the rendered diagnostics.
+/// The whole compile of `spec.kernel` from one source text to PTX (for an
+/// AMD GPU arch: the AMDGPU assembly and the code object). False with
+/// `error` holding the rendered diagnostics.
 bool compileKernel(const SourceText &source, const KernelSpec &spec, const CompileOptions &options,
                    const CompileHooks &hooks, CompiledKernel &out, std::string &error);
 

@@ -2,6 +2,7 @@
 
 #include "compiler/Compiler.h"
 #include "compiler/LaunchArgs.h"
+#include "driver/CodeObject.h"
 #include "driver/NvJitLink.h"
 #include "driver/Ptxas.h"
 #include "support/FileIO.h"
@@ -36,6 +37,14 @@ public:
     f = GpuFailure();
     return getOrCompile(source, fileName, opts, pin, error, f);
   }
+
+private:
+  // The two loads of a compiled kernel `c` into `k`: PTX -> cubin -> CUDA
+  // module, or code object -> HIP module. False with `error` and `failure`.
+  static bool loadCuda(GpuKernel &k, CudaDriver &driver, CompiledPTX &c, const CacheKey &key,
+                       const JitOptions &jit, std::string &error, GpuFailure &failure);
+  static bool loadHip(GpuKernel &k, HipDriver &hip, CompiledPTX &c, std::string &error,
+                      GpuFailure &failure);
 };
 
 namespace {
@@ -63,7 +72,7 @@ double msSince(Clock::time_point t0) {
 }
 
 // The version of the kernel payload's layout (inside the cache entry).
-constexpr uint32_t kPayloadVersion = 1;
+constexpr uint32_t kPayloadVersion = 2;
 
 } // namespace
 
@@ -112,6 +121,7 @@ std::string serializeCompiledPTX(const CompiledPTX &c) {
     w.u32(p.supported ? 1 : 0);
     w.str(p.typeName);
   }
+  w.str(c.codeObject);
   return std::move(w.bytes());
 }
 
@@ -140,6 +150,7 @@ bool parseCompiledPTX(std::string_view payload, CompiledPTX &c) {
     p.typeName = r.str();
     c.params.push_back(std::move(p));
   }
+  c.codeObject = r.str();
   return r.done() && c.numWarps > 0 && !c.ptx.empty();
 }
 
@@ -198,15 +209,28 @@ bool compileToPTX(const std::string &source, const std::string &fileName,
   out.dynamicShared = compiled.dynamicShared;
   out.remarks = std::move(compiled.remarks);
   out.cubin = std::move(compiled.cubin);
+  out.codeObject = std::move(compiled.codeObject);
   out.params.clear();
   for (const KernelParam &p : compiled.params)
     out.params.push_back(describeParam(p));
   return true;
 }
 
+void setLoadedInfo(GpuKernelInfo &info, const KernelResources &resources, int numWarps,
+                   int threadsPerProgram, int dynamicSharedBytes) {
+  info.registers = resources.registers;
+  info.localBytes = resources.localBytes;
+  info.staticSharedBytes = resources.staticSharedBytes;
+  info.dynamicSharedBytes = dynamicSharedBytes;
+  info.maxThreadsPerBlock = resources.maxThreadsPerBlock;
+  info.numWarps = numWarps;
+  info.threadsPerProgram = threadsPerProgram;
+}
+
 bool checkKernelResources(const std::string &kernel, const GpuKernelInfo &info,
                           const DeviceLimits &limits, std::string &error, GpuFailure &failure) {
-  int64_t threads = int64_t(info.numWarps) * kWarpSize;
+  int64_t threads =
+      info.threadsPerProgram > 0 ? info.threadsPerProgram : int64_t(info.numWarps) * kWarpSize;
   int64_t threadLimit = std::min(info.maxThreadsPerBlock, limits.maxThreadsPerBlock);
   struct Use {
     const char *resource;
@@ -389,6 +413,89 @@ bool loadThroughCubinCache(CudaDriver &driver, CompileCache &cache, const CacheK
   return false;
 }
 
+bool GpuKernelCache::loadCuda(GpuKernel &k, CudaDriver &driver, CompiledPTX &c, const CacheKey &key,
+                              const JitOptions &jit, std::string &error, GpuFailure &failure) {
+  auto driverFailure = [&]() {
+    failure.kind = GpuFailure::Kind::Driver;
+    return false;
+  };
+  GpuKernelInfo &info = k.info_;
+  if (!driver.makeCurrent(error))
+    return driverFailure();
+  CubinLoad loaded;
+  if (!loadThroughCubinCache(driver, CompileCache::process(), key, k.ptx_, jit, loaded, error,
+                             c.cubin)) {
+    error = fmt::format("kernel '{}': {}", k.name_, error);
+    return driverFailure();
+  }
+  k.module_ = loaded.module;
+  k.driver_ = &driver;
+  k.api_ = &driver.api();
+  k.cubin_ = std::move(loaded.cubin);
+  info.fromCubin = loaded.fromCache;
+  info.jitMs = loaded.jitMs;
+  info.ptxCompiler = loaded.compiler;
+  info.ptxCompilerFallback = loaded.fallback;
+  if (!driver.getFunction(k.module_, k.name_, k.function_, error) ||
+      !driver.queryResources(k.function_, k.resources_, error)) {
+    error = fmt::format("kernel '{}': {}", k.name_, error);
+    return driverFailure();
+  }
+  setLoadedInfo(info, k.resources_, k.numWarps_, k.numWarps_ * int(kWarpSize),
+                c.dynamicShared ? c.sharedBytes : 0);
+  k.block_ = {unsigned(info.threadsPerProgram), 1, 1};
+  if (!checkKernelResources(k.name_, info, driver.limits(), error, failure))
+    return false;
+  // Above the default 48 KiB a kernel must opt in to its dynamic shared
+  // memory before the first launch.
+  k.dynamicShared_ = unsigned(info.dynamicSharedBytes);
+  if (info.staticSharedBytes + info.dynamicSharedBytes > driver.limits().maxSharedPerBlock &&
+      !driver.setMaxDynamicShared(k.function_, info.dynamicSharedBytes, error)) {
+    error = fmt::format("kernel '{}': {}", k.name_, error);
+    return driverFailure();
+  }
+  return true;
+}
+
+bool GpuKernelCache::loadHip(GpuKernel &k, HipDriver &hip, CompiledPTX &c, std::string &error,
+                             GpuFailure &failure) {
+  auto driverFailure = [&]() {
+    failure.kind = GpuFailure::Kind::Driver;
+    return false;
+  };
+  // The code object's metadata is checked against the parameters before
+  // anything is loaded: a launch passes exactly what it describes.
+  AmdgpuLaunch launch;
+  std::vector<SlotKind> kinds;
+  for (GpuArg::Kind kind : k.kinds_)
+    kinds.push_back(SlotKind(kind));
+  if (!amdgpuLaunchInfo(c.codeObject, k.name_, kinds, launch, error)) {
+    failure.kind = GpuFailure::Kind::Compile;
+    return false;
+  }
+  GpuKernelInfo &info = k.info_;
+  if (!hip.makeCurrent(error))
+    return driverFailure();
+  hipModule_t module = nullptr;
+  if (!hip.loadModule(c.codeObject, module, error)) {
+    error = fmt::format("kernel '{}': {}", k.name_, error);
+    return driverFailure();
+  }
+  k.hip_ = &hip; // from here on the kernel unloads the module, on failure too
+  k.hipModule_ = module;
+  k.codeObject_ = std::move(c.codeObject);
+  if (!hip.getFunction(module, k.name_, k.hipFunction_, error) ||
+      !hip.queryResources(k.hipFunction_, k.resources_, error)) {
+    error = fmt::format("kernel '{}': {}", k.name_, error);
+    return driverFailure();
+  }
+  k.block_ = launch.block;
+  // LDS is static on amdgcn: nothing is passed at launch.
+  setLoadedInfo(info, k.resources_, k.numWarps_,
+                int(launch.block[0] * launch.block[1] * launch.block[2]), 0);
+  return checkKernelResources(k.name_, info, hip.limits(), error, failure);
+}
+
 std::shared_ptr<GpuKernel> GpuKernelCache::getOrCompile(const std::string &source,
                                                         const std::string &fileName,
                                                         const GpuCompileOptions &opts, bool pin,
@@ -414,8 +521,11 @@ std::shared_ptr<GpuKernel> GpuKernelCache::getOrCompile(const std::string &sourc
     failure.kind = GpuFailure::Kind::Driver;
     return nullptr;
   };
-  CudaDriver *driver = CudaDriver::get(error);
-  if (!driver)
+  // The target picks the runtime: HIP for an AMD GPU arch, else CUDA.
+  const bool amdgpu = isAMDGPUArch(opts.arch);
+  CudaDriver *driver = nullptr;
+  HipDriver *hip = nullptr;
+  if (amdgpu ? !(hip = HipDriver::get(error)) : !(driver = CudaDriver::get(error)))
     return driverFailure();
   // The compiler's options, knobs included, are read once: the key and the
   // compile see the same values.
@@ -505,44 +615,10 @@ std::shared_ptr<GpuKernel> GpuKernelCache::getOrCompile(const std::string &sourc
     k->kinds_.push_back(p.kind);
     k->allSupported_ = k->allSupported_ && p.supported;
   }
-  if (!driver->makeCurrent(error))
-    return driverFailure();
-
   auto t0 = Clock::now();
-  CubinLoad loaded;
-  if (!loadThroughCubinCache(*driver, cache, key, k->ptx_, jit, loaded, error, c.cubin)) {
-    error = fmt::format("kernel '{}': {}", opts.kernel, error);
-    return driverFailure();
-  }
-  k->module_ = loaded.module;
-  k->driver_ = driver;
-  k->api_ = &driver->api();
-  k->cubin_ = std::move(loaded.cubin);
-  info.fromCubin = loaded.fromCache;
-  info.jitMs = loaded.jitMs;
-  info.ptxCompiler = loaded.compiler;
-  info.ptxCompilerFallback = loaded.fallback;
-  if (!driver->getFunction(k->module_, opts.kernel, k->function_, error) ||
-      !driver->queryResources(k->function_, k->resources_, error)) {
-    error = fmt::format("kernel '{}': {}", opts.kernel, error);
-    return driverFailure();
-  }
-  info.registers = k->resources_.registers;
-  info.localBytes = k->resources_.localBytes;
-  info.staticSharedBytes = k->resources_.staticSharedBytes;
-  info.dynamicSharedBytes = c.dynamicShared ? c.sharedBytes : 0;
-  info.maxThreadsPerBlock = k->resources_.maxThreadsPerBlock;
-  info.numWarps = k->numWarps_;
-  if (!checkKernelResources(opts.kernel, info, driver->limits(), error, failure))
+  if (!(amdgpu ? loadHip(*k, *hip, c, error, failure)
+               : loadCuda(*k, *driver, c, key, jit, error, failure)))
     return nullptr;
-  // Above the default 48 KiB a kernel must opt in to its dynamic shared
-  // memory before the first launch.
-  k->dynamicShared_ = unsigned(info.dynamicSharedBytes);
-  if (info.staticSharedBytes + info.dynamicSharedBytes > driver->limits().maxSharedPerBlock &&
-      !driver->setMaxDynamicShared(k->function_, info.dynamicSharedBytes, error)) {
-    error = fmt::format("kernel '{}': {}", opts.kernel, error);
-    return driverFailure();
-  }
   info.loadMs = msSince(t0) - info.jitMs; // the JIT is reported on its own
   slot->kernel = k;
   if (pin)
@@ -556,6 +632,8 @@ GpuKernel::~GpuKernel() {
   std::string ignored;
   if (module_ && driver_)
     driver_->unloadModule(module_, ignored);
+  if (hipModule_ && hip_)
+    hip_->unloadModule(hipModule_, ignored);
 }
 
 std::shared_ptr<const GpuKernel> GpuKernel::compileShared(const std::string &source,
@@ -597,6 +675,17 @@ bool GpuKernel::launch(std::array<unsigned, 3> grid, std::span<const GpuArg> arg
       return reportMismatch(args, error);
     slots[i] = const_cast<void *>(static_cast<const void *>(&args[i].value));
   }
+  if (hip_) {
+    // HIP reads each explicit argument's bytes through its pointer, as many
+    // as the code object's `.args` say (checked against kinds_ at load).
+    if (hip_->launch(hipFunction_, grid, block_, 0, reinterpret_cast<hipStream_t>(stream), slots,
+                     error))
+      return true;
+    error = fmt::format("launch of '{}' on grid ({}, {}, {}) with {} threads per program failed: "
+                        "{}",
+                        name_, grid[0], grid[1], grid[2], block_[0] * block_[1] * block_[2], error);
+    return false;
+  }
   CUresult r =
       api_->cuLaunchKernel(function_, grid[0], grid[1], grid[2], unsigned(numWarps_) * kWarpSize, 1,
                            1, dynamicShared_, stream, slots, nullptr);
@@ -634,6 +723,73 @@ bool GpuKernel::reportMismatch(std::span<const GpuArg> args, std::string &error)
     }
   assert(false && "reportMismatch called without a mismatch");
   return false;
+}
+
+//===----------------------------------------------------------------------===//
+// amdgcn launches
+//===----------------------------------------------------------------------===//
+
+bool amdgpuLaunchInfo(const std::string &codeObject, const std::string &kernel,
+                      std::span<const SlotKind> kinds, AmdgpuLaunch &out, std::string &error) {
+  out = AmdgpuLaunch();
+  CodeObjectInfo info;
+  if (!readCodeObject(codeObject, info, error)) {
+    error = fmt::format("kernel '{}': {}", kernel, error);
+    return false;
+  }
+  const CodeObjectKernel *k = info.find(kernel);
+  if (!k) {
+    error = fmt::format("kernel '{}': the code object has no kernel of that name", kernel);
+    return false;
+  }
+  size_t explicitArgs = k->explicitArgs();
+  if (explicitArgs != kinds.size()) {
+    error = fmt::format("kernel '{}': the code object's metadata has {} explicit arguments but the "
+                        "kernel has {} runtime parameters",
+                        kernel, explicitArgs, kinds.size());
+    return false;
+  }
+  for (size_t i = explicitArgs; i < k->args.size(); ++i)
+    if (!k->args[i].hidden()) {
+      error = fmt::format("kernel '{}': the code object's .args[{}] ({}) comes after a hidden "
+                          "argument",
+                          kernel, i, k->args[i].valueKind);
+      return false;
+    }
+  uint32_t end = 0;
+  for (size_t i = 0; i < kinds.size(); ++i) {
+    const KernargEntry &a = k->args[i];
+    const bool pointer = kinds[i] == SlotKind::Pointer;
+    const uint32_t bytes = slotBytes(kinds[i]);
+    const char *wantKind = pointer ? "global_buffer" : "by_value";
+    if (a.valueKind != wantKind || a.size != bytes || a.offset % bytes != 0 || a.offset < end) {
+      error = fmt::format("kernel '{}': argument {} is {} ({} bytes{}) but the code object passes "
+                          ".args[{}] as {}, {} bytes at offset {}",
+                          kernel, i, slotKindName(kinds[i]), bytes,
+                          pointer ? ", a global buffer" : " by value", i, a.valueKind, a.size,
+                          a.offset);
+      return false;
+    }
+    out.layout.kinds.push_back(kinds[i]);
+    out.layout.offsets.push_back(a.offset);
+    end = a.offset + a.size;
+  }
+  out.layout.bytes = end;
+  uint32_t threads = k->workgroupSize();
+  if (threads == 0) {
+    error = fmt::format("kernel '{}': the code object gives no workgroup size", kernel);
+    return false;
+  }
+  out.block = k->reqdWorkgroupSize[0]
+                  ? std::array<unsigned, 3>{k->reqdWorkgroupSize[0], k->reqdWorkgroupSize[1],
+                                            k->reqdWorkgroupSize[2]}
+                  : std::array<unsigned, 3>{threads, 1, 1};
+  out.ldsBytes = k->groupSegmentFixedSize;
+  out.scratchBytes = k->privateSegmentFixedSize;
+  out.kernargSegmentBytes = k->kernargSegmentSize;
+  for (size_t i = explicitArgs; i < k->args.size(); ++i)
+    out.hidden.push_back(k->args[i].valueKind);
+  return true;
 }
 
 //===----------------------------------------------------------------------===//

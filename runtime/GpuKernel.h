@@ -53,11 +53,21 @@
 // arguments themselves, with no allocation and no lookup. Any thread may
 // launch, as long as the primary context is current there
 // (CudaDriver::makeCurrent).
+//
+// The target: an AMD GPU arch in `opts.arch` (gfx90a, gfx942, gfx1100;
+// isAMDGPUArch) compiles for amdgcn, to the AMDGPU assembly (ptx()) and a
+// code object (codeObject()), which is loaded and launched through the HIP
+// runtime (driver/HipDriver.h) instead of CUDA: the same GpuKernel, the same
+// arguments, the same errors with HIP's names. A launch passes the
+// arguments as the code object's metadata lays them out (amdgpuLaunchInfo,
+// checked at load) on the workgroup size the code object was compiled for.
+// Without a HIP runtime the compile fails with "no HIP runtime: ...".
 #pragma once
 
 #include "compiler/Compiler.h"
 #include "compiler/LaunchArgs.h"
 #include "driver/CudaDriver.h"
+#include "driver/HipDriver.h"
 #include "ir/Specialize.h"
 #include "runtime/CompileCache.h"
 #include "tk/Device.h"
@@ -176,6 +186,7 @@ struct GpuCompileOptions {
   std::string signature;                       // Triton-style; empty: the annotations
   std::map<std::string, ConstValue> constants; // constexpr values by name (tkc's -D)
   int numWarps = 4;
+  /// sm_80 .. sm_90a (NVIDIA, CUDA), or gfx90a, gfx942, gfx1100 (AMD, HIP).
   std::string arch = "sm_90";
   // Part of the cache key; the pipeline does not use them yet.
   int numStages = 3;
@@ -214,6 +225,9 @@ struct GpuKernelInfo {
   int dynamicSharedBytes = 0; // per program, passed at launch
   int maxThreadsPerBlock = 0; // what the function can be launched with
   int numWarps = 4;
+  /// Threads one program runs on: num_warps x 32 on NVIDIA, the workgroup
+  /// size of the code object on AMD (0: num_warps x 32).
+  int threadsPerProgram = 0;
   GpuKernelOrigin origin = GpuKernelOrigin::Compiled;
   bool fromCubin = false;  // loaded from a cached cubin rather than PTX
   double compileMs = 0;    // source -> PTX (0 when the PTX came from the cache)
@@ -222,6 +236,12 @@ struct GpuKernelInfo {
   std::string ptxCompiler; // what made the cubin: "nvjitlink", "ptxas", "driver" ("" if cached)
   std::string ptxCompilerFallback; // why the ones tried before it failed ("" if none did)
 };
+
+/// Fills in what a load learns of a kernel: its function's `resources`,
+/// the warps, the threads one program runs on (num_warps x 32, or the code
+/// object's workgroup) and the dynamic shared memory a launch passes.
+void setLoadedInfo(GpuKernelInfo &info, const KernelResources &resources, int numWarps,
+                   int threadsPerProgram, int dynamicSharedBytes);
 
 /// Why compile() failed, for callers that raise typed errors (Python's
 /// tk.CompilationError / tk.OutOfResources).
@@ -271,7 +291,9 @@ public:
 
   /// Launches on `grid` programs with `args` (see the header comment).
   /// Returns false with `error` naming the argument on a count or kind
-  /// mismatch, or the CUDA error of cuLaunchKernel. Does not synchronize.
+  /// mismatch, or the CUDA error of cuLaunchKernel (HIP's of
+  /// hipModuleLaunchKernel for amdgcn). Does not synchronize. `stream` is a
+  /// CUstream, or for amdgcn a hipStream_t.
   bool launch(std::array<unsigned, 3> grid, std::span<const GpuArg> args, CUstream stream,
               std::string &error) const;
 
@@ -279,7 +301,19 @@ public:
   const std::string &ptx() const { return ptx_; }
   const std::vector<GpuParam> &params() const { return params_; }
   int numWarps() const { return numWarps_; }
+  /// The CUfunction (null for amdgcn).
   CUfunction function() const { return function_; }
+  /// Compiled for amdgcn: launched through HIP.
+  bool isAmdgpu() const { return hip_ != nullptr; }
+  /// The runtime's handle of the loaded function: the CUfunction, or for
+  /// amdgcn the hipFunction_t.
+  void *nativeFunction() const {
+    return isAmdgpu() ? static_cast<void *>(hipFunction_) : static_cast<void *>(function_);
+  }
+  /// amdgcn: the code object the kernel was loaded from (else empty), and
+  /// the threads of one workgroup.
+  const std::string &codeObject() const { return codeObject_; }
+  const std::array<unsigned, 3> &block() const { return block_; }
   const KernelResources &resources() const { return resources_; }
   const GpuKernelInfo &info() const { return info_; }
   /// The cubin the kernel was loaded from (empty if it was loaded from PTX).
@@ -307,6 +341,12 @@ private:
   unsigned dynamicShared_ = 0;
   const CudaFunctions *api_ = nullptr;
   CudaDriver *driver_ = nullptr;
+  // amdgcn kernels: the code object and its HIP module.
+  std::string codeObject_;
+  HipDriver *hip_ = nullptr;
+  hipModule_t hipModule_ = nullptr;
+  hipFunction_t hipFunction_ = nullptr;
+  std::array<unsigned, 3> block_{};
 
   friend class GpuKernelCache;
 };
@@ -328,7 +368,8 @@ struct CompiledPTX {
   int sharedBytes = 0;        // the function's shared_bytes attribute (0 if absent)
   bool dynamicShared = false; // the PTX declares `.extern .shared`: pass sharedBytes at launch
   std::vector<KernelRemark> remarks; // GpuCompileOptions::remarks; never cached
-  std::string cubin; // the registers remark's ptxas cubin of `ptx` (CompiledKernel::cubin)
+  std::string cubin;      // the registers remark's ptxas cubin of `ptx` (CompiledKernel::cubin)
+  std::string codeObject; // amdgcn: the code object (CompiledKernel::codeObject)
 };
 bool compileToPTX(const std::string &source, const std::string &fileName,
                   const GpuCompileOptions &opts, CompiledPTX &out, std::string &error);
@@ -385,6 +426,29 @@ bool ptxToCubinWith(const std::string &compiler, CudaDriver &driver, const std::
 bool loadThroughCubinCache(CudaDriver &driver, CompileCache &cache, const CacheKey &ptxKey,
                            const std::string &ptx, const JitOptions &jit, CubinLoad &out,
                            std::string &error, const std::string &assembled = {});
+
+/// How a kernel compiled for amdgcn is launched, from its code object's
+/// metadata (driver/CodeObject.h): the explicit arguments' offsets, which
+/// are what hipModuleLaunchKernel reads (the hidden arguments after them,
+/// hidden_block_count_* and the rest, HIP fills itself from the launch), and
+/// the workgroup size the kernel was compiled for.
+struct AmdgpuLaunch {
+  ParamLayout layout;               // each runtime parameter at its `.args` offset
+  std::array<unsigned, 3> block{};  // `.reqd_workgroup_size` (else the flat maximum)
+  uint32_t ldsBytes = 0;            // `.group_segment_fixed_size`
+  uint32_t scratchBytes = 0;        // `.private_segment_fixed_size`, per work-item
+  uint32_t kernargSegmentBytes = 0; // `.kernarg_segment_size`: explicit and hidden
+  std::vector<std::string> hidden;  // the hidden arguments' `.value_kind`s, in order
+};
+/// Reads `kernel`'s launch from `codeObject` and checks it against the
+/// runtime parameters' slots: one `global_buffer` of 8 bytes per pointer,
+/// one `by_value` of the slot's size per scalar, in order, each at an
+/// offset aligned to its size, no hidden argument before them. False with
+/// `error` naming the first argument that differs ("kernel 'k': argument 3
+/// is i32 (4 bytes by value) but the code object passes .args[3] as
+/// global_buffer, 8 bytes at offset 24").
+bool amdgpuLaunchInfo(const std::string &codeObject, const std::string &kernel,
+                      std::span<const SlotKind> kinds, AmdgpuLaunch &out, std::string &error);
 
 /// CompiledPTX <-> cache payload; parse fails (false) on any malformed input.
 std::string serializeCompiledPTX(const CompiledPTX &c);

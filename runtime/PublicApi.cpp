@@ -1,6 +1,8 @@
 // The public C++ API (include/tk/Error.h, Device.h, Kernel.h) over the
-// driver layer: CudaDriver for the device, memory and streams, GpuKernel for
-// compiling and launching. Every failure becomes a tk::Status or tk::Error
+// driver layer: the device's runtime (CudaDriver, or HipDriver on a machine
+// with an AMD GPU and no CUDA driver: detail::DeviceRuntime) for the device,
+// memory and streams, GpuKernel for compiling and launching (on the runtime
+// of the kernel's target). Every failure becomes a tk::Status or tk::Error
 // carrying the driver's message; nothing here prints or aborts.
 #include "lang/Float16.h"
 #include "runtime/Autotuner.h"
@@ -39,21 +41,52 @@ CudaDriver &detail::driverOrThrow() {
   return *driver;
 }
 
+detail::DeviceRuntime detail::deviceRuntime(std::string &error) {
+  // Decided once per process by each driver's get(), so every call here
+  // picks the same runtime.
+  DeviceRuntime r;
+  std::string noCuda, noHip;
+  if ((r.cuda = CudaDriver::get(noCuda)))
+    return r;
+  if ((r.hip = HipDriver::get(noHip)))
+    return r;
+  error = noCuda + "; " + noHip;
+  return r;
+}
+
+detail::DeviceRuntime detail::deviceRuntimeOrThrow() {
+  std::string error;
+  DeviceRuntime r = deviceRuntime(error);
+  if (!r)
+    throw Error(error);
+  return r;
+}
+
 bool deviceAvailable(std::string *why) {
   std::string error;
-  bool ok = CudaDriver::get(error) != nullptr;
+  bool ok = bool(detail::deviceRuntime(error));
   if (why)
     *why = ok ? "" : error;
   return ok;
 }
 
 DeviceInfo deviceInfo() {
-  CudaDriver &driver = detail::driverOrThrow();
+  detail::DeviceRuntime r = detail::deviceRuntimeOrThrow();
+  DeviceInfo info;
+  if (r.hip) {
+    // AMD: no compute capability; LDS per workgroup; registers are the
+    // compiler's to fit (HipDriver::limits).
+    info.name = r.hip->deviceName();
+    info.multiprocessors = r.hip->computeUnits();
+    info.maxThreadsPerBlock = r.hip->limits().maxThreadsPerBlock;
+    info.sharedBytesPerBlock = r.hip->limits().maxSharedPerBlock;
+    return info;
+  }
+  CudaDriver &driver = *r.cuda;
   tune::Limits limits;
   std::string error;
   if (!tune::queryLimits(driver, limits, error))
     throw Error(error);
-  DeviceInfo info;
   info.name = driver.deviceName();
   info.computeCapability = driver.computeCapability();
   info.multiprocessors = driver.multiprocessorCount();
@@ -64,8 +97,9 @@ DeviceInfo deviceInfo() {
 }
 
 void synchronize() {
+  detail::DeviceRuntime r = detail::deviceRuntimeOrThrow();
   std::string error;
-  if (!detail::driverOrThrow().synchronize(error))
+  if (!(r.hip ? r.hip->synchronize(error) : r.cuda->synchronize(error)))
     throw Error(error);
 }
 
@@ -74,11 +108,15 @@ void synchronize() {
 //
 
 Stream Stream::create() {
-  CudaDriver &driver = detail::driverOrThrow();
-  CUstream s = nullptr;
+  detail::DeviceRuntime r = detail::deviceRuntimeOrThrow();
+  void *s = nullptr;
   std::string error;
-  if (!driver.check(driver.api().cuStreamCreate(&s, 0), "cuStreamCreate", error))
+  hipStream_t hs = nullptr;
+  CUstream cs = nullptr;
+  if (r.hip ? !r.hip->createStream(hs, error)
+            : !r.cuda->check(r.cuda->api().cuStreamCreate(&cs, 0), "cuStreamCreate", error))
     throw Error(error);
+  s = r.hip ? static_cast<void *>(hs) : static_cast<void *>(cs);
   Stream out;
   out.handle_ = s;
   out.owned_ = true;
@@ -94,8 +132,11 @@ Stream Stream::wrap(void *handle) {
 Stream::~Stream() {
   if (owned_ && handle_) {
     std::string error;
-    if (CudaDriver *driver = CudaDriver::get(error))
-      driver->api().cuStreamDestroy(static_cast<CUstream>(handle_));
+    detail::DeviceRuntime r = detail::deviceRuntime(error);
+    if (r.hip)
+      r.hip->destroyStream(static_cast<hipStream_t>(handle_), error);
+    else if (r.cuda)
+      r.cuda->api().cuStreamDestroy(static_cast<CUstream>(handle_));
   }
 }
 
@@ -116,10 +157,11 @@ Stream &Stream::operator=(Stream &&other) noexcept {
 }
 
 void Stream::synchronize() const {
-  CudaDriver &driver = detail::driverOrThrow();
+  detail::DeviceRuntime r = detail::deviceRuntimeOrThrow();
   std::string error;
-  if (!driver.check(driver.api().cuStreamSynchronize(static_cast<CUstream>(handle_)),
-                    "cuStreamSynchronize", error))
+  if (r.hip ? !r.hip->synchronizeStream(static_cast<hipStream_t>(handle_), error)
+            : !r.cuda->check(r.cuda->api().cuStreamSynchronize(static_cast<CUstream>(handle_)),
+                             "cuStreamSynchronize", error))
     throw Error(error);
 }
 
@@ -128,8 +170,9 @@ void Stream::synchronize() const {
 //
 
 DeviceMemory::DeviceMemory(size_t bytes) {
+  detail::DeviceRuntime r = detail::deviceRuntimeOrThrow();
   std::string error;
-  if (!detail::driverOrThrow().allocate(bytes, ptr_, error))
+  if (!(r.hip ? r.hip->allocate(bytes, ptr_, error) : r.cuda->allocate(bytes, ptr_, error)))
     throw Error(error);
   bytes_ = bytes;
 }
@@ -139,8 +182,11 @@ DeviceMemory::~DeviceMemory() { release(); }
 void DeviceMemory::release() noexcept {
   if (ptr_) {
     std::string error;
-    if (CudaDriver *driver = CudaDriver::get(error))
-      driver->free(ptr_, error);
+    detail::DeviceRuntime r = detail::deviceRuntime(error);
+    if (r.hip)
+      r.hip->free(ptr_, error);
+    else if (r.cuda)
+      r.cuda->free(ptr_, error);
   }
   ptr_ = 0;
   bytes_ = 0;
@@ -174,21 +220,32 @@ void checkSize(const char *what, size_t bytes, size_t have) {
 
 void DeviceMemory::upload(const void *src, size_t bytes) {
   checkSize("upload", bytes, bytes_);
+  if (!bytes)
+    return;
+  detail::DeviceRuntime r = detail::deviceRuntimeOrThrow();
   std::string error;
-  if (bytes && !detail::driverOrThrow().copyToDevice(ptr_, src, bytes, error))
+  if (!(r.hip ? r.hip->copyToDevice(ptr_, src, bytes, error)
+              : r.cuda->copyToDevice(ptr_, src, bytes, error)))
     throw Error(error);
 }
 
 void DeviceMemory::download(void *dst, size_t bytes) const {
   checkSize("download", bytes, bytes_);
+  if (!bytes)
+    return;
+  detail::DeviceRuntime r = detail::deviceRuntimeOrThrow();
   std::string error;
-  if (bytes && !detail::driverOrThrow().copyToHost(dst, ptr_, bytes, error))
+  if (!(r.hip ? r.hip->copyToHost(dst, ptr_, bytes, error)
+              : r.cuda->copyToHost(dst, ptr_, bytes, error)))
     throw Error(error);
 }
 
 void DeviceMemory::zero() {
+  if (!bytes_)
+    return;
+  detail::DeviceRuntime r = detail::deviceRuntimeOrThrow();
   std::string error;
-  if (bytes_ && !detail::driverOrThrow().fill(ptr_, 0, bytes_, error))
+  if (!(r.hip ? r.hip->fill(ptr_, 0, bytes_, error) : r.cuda->fill(ptr_, 0, bytes_, error)))
     throw Error(error);
 }
 
@@ -477,7 +534,7 @@ const std::vector<KernelRemark> &Kernel::remarks() const {
 void *Kernel::function() const {
   if (!data_)
     return nullptr;
-  return data_->gpu ? data_->gpu->function() : data_->function;
+  return data_->gpu ? data_->gpu->nativeFunction() : data_->function;
 }
 
 } // namespace tk

@@ -5,6 +5,7 @@
 
 #include "compiler/LaunchArgs.h"
 #include "driver/CudaDriver.h"
+#include "driver/HipDriver.h"
 #include "runtime/GpuKernel.h"
 #include "runtime/LaunchTable.h"
 #include "tk/Kernel.h"
@@ -158,8 +159,19 @@ struct KernelData {
   static Kernel wrap(std::shared_ptr<const KernelData> data);
 };
 
-/// The process's driver, or a thrown tk::Error saying why there is none.
+/// The process's CUDA driver, or a thrown tk::Error saying why there is none.
 CudaDriver &driverOrThrow();
+/// The runtime Device.h's functions (memory, streams, synchronize, device
+/// info) use: CUDA's when a CUDA driver and GPU are usable, else HIP's when
+/// an AMD GPU is, else neither (the error then names both reasons). Kernels
+/// launch on their own target's runtime (GpuKernel.h).
+struct DeviceRuntime {
+  CudaDriver *cuda = nullptr;
+  HipDriver *hip = nullptr;
+  explicit operator bool() const { return cuda || hip; }
+};
+DeviceRuntime deviceRuntime(std::string &error);
+DeviceRuntime deviceRuntimeOrThrow();
 ConstValue toConstValue(const Constant &c);
 GpuCompileOptions toGpuOptions(const KernelOptions &options);
 bool readFile(const std::string &path, std::string &text, std::string &error);

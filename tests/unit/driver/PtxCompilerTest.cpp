@@ -8,6 +8,7 @@
 #include "driver/NvJitLink.h"
 #include "driver/Ptxas.h"
 #include "runtime/GpuKernel.h"
+#include "tests/unit/driver/DriverTestUtil.h"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -19,6 +20,7 @@
 #include <unistd.h>
 
 using namespace tk;
+using tk::test::ScopedEnv;
 
 namespace {
 
@@ -37,31 +39,6 @@ std::string vectorAddPTX(std::string &error) {
     return "";
   return ptx;
 }
-
-// Sets an environment variable for one scope, restoring the old value.
-class ScopedEnv {
-public:
-  ScopedEnv(const char *name, const char *value) : name_(name) {
-    if (const char *old = std::getenv(name))
-      old_ = old;
-    had_ = std::getenv(name) != nullptr;
-    if (value)
-      setenv(name, value, 1);
-    else
-      unsetenv(name);
-  }
-  ~ScopedEnv() {
-    if (had_)
-      setenv(name_, old_.c_str(), 1);
-    else
-      unsetenv(name_);
-  }
-
-private:
-  const char *name_;
-  std::string old_;
-  bool had_ = false;
-};
 
 bool isElf(const std::string &image) {
   return image.size() > 4 && image.compare(0, 4,

@@ -47,10 +47,15 @@ TEST(GpuKernelTest, CompileWithoutDriverReportsIt) {
   EXPECT_EQ(k, nullptr);
   EXPECT_EQ(error, why);
 
+  // Device memory is the device's runtime's, CUDA's else HIP's: with
+  // neither, the error gives both reasons.
+  std::string noHip;
+  if (HipDriver::get(noHip))
+    GTEST_SKIP() << "a HIP runtime is present";
   DeviceBuffer buffer;
   std::string allocError;
   EXPECT_FALSE(buffer.allocate(1024, allocError));
-  EXPECT_EQ(allocError, why);
+  EXPECT_EQ(allocError, why + "; " + noHip);
   EXPECT_EQ(buffer.ptr(), 0u);
 }
 
