@@ -19,7 +19,7 @@ namespace {
 
 CacheKey gpuKey(const JitRequest &req, const CompileOptions &options) {
   CacheKeyBuilder b;
-  b.add("python-jit-v6").add(compilerVersion()).add(options.keyText());
+  b.add("python-jit-v7").add(compilerVersion()).add(options.keyText());
   // A chosen libdevice file is part of the key by its contents too (as
   // Triton hashes extern_libs), so a file replaced in place recompiles.
   if (!options.libdevicePath.empty()) {
@@ -72,6 +72,7 @@ std::string serialize(const JitKernel &k) {
     w.u32(uint32_t(k.layout().kinds[i]));
     w.u32(k.storedArguments()[i] ? 1 : 0);
   }
+  w.str(k.codeObject());
   return std::move(w.bytes());
 }
 
@@ -84,6 +85,9 @@ JitKernel::~JitKernel() {
   // a context already destroyed at exit) leaves the module to the context.
   if (cuModule_ && driver_)
     driver_->api().cuModuleUnload(cuModule_);
+  std::string ignored;
+  if (hipModule_ && hip_)
+    hip_->unloadModule(hipModule_, ignored);
 }
 
 std::unique_ptr<JitKernel> JitKernel::compile(const JitRequest &req, std::string &errors,
@@ -109,7 +113,7 @@ std::unique_ptr<JitKernel> JitKernel::compile(const JitRequest &req, std::string
     std::string payload;
     if (useCache && !req.remarks &&
         CompileCache::process().lookup(k->cacheKey_, CacheKind::Kernel, payload) &&
-        k->readPayload(payload)) {
+        k->readPayload(payload, req.arch)) {
       k->request_ = std::make_unique<JitRequest>(req);
       k->gpu_ = true;
       k->arch_ = req.arch;
@@ -175,8 +179,10 @@ std::unique_ptr<JitKernel> JitKernel::compile(const JitRequest &req, std::string
   for (Operation *store : tk::storedArguments(c.module(), *k->fn_))
     k->storedArguments_.push_back(store != nullptr);
   if (req.gpu) {
+    // For an AMD GPU arch: the AMDGPU assembly, then the code object the
+    // HIP runtime loads (a second trip through the back end).
     std::string ptx;
-    if (!c.emitPTX(ptx)) {
+    if (!c.emitPTX(ptx) || (isAMDGPUArch(req.arch) && !c.emitCodeObject(k->codeObject_))) {
       errors = c.diag().renderAll();
       return nullptr;
     }
@@ -199,7 +205,8 @@ std::unique_ptr<JitKernel> JitKernel::compile(const JitRequest &req, std::string
       k->argumentTypes_.push_back(p.typeName);
       kinds.push_back(*slot);
     }
-    k->layout_ = paramLayout(kinds);
+    if (!k->setLayout(kinds, errors))
+      return nullptr;
     CompileCache::process().store(k->cacheKey_, CacheKind::Kernel, serialize(*k));
   }
   if (!req.gpu) // the GPU's are the compiled kernel's, above
@@ -207,7 +214,22 @@ std::unique_ptr<JitKernel> JitKernel::compile(const JitRequest &req, std::string
   return k;
 }
 
-bool JitKernel::readPayload(const std::string &payload) {
+bool JitKernel::setLayout(std::span<const SlotKind> kinds, std::string &errors) {
+  if (!isAMDGPUArch(arch_)) {
+    layout_ = paramLayout(kinds);
+    return true;
+  }
+  // amdgcn: the code object's metadata lays out the arguments (checked
+  // against the parameters) and gives the workgroup size.
+  AmdgpuLaunch launch;
+  if (!amdgpuLaunchInfo(codeObject_, name_, kinds, launch, errors))
+    return false;
+  layout_ = std::move(launch.layout);
+  block_ = launch.block;
+  return true;
+}
+
+bool JitKernel::readPayload(const std::string &payload, const std::string &arch) {
   ByteReader r(payload);
   name_ = r.str();
   ir_ = r.str();
@@ -227,8 +249,10 @@ bool JitKernel::readPayload(const std::string &payload) {
     kinds.push_back(SlotKind(kind));
     storedArguments_.push_back(stored == 1);
   }
-  layout_ = paramLayout(kinds);
-  return r.done();
+  codeObject_ = r.str();
+  arch_ = arch;
+  std::string ignored;
+  return r.done() && setLayout(kinds, ignored);
 }
 
 bool JitKernel::llvmIR(std::string &out, std::string &errors) {
@@ -250,13 +274,15 @@ bool JitKernel::llvmIR(std::string &out, std::string &errors) {
 }
 
 bool JitKernel::load(std::string &errors) {
-  if (function_)
+  if (loaded())
     return true;
   failure_ = GpuFailure();
   if (!gpu_) {
     errors = "error: only a kernel compiled for the GPU can be loaded";
     return false;
   }
+  if (isAmdgpu())
+    return loadHip(errors);
   CudaDriver *driver = CudaDriver::get(errors);
   if (!driver || !driver->makeCurrent(errors))
     return false;
@@ -279,12 +305,7 @@ bool JitKernel::load(std::string &errors) {
     return false;
   }
   GpuKernelInfo info;
-  info.registers = resources_.registers;
-  info.localBytes = resources_.localBytes;
-  info.staticSharedBytes = resources_.staticSharedBytes;
-  info.dynamicSharedBytes = int(dynamicShared_);
-  info.maxThreadsPerBlock = resources_.maxThreadsPerBlock;
-  info.numWarps = numWarps_;
+  setLoadedInfo(info, resources_, numWarps_, numWarps_ * 32, int(dynamicShared_));
   // Above the default 48 KiB a kernel opts in to its dynamic shared memory.
   if (!checkKernelResources(name_, info, driver->limits(), errors, failure_) ||
       (info.staticSharedBytes + info.dynamicSharedBytes > driver->limits().maxSharedPerBlock &&
@@ -299,6 +320,34 @@ bool JitKernel::load(std::string &errors) {
   return true;
 }
 
+bool JitKernel::loadHip(std::string &errors) {
+  HipDriver *hip = HipDriver::get(errors);
+  if (!hip || !hip->makeCurrent(errors))
+    return false;
+  hipModule_t module = nullptr;
+  hipFunction_t function = nullptr;
+  if (!hip->loadModule(codeObject_, module, errors))
+    return false;
+  KernelResources resources;
+  std::string ignored;
+  if (!hip->getFunction(module, name_, function, errors) ||
+      !hip->queryResources(function, resources, errors)) {
+    hip->unloadModule(module, ignored);
+    return false;
+  }
+  GpuKernelInfo info;
+  setLoadedInfo(info, resources, numWarps_, int(block_[0] * block_[1] * block_[2]), 0);
+  if (!checkKernelResources(name_, info, hip->limits(), errors, failure_)) {
+    hip->unloadModule(module, ignored);
+    return false;
+  }
+  resources_ = resources;
+  hip_ = hip;
+  hipModule_ = module;
+  hipFunction_ = function;
+  return true;
+}
+
 bool JitKernel::launch(const std::array<unsigned, 3> &grid, void **slots, CUstream stream,
                        std::string &errors) const {
   return launchWith(grid, slots, nullptr, stream, errors);
@@ -306,6 +355,14 @@ bool JitKernel::launch(const std::array<unsigned, 3> &grid, void **slots, CUstre
 
 bool JitKernel::launchPacked(const std::array<unsigned, 3> &grid, void *params, CUstream stream,
                              std::string &errors) const {
+  if (hipFunction_) {
+    // The buffer holds each explicit argument at its `.args` offset
+    // (layout_ came from the code object); HIP copies them from there.
+    if (hip_->launchPacked(hipFunction_, grid, block_, 0, reinterpret_cast<hipStream_t>(stream),
+                           params, layout_.bytes, errors))
+      return true;
+    return hipLaunchFailed(grid, errors);
+  }
   // cuda.h's CU_LAUNCH_PARAM_BUFFER_POINTER (1), _SIZE (2) and _END (0).
   size_t bytes = layout_.bytes;
   void *extra[] = {reinterpret_cast<void *>(uintptr_t(1)), params,
@@ -315,6 +372,13 @@ bool JitKernel::launchPacked(const std::array<unsigned, 3> &grid, void *params, 
 
 bool JitKernel::launchWith(const std::array<unsigned, 3> &grid, void **params, void **extra,
                            CUstream stream, std::string &errors) const {
+  if (hipFunction_) {
+    // HIP reads each explicit argument's `.size` bytes through its pointer.
+    if (hip_->launch(hipFunction_, grid, block_, 0, reinterpret_cast<hipStream_t>(stream), params,
+                     errors))
+      return true;
+    return hipLaunchFailed(grid, errors);
+  }
   assert(function_ && "launch after load()");
   constexpr unsigned kWarpSize = 32;
   unsigned threads = unsigned(numWarps_) * kWarpSize;
@@ -324,6 +388,12 @@ bool JitKernel::launchWith(const std::array<unsigned, 3> &grid, void **params, v
     return true;
   errors = fmt::format("launch of '{}' on grid ({}, {}, {}) with {} threads per program failed: {}",
                        name_, grid[0], grid[1], grid[2], threads, driver_->errorText(r));
+  return false;
+}
+
+bool JitKernel::hipLaunchFailed(const std::array<unsigned, 3> &grid, std::string &errors) const {
+  errors = fmt::format("launch of '{}' on grid ({}, {}, {}) with {} threads per program failed: {}",
+                       name_, grid[0], grid[1], grid[2], block_[0] * block_[1] * block_[2], errors);
   return false;
 }
 

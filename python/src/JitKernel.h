@@ -25,7 +25,11 @@
 // With `req.gpu = true` (and numWarps, arch) the module goes on through the
 // GPU pipeline to PTX: k->ptx(), k->layout() (each runtime argument's slot
 // and offset in the parameter space, compiler/LaunchArgs.h); GpuLauncher.h
-// loads and launches it. GPU
+// loads and launches it. For an AMD GPU arch (gfx90a, gfx942, gfx1100)
+// ptx() is the AMDGPU assembly and codeObject() the code object, loaded and
+// launched through the HIP runtime (driver/HipDriver.h); layout() is then
+// the code object's own kernarg layout (amdgpuLaunchInfo) and block() its
+// workgroup size. GPU
 // compiles go through the compile cache of runtime/CompileCache.h (memory and
 // $TK_CACHE_DIR): the PTX and what a launch needs under a key of every input
 // (compiler version, each source with its file and line, the signature,
@@ -42,6 +46,7 @@
 #include "compiler/Compiler.h"
 #include "compiler/LaunchArgs.h"
 #include "driver/CudaDriver.h"
+#include "driver/HipDriver.h"
 #include "interpreter/HostBuffer.h"
 #include "interpreter/Interpreter.h"
 #include "ir/IRContext.h"
@@ -57,6 +62,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -84,7 +90,7 @@ struct JitRequest {
   bool gpu = false;
   int numWarps = 4;
   int numStages = 0;          // the cp.async ring's depth (--pipeline); 0: its default (3)
-  std::string arch = "sm_90"; // sm_90a lets tk.dot use wgmma
+  std::string arch = "sm_90"; // sm_90a lets tk.dot use wgmma; gfx90a/gfx942/gfx1100: amdgcn
   /// The libdevice bitcode to link (Triton's extern_libs={'libdevice': path});
   /// "" leaves TK_LIBDEVICE_PATH's choice (CompileOptions::libdevicePath).
   std::string libdevicePath;
@@ -154,6 +160,15 @@ public:
   /// slot and offset, in argumentNames() order) and each argument's IR type
   /// ("ptr<fp32>", "i32").
   const std::string &ptx() const { return ptx_; }
+  /// amdgcn: the code object (an ELF; `tkc --emit=hsaco`), else empty.
+  const std::string &codeObject() const { return codeObject_; }
+  /// Compiled for amdgcn (loaded and launched through HIP).
+  bool isAmdgpu() const { return gpu_ && isAMDGPUArch(arch_); }
+  /// Threads per program: num_warps x 32 on NVIDIA, the code object's
+  /// workgroup on AMD.
+  std::array<unsigned, 3> block() const {
+    return isAmdgpu() ? block_ : std::array<unsigned, 3>{unsigned(numWarps_) * 32, 1, 1};
+  }
   const ParamLayout &layout() const { return layout_; }
   const std::vector<std::string> &argumentTypes() const { return argumentTypes_; }
   int numWarps() const { return numWarps_; }
@@ -168,7 +183,7 @@ public:
   /// true at once). False with `errors`: no driver, or the driver's JIT
   /// failed (its log included).
   bool load(std::string &errors);
-  bool loaded() const { return function_ != nullptr; }
+  bool loaded() const { return function_ != nullptr || hipFunction_ != nullptr; }
   /// Why the last load() failed (OutOfResources: resource, needed, limit).
   const GpuFailure &failure() const { return failure_; }
   /// True when the PTX came from the compile cache (memory or TK_CACHE_DIR)
@@ -229,7 +244,11 @@ private:
   static bool &packedFlag();
   bool launchWith(const std::array<unsigned, 3> &grid, void **params, void **extra, CUstream stream,
                   std::string &errors) const;
-  bool readPayload(const std::string &payload);
+  bool readPayload(const std::string &payload, const std::string &arch);
+  /// layout_ (and for amdgcn block_) for the runtime arguments' `kinds`.
+  bool setLayout(std::span<const SlotKind> kinds, std::string &errors);
+  bool loadHip(std::string &errors);
+  bool hipLaunchFailed(const std::array<unsigned, 3> &grid, std::string &errors) const;
 
   // A kernel read from the cache keeps its request, to compile again for
   // llvmIR().
@@ -252,6 +271,12 @@ private:
   CudaDriver *driver_ = nullptr;
   CUmodule cuModule_ = nullptr;
   CUfunction function_ = nullptr;
+  // amdgcn: the code object, its workgroup and its HIP module.
+  std::string codeObject_;
+  std::array<unsigned, 3> block_{};
+  HipDriver *hip_ = nullptr;
+  hipModule_t hipModule_ = nullptr;
+  hipFunction_t hipFunction_ = nullptr;
   KernelResources resources_;
   GpuFailure failure_;
   CacheKey cacheKey_;

@@ -338,6 +338,17 @@ PYBIND11_MODULE(_C, m) {
       .def_property_readonly("argument_names", &JitKernel::argumentNames)
       .def_property_readonly("stored_arguments", &JitKernel::storedArguments)
       .def_property_readonly("ptx", &JitKernel::ptx)
+      .def_property_readonly(
+          "code_object", [](const JitKernel &k) { return py::bytes(k.codeObject()); },
+          "amdgcn: the code object (an ELF, `tkc --emit=hsaco`); b'' for NVIDIA.")
+      .def_property_readonly("is_amdgpu", &JitKernel::isAmdgpu)
+      .def_property_readonly(
+          "threads_per_program",
+          [](const JitKernel &k) {
+            std::array<unsigned, 3> b = k.block();
+            return b[0] * b[1] * b[2];
+          },
+          "num_warps x 32 on NVIDIA; the code object's workgroup size on AMD.")
       .def_property_readonly("argument_types", &JitKernel::argumentTypes)
       .def_property_readonly("num_warps", &JitKernel::numWarps)
       .def_property_readonly("is_gpu", &JitKernel::isGpu)
@@ -403,6 +414,15 @@ PYBIND11_MODULE(_C, m) {
         return py::make_tuple(d != nullptr, d ? d->deviceName() : error);
       },
       "(True, device name) when a CUDA driver and device are usable, else (False, why).");
+  m.def(
+      "hip_available",
+      [] {
+        std::string error;
+        HipDriver *h = HipDriver::get(error);
+        return py::make_tuple(h != nullptr, h ? h->deviceName() : error);
+      },
+      "(True, device name) when a HIP runtime and an AMD GPU are usable (amdgcn launches), else "
+      "(False, why).");
 
   m.def(
       "_copy_from_device",

@@ -169,6 +169,7 @@ class compilation_knobs(base_knobs):
 class runtime_knobs(base_knobs):
     interpret = env_knob("TK_INTERPRET", _bool_env)
     override_arch = env_knob("TK_ARCH", _arch_env, lambda v: v or None)
+    target = env_knob("TK_TARGET", str, lambda v: v or None)  # "nvptx", "amdgcn" or None
     debug = False
     launch_enter_hook = None
     launch_exit_hook = None

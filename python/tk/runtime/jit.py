@@ -57,6 +57,7 @@ LAUNCH_OPTIONS = (
     "launch_cooperative_grid",
     "extern_libs",
     "arch",
+    "target",
     "stream",
 )
 
@@ -861,13 +862,18 @@ def _descriptor_args(name, value, kernel_name, specialize=True, gpu=False):
 
 
 class _Asm(dict):
-    """CompiledKernel.asm: "ir", "ir-opt" and, for GPU compiles, "ptx"; "llvm"
-    is generated on first access (a second trip through the back end)."""
+    """CompiledKernel.asm: "ir", "ir-opt" and, for GPU compiles, "ptx" (for
+    the amdgcn target instead "amdgcn", the AMDGPU assembly, and "hsaco", the
+    code object's bytes, as Triton's AMD back end names them); "llvm" is
+    generated on first access (a second trip through the back end)."""
 
     def __init__(self, compiled, kernel_name):
         super().__init__(ir=compiled.ir)
         self["ir-opt"] = compiled.ir_opt
-        if compiled.is_gpu:
+        if compiled.is_amdgpu:
+            self["amdgcn"] = compiled.ptx
+            self["hsaco"] = compiled.code_object
+        elif compiled.is_gpu:
             self["ptx"] = compiled.ptx
         self._compiled = compiled
         self._kernel_name = kernel_name
@@ -915,7 +921,9 @@ class CompiledKernel:
     """One compiled specialisation, as Triton's CompiledKernel: `asm["ir"]` is
     the block IR as lowered, `asm["ir-opt"]` after the optimisation pipeline
     (for a GPU compile: after the GPU pipeline too), `asm["ptx"]` and
-    `asm["llvm"]` for GPU compiles. `n_regs`, `n_spills` (local memory per
+    `asm["llvm"]` for GPU compiles (for the amdgcn target `asm["amdgcn"]`,
+    the AMDGPU assembly, and `asm["hsaco"]`, the code object, instead of
+    `asm["ptx"]`; `metadata.target` says which). `n_regs`, `n_spills` (local memory per
     thread / 4, as Triton counts) and `shared` (shared memory per program,
     static and dynamic, bytes; also `metadata.shared`, as Triton's) load the
     kernel on the GPU when first read. `remarks` is the list of the compile's
@@ -936,6 +944,8 @@ class CompiledKernel:
             name=compiled.name,
             **dict(options, num_warps=self.num_warps, num_stages=self.num_stages),
         )
+        if compiled.is_gpu:
+            self.metadata.target = "amdgcn" if compiled.is_amdgpu else "nvptx"
 
     def _load(self):
         """Loads the kernel on the GPU (once); DriverError or OutOfResources."""
@@ -953,7 +963,7 @@ class CompiledKernel:
                     raise OutOfResources(int(m.group(1), 16), int(m.group(2), 16), "shared memory")
                 raise DriverError(f"cannot load '{self.name}' on the GPU: {errors}")
             r = self._compiled.resources
-            threads = self.num_warps * 32
+            threads = self._compiled.threads_per_program
             if threads > r["max_threads_per_block"]:
                 raise OutOfResources(
                     threads,
@@ -1211,10 +1221,9 @@ class JITFunction(_C.LaunchBase):
                                self.__name__, lambda: True)
             if not ftz:  # the default stays out of the options (and the key's text)
                 options["enable_reflect_ftz"] = False
-        arch = target_arch() if gpu else None
-        if gpu and launch.get("arch") is not None:
-            arch = _launch_arch(launch["arch"], self.__name__)
-        if gpu and options.get("num_ctas", 1) > 1 and int(re.sub(r"\D", "", arch)) < 90:
+        arch = _gpu_arch(launch, self.__name__) if gpu else None
+        if gpu and options.get("num_ctas", 1) > 1 and (
+                arch in AMD_ARCHS or int(re.sub(r"\D", "", arch)) < 90):
             raise ValueError(
                 f"num_ctas > 1 requires NVIDIA SM90+ (Hopper); {self.__name__} compiles for "
                 f"{arch}: launch it with num_ctas=1 or for sm_90"
@@ -1343,7 +1352,20 @@ class JITFunction(_C.LaunchBase):
         and load the GPU kernel for these arguments, or raise the error that
         names what is wrong. Returns (CompiledKernel, guards, runtime values,
         meta dict, True)."""
-        if not cuda_driver_available():
+        # The target decides the runtime: HIP for amdgcn, else CUDA.
+        chosen = {k: kwargs[k] for k in ("arch", "target")
+                  if k in kwargs and k not in self.arg_names}
+        arch = _gpu_arch(chosen, self.__name__)
+        if arch in AMD_ARCHS:
+            hip, why = _C.hip_available()
+            if not hip:
+                raise DriverError(
+                    f"cannot launch '{self.__name__}' on an AMD GPU (amdgcn, {arch}): {why}. "
+                    f"Compiling needs no GPU: {self.__name__}.warmup(...) gives "
+                    "asm['amdgcn'] and asm['hsaco']; TK_INTERPRET=1 runs it on the CPU "
+                    "interpreter."
+                )
+        elif not cuda_driver_available():
             raise DriverError(
                 f"cannot launch '{self.__name__}' on a GPU: no CUDA driver found "
                 "(libcuda.so.1 cannot be loaded). Set TK_INTERPRET=1 (or use "
@@ -1407,13 +1429,39 @@ def _extern_libs(libs, kernel_name, gpu):
 
 def _launch_arch(value, kernel_name):
     """Triton's arch= launch option ("sm80", "sm90") as tk's arch: sm_NN, with
-    the `a` suffix from 90 on, as Triton compiles for sm_90a."""
+    the `a` suffix from 90 on, as Triton compiles for sm_90a; an AMD arch
+    (gfx90a, gfx942, gfx1100) as it is."""
+    if str(value) in AMD_ARCHS:
+        return str(value)
     m = re.fullmatch(r"sm_?(\d+)(a?)", str(value))
     if not m:
-        raise ValueError(f"arch of {kernel_name} must have the form sm<NN> (sm80, sm90), "
-                         f"not {value!r}")
+        raise ValueError(f"arch of {kernel_name} must have the form sm<NN> (sm80, sm90) or be "
+                         f"an AMD arch ({', '.join(AMD_ARCHS)}), not {value!r}")
     number = int(m.group(1))
     return f"sm_{number}{'a' if number >= 90 or m.group(2) else ''}"
+
+
+def _gpu_arch(launch, kernel_name):
+    """The arch a GPU compile is for, which also names its target (an AMD arch:
+    amdgcn): the launch options `target=` ("nvptx" or "amdgcn") and `arch=`
+    when given, else TK_TARGET and TK_ARCH (target_arch()). `target="amdgcn"`
+    alone takes TK_ARCH when that is an AMD arch, else gfx942; `target="nvptx"`
+    alone takes TK_ARCH when that is an NVIDIA arch, else device 0's."""
+    target, arch = launch.get("target"), launch.get("arch")
+    if target is not None and target not in TARGETS:
+        raise ValueError(f"target of {kernel_name} must be 'nvptx' or 'amdgcn', not {target!r}")
+    if arch is not None:
+        arch = _launch_arch(arch, kernel_name)
+        if target is not None and (arch in AMD_ARCHS) != (target == "amdgcn"):
+            raise ValueError(f"arch {arch!r} of {kernel_name} is not an arch of target "
+                             f"{target!r}")
+        return arch
+    if target is None:
+        return target_arch()
+    forced = _knob_or_error("TK_ARCH")
+    if target == "amdgcn":
+        return forced if forced in AMD_ARCHS else DEFAULT_AMD_ARCH
+    return forced if forced and forced not in AMD_ARCHS else _nvidia_device_arch()
 
 
 _Specialization = collections.namedtuple("SpecializationProxy", ["constants", "signature"])
@@ -1463,21 +1511,46 @@ def _num_stages(value, kernel_name):
 # driver compiles forward.
 _ARCH_OF_CAPABILITY = {80: "sm_80", 86: "sm_86", 89: "sm_89", 90: "sm_90a"}
 _device_arch = None
+# The targets and the AMD archs (lowering/codegen/TargetOptions.h's
+# kAMDGPUArchs); an AMD arch compiles for amdgcn and launches through HIP.
+TARGETS = ("nvptx", "amdgcn")
+AMD_ARCHS = ("gfx90a", "gfx942", "gfx1100")
+DEFAULT_AMD_ARCH = "gfx942"
 
 
-def target_arch():
-    """The arch GPU kernels compile for: TK_ARCH when set (sm_80, sm_86,
-    sm_89, sm_90, sm_90a), else device 0's (sm_90a on an H100/H200)."""
-    global _device_arch
+def _knob_or_error(name):
+    """A TK_ knob's value, a value it does not take raised as CompilationError."""
     try:
-        forced = _C.knob("TK_ARCH")
+        return _C.knob(name)
     except ValueError as e:
         raise CompilationError(f"error: {e}") from None
-    if forced:
-        return forced
+
+
+def _nvidia_device_arch():
+    """Device 0's arch (sm_90a on an H100/H200; sm_90 without a GPU)."""
+    global _device_arch
     if _device_arch is None:
         _device_arch = _ARCH_OF_CAPABILITY.get(_C.device_capability(), "sm_90")
     return _device_arch
+
+
+def target_arch():
+    """The arch GPU kernels compile for, which also names the target: TK_ARCH
+    when set (sm_80, sm_86, sm_89, sm_90, sm_90a; an AMD arch gfx90a, gfx942
+    or gfx1100 selects amdgcn), else with TK_TARGET=amdgcn gfx942, else device
+    0's (sm_90a on an H100/H200). TK_TARGET and TK_ARCH naming different
+    targets is an error."""
+    forced = _knob_or_error("TK_ARCH")
+    target = _knob_or_error("TK_TARGET")
+    if target and forced and (forced in AMD_ARCHS) != (target == "amdgcn"):
+        raise CompilationError(
+            f"error: TK_ARCH={forced} is not an arch of TK_TARGET={target} (amdgcn: "
+            f"{', '.join(AMD_ARCHS)}; nvptx: sm_80, sm_86, sm_89, sm_90, sm_90a)")
+    if forced:
+        return forced
+    if target == "amdgcn":
+        return DEFAULT_AMD_ARCH
+    return _nvidia_device_arch()
 
 
 _MISSING = object()  # a parameter without a default (for the launcher)

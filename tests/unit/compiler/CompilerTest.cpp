@@ -158,16 +158,17 @@ TEST(Compiler, DumpsAtEachNamedStage) {
 
 // Every knob whose Effect is Code and which the compiler reads changes
 // CompileOptions::keyText(), so no compile cache can hand back PTX made
-// with another value. (TK_ARCH and TK_DEFAULT_FP_FUSION are Python's: they
-// set the arch and fpFusion options, which keyText covers; tests/python
-// checks them.)
+// with another value. (TK_ARCH, TK_TARGET and TK_DEFAULT_FP_FUSION are
+// Python's: they set the arch and fpFusion options, which keyText covers;
+// tests/python checks them.)
 TEST(Compiler, EveryCodeKnobIsInTheKey) {
   CompileOptions defaults;
   std::string error;
   ASSERT_TRUE(defaults.readKnobs(error)) << error;
   int checked = 0;
   for (const KnobInfo &k : allKnobs()) {
-    if (k.effect != KnobEffect::Code || k.id == Knob::Arch || k.id == Knob::DefaultFpFusion)
+    if (k.effect != KnobEffect::Code || k.id == Knob::Arch || k.id == Knob::Target ||
+        k.id == Knob::DefaultFpFusion)
       continue;
     std::string value = otherValue(k);
     ScopedEnv env(std::string(k.name), value.c_str());
