@@ -86,14 +86,17 @@ bool CompileOptions::readKnobs(std::string &error) {
   llvmOpt = llvm.value;
   testMiscompile = miscompile.value;
   libdevicePath = readString(Knob::LibdevicePath).value;
+  rocmDeviceLibs = readString(Knob::ROCmDeviceLibs).value;
   return true;
 }
 
 std::string CompileOptions::keyText() const {
   return fmt::format("arch={};warps={};stages={};debug={};wgmma_inflight={};wgmma_native={};"
-                     "llvm_opt={};libdevice={};test_miscompile={};fp_fusion={};reflect_ftz={}",
+                     "llvm_opt={};libdevice={};rocm_device_libs={};test_miscompile={};"
+                     "fp_fusion={};reflect_ftz={}",
                      arch, numWarps, numStages, int(debug), int(wgmmaInflight), int(wgmmaNative),
-                     llvmOpt, libdevicePath, int(testMiscompile), int(fpFusion), int(reflectFtz));
+                     llvmOpt, libdevicePath, rocmDeviceLibs, int(testMiscompile), int(fpFusion),
+                     int(reflectFtz));
 }
 
 std::string CompileOptions::check() const {
@@ -111,6 +114,7 @@ TargetOptions CompileOptions::target() const {
   t.numWarps = numWarps;
   t.llvmOpt = llvmOpt;
   t.libdevicePath = libdevicePath;
+  t.rocmDeviceLibsPath = rocmDeviceLibs;
   t.testMiscompile = testMiscompile;
   t.fpFusion = fpFusion;
   t.reflectFtz = reflectFtz;

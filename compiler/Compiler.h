@@ -103,6 +103,7 @@ struct CompileOptions {
   bool testMiscompile = false; // TK_TEST_MISCOMPILE: float adds lowered as subtracts
   std::string llvmOpt;         // TK_LLVM_OPT: "" is tk's pipeline, else O0..O3
   std::string libdevicePath;   // TK_LIBDEVICE_PATH: "" is the toolkit's
+  std::string rocmDeviceLibs;  // TK_ROCM_DEVICE_LIBS: "" is the installed ROCm device libraries
   bool fpFusion = true;        // a * b + c may become one fma (Triton's enable_fp_fusion)
   bool reflectFtz = true;      // libdevice and exp2 flush to zero (Triton's enable_reflect_ftz)
   // Not in keyText: a budget decides only whether the compile ends in an

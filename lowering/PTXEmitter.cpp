@@ -6,6 +6,7 @@
 #include "lowering/codegen/LowerToLLVM.h"
 #ifdef TK_WITH_LLVM
 #include "lowering/codegen/Libdevice.h"
+#include "lowering/codegen/ROCmDeviceLibs.h"
 #endif
 
 #include <fmt/format.h>
@@ -170,7 +171,8 @@ double msSince(Clock::time_point t0) {
 // public spelling); `function(...)`, `cgscc(...)` and `loop-mssa(...)` run
 // the passes inside over each function, call-graph SCC and loop.
 // On amdgcn the two NVVM passes are left out (the AMDGPU target registers
-// no such names; there is no libdevice to reflect on).
+// no such names; there is no libdevice to reflect on: ROCm's ocml reads
+// constants instead, which InstCombine folds and simplifycfg prunes).
 std::string tkPipelineText(bool nvptx) {
   const char *passes = "cgscc("
                        /**/ "inline"
@@ -253,8 +255,12 @@ std::unique_ptr<llvm::Module> buildOptimized(Module &module, const TargetOptions
     diag.error({}, fmt::format("internal error: the generated LLVM IR is invalid:\n{}", problems));
     return nullptr;
   }
-  // fp64 math calls libdevice: link what is used before O3 inlines it.
-  if (!linkLibdevice(*llmod, options.libdevicePath, options.reflectFtz, diag))
+  // fp64 math calls libdevice (ROCm's ocml and ockl on amdgcn): link what is
+  // used before the pipeline inlines it.
+  bool linked = isAMDGPUArch(options.arch)
+                    ? linkROCmDeviceLibs(*llmod, options.rocmDeviceLibsPath, options.arch, diag)
+                    : linkLibdevice(*llmod, options.libdevicePath, options.reflectFtz, diag);
+  if (!linked)
     return nullptr;
   if (timings)
     timings->lowerMs = msSince(t0);

@@ -17,12 +17,14 @@ TK_LLVM_BIN=/usr/lib/llvm-19/bin
 # Debian packages: LLVM 19 (+ FileCheck, not, lit's Python sources), the
 # libraries tk links, the build tools, clang + compiler-rt for the sanitizer
 # tree and libFuzzer (clang-14 is Debian 12's default clang), and python3-venv
-# for the wheel test's fresh environment (tests/wheel/pip-install.sh), and
-# lld-19, whose ld.lld links AMDGPU code objects (tkc --emit=hsaco).
+# for the wheel test's fresh environment (tests/wheel/pip-install.sh),
+# lld-19, whose ld.lld links AMDGPU code objects (tkc --emit=hsaco), and
+# rocm-device-libs, ROCm's ocml/ockl bitcode that amdgcn's fp64 math and
+# libdevice functions link (lowering/codegen/ROCmDeviceLibs.h).
 TK_APT_PACKAGES=(
   llvm-19-dev llvm-19-tools libfmt-dev libgtest-dev libzstd-dev zlib1g-dev
   cmake ninja-build g++ clang libclang-rt-14-dev clang-format git python3 python3-dev
-  python3-venv lld-19
+  python3-venv lld-19 rocm-device-libs
 )
 # PyPI packages: the Python bindings (pybind11), the Python tests (pytest,
 # numpy), the FileCheck test runner (lit) and what lit needs to enforce the

@@ -7,18 +7,27 @@
 // Layouts stay those of 32-thread warps (kWarpSize): on wave64 (gfx90a,
 // gfx942) one wavefront holds two of tk's warps, lanes 0..31 and 32..63,
 // and a shuffle with a lane mask below 32 stays inside its warp; on gfx1100
-// (wave32) a warp is a wavefront. A shuffle is ds_bpermute_b32 (the source
-// lane's byte address, 4 x lane), a barrier s_barrier between workgroup-scope
-// release and acquire fences (LDS ordered as __syncthreads orders it).
+// (wave32) a warp is a wavefront. A shuffle is DPP, ds_swizzle_b32,
+// v_permlanex16_b32 or ds_bpermute_b32 by arch and lane mask
+// (AMDGPUShuffle.h), a barrier s_barrier between workgroup-scope release
+// and acquire fences (LDS ordered as __syncthreads orders it). fp64 math and
+// the libdevice functions call ROCm's device libraries (ocml, ockl:
+// ROCmDeviceLibs.h), linked after lowering.
 //
-// What exists only on NVIDIA GPUs (the tensor-core dot layouts, atomics as
-// PTX atom, device print, libdevice) is reported at the op by unsupportedOp,
-// so the hooks of the tensor-core dot lowering are never reached.
+// What exists only on NVIDIA GPUs (the tensor-core dot layouts, device
+// print, inline PTX, the libdevice functions ROCm has no equivalent of) is
+// reported at the op by unsupportedOp, so the hooks of the tensor-core dot
+// lowering are never reached.
 #include "ir/Layout.h"
 #include "ir/Operation.h"
 #include "ir/Types.h"
+#include "lang/Libdevice.h"
+#include "lowering/codegen/AMDGPUShuffle.h"
 #include "lowering/codegen/Libdevice.h"
+#include "lowering/codegen/ROCmDeviceLibs.h"
 #include "lowering/codegen/TargetInfo.h"
+
+#include <fmt/format.h>
 
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/InlineAsm.h>
@@ -26,8 +35,19 @@
 #include <llvm/IR/Module.h>
 #include <llvm/Support/ErrorHandling.h>
 
+#include <map>
+
 namespace tk {
 namespace {
+
+// "libdevice.NAME", the function of libdevice's `symbol` as kernels call it.
+std::string libdeviceFunctionName(std::string_view symbol) {
+  for (const LibdeviceFunction &f : allLibdeviceFunctions())
+    for (const LibdeviceOverload *o : f.overloads)
+      if (o->symbol == symbol)
+        return "libdevice." + std::string(f.name);
+  return std::string(symbol);
+}
 
 // The hooks of the tensor-core dot lowering: unsupportedOp rejects every op
 // that would reach them, so reaching one is tk's bug.
@@ -47,8 +67,13 @@ public:
     case Opcode::Print:
     case Opcode::Assert:
       return "(device print and assert, CUDA's vprintf and __assertfail)";
-    case Opcode::ExternElementwise:
-      return "(libdevice functions; ROCm's device libraries are not linked yet)";
+    case Opcode::ExternElementwise: {
+      std::string symbol = op.attrs().getString("symbol").value_or("");
+      if (rocmEquivalent(symbol))
+        return {};
+      return fmt::format("({}: ROCm's device libraries have no equivalent of {})",
+                         libdeviceFunctionName(symbol), symbol);
+    }
     case Opcode::InlineAsm:
       return "(tk.inline_asm_elementwise; its assembly is PTX)";
     case Opcode::SpecialRegister:
@@ -58,11 +83,44 @@ public:
         return "on the tensor cores (mma.sync / wgmma layouts; MFMA is not lowered yet)";
       return {};
     default:
-      if (libdeviceMathName(op.opcode()) && op.numResults() &&
-          op.result()->type()->dtype() == DType::F64)
-        return "on fp64 (libdevice math; ROCm's ocml is not linked yet)";
       return {};
     }
+  }
+
+  // The ops that call ROCm's device libraries need their bitcode on this
+  // machine: said at the op, with what to install, rather than at the link.
+  std::string missingLibrary(const Operation &constOp) const override {
+    auto &op = const_cast<Operation &>(constOp);
+    std::string libdevice;
+    if (op.is(Opcode::ExternElementwise))
+      libdevice = op.attrs().getString("symbol").value_or("");
+    else if (libdeviceMathName(op.opcode()) && op.numResults() &&
+             op.result()->type()->dtype() == DType::F64)
+      libdevice = libdeviceMathName(op.opcode());
+    const ROCmFunction *f = rocmEquivalent(libdevice);
+    if (!f)
+      return "";
+    std::string_view library = rocmLibraryOf(f->symbol);
+    auto [it, inserted] = foundLibraries_.try_emplace(std::string(library));
+    if (inserted)
+      it->second = findROCmDeviceLib(options_.rocmDeviceLibsPath, library);
+    if (!it->second.empty())
+      return "";
+    return fmt::format("'{}' calls {} on amdgcn: {}", op.name(), f->symbol,
+                       missingROCmDeviceLibMessage(options_.rocmDeviceLibsPath, library));
+  }
+
+  // ROCm's function for libdevice's (unsupportedOp has refused the others),
+  // its wider integer result (ockl's u64 counts) truncated to libdevice's.
+  llvm::Value *callLibdevice(llvm::IRBuilderBase &b, std::string_view symbol,
+                             const std::vector<llvm::Value *> &args,
+                             llvm::Type *result) const override {
+    const ROCmFunction *f = rocmEquivalent(symbol);
+    if (!f)
+      notLowered(("libdevice's " + std::string(symbol)).c_str());
+    bool wide = (f->result == DType::I64 || f->result == DType::U64) && result->isIntegerTy(32);
+    llvm::Value *r = tk::callLibdevice(b, f->symbol, args, wide ? b.getInt64Ty() : result);
+    return wide ? b.CreateTrunc(r, result) : r;
   }
 
   std::string triple() const override { return "amdgcn-amd-amdhsa"; }
@@ -124,16 +182,58 @@ public:
     return nullptr; // unsupportedOp reports the op first
   }
 
+  // Lane `lane ^ laneMask`'s value through the instructions
+  // xorShufflePlan picks for the arch (AMDGPUShuffle.h: DPP moves within
+  // rows, ds_swizzle or v_permlanex16 within 32 lanes, ds_bpermute across
+  // the halves of a wave64 wavefront), on 32-bit pieces: narrower values
+  // widen, 64-bit ones move as two halves.
   llvm::Value *shuffleXor(llvm::IRBuilderBase &b, llvm::Value *v,
                           unsigned laneMask) const override {
-    // The lane within the wavefront (wave32 or wave64).
-    llvm::Value *lo =
-        b.CreateIntrinsic(llvm::Intrinsic::amdgcn_mbcnt_lo, {}, {b.getInt32(~0u), b.getInt32(0)});
-    llvm::Value *lane =
-        b.CreateIntrinsic(llvm::Intrinsic::amdgcn_mbcnt_hi, {}, {b.getInt32(~0u), lo});
-    llvm::Value *index = b.CreateShl(b.CreateXor(lane, b.getInt32(laneMask)), 2);
-    auto permute = [&](llvm::Value *x) {
-      return b.CreateIntrinsic(llvm::Intrinsic::amdgcn_ds_bpermute, {}, {index, x});
+    std::vector<LaneOp> plan = xorShufflePlan(options_.arch, laneMask);
+    if (plan.empty())
+      llvm::report_fatal_error(llvm::Twine("internal error: shuffle lane mask ") +
+                               llvm::Twine(laneMask) + " outside the " +
+                               llvm::Twine(amdgpuWavefrontSize(options_.arch)) +
+                               "-lane wavefront of " + options_.arch);
+    llvm::Type *i32 = b.getInt32Ty();
+    llvm::Value *lane = nullptr; // for ds_bpermute: the lane within the wavefront
+    auto move = [&](llvm::Value *x) {
+      for (const LaneOp &op : plan) {
+        switch (op.kind) {
+        case LaneOpKind::Swizzle:
+          x = b.CreateIntrinsic(llvm::Intrinsic::amdgcn_ds_swizzle, {},
+                                {x, b.getInt32(swizzleOffset(op))});
+          break;
+        case LaneOpKind::PermlaneX16: {
+          auto [lo, hi] = permlaneSelects(op);
+          x = b.CreateIntrinsic(llvm::Intrinsic::amdgcn_permlanex16, {i32},
+                                {llvm::PoisonValue::get(i32), x, b.getInt32(lo), b.getInt32(hi),
+                                 b.getFalse(), b.getFalse()});
+          break;
+        }
+        case LaneOpKind::Bpermute: {
+          if (!lane) {
+            llvm::Value *lo = b.CreateIntrinsic(llvm::Intrinsic::amdgcn_mbcnt_lo, {},
+                                                {b.getInt32(~0u), b.getInt32(0)});
+            lane = b.CreateIntrinsic(llvm::Intrinsic::amdgcn_mbcnt_hi, {}, {b.getInt32(~0u), lo});
+          }
+          llvm::Value *index = b.CreateShl(b.CreateXor(lane, b.getInt32(op.arg)), 2);
+          x = b.CreateIntrinsic(llvm::Intrinsic::amdgcn_ds_bpermute, {}, {index, x});
+          break;
+        }
+        default:
+          // Every lane reads a lane of its own row, and all of them take
+          // part: no lane reads out of bounds, so neither the old value nor
+          // bound_ctrl (zero for such lanes) shows. With both masks full and
+          // bound_ctrl set, LLVM folds the move into the VALU op that uses
+          // it (v_add_f32_dpp ... row_ror:8).
+          x = b.CreateIntrinsic(llvm::Intrinsic::amdgcn_update_dpp, {i32},
+                                {llvm::PoisonValue::get(i32), x, b.getInt32(dppControl(op)),
+                                 b.getInt32(0xf), b.getInt32(0xf), b.getTrue()});
+          break;
+        }
+      }
+      return x;
     };
     llvm::Type *t = v->getType();
     const llvm::DataLayout &dl = b.GetInsertBlock()->getModule()->getDataLayout();
@@ -142,11 +242,11 @@ public:
     llvm::Value *asInt = t->isPointerTy() ? b.CreatePtrToInt(v, intTy) : b.CreateBitCast(v, intTy);
     llvm::Value *result;
     if (bits == 64) {
-      llvm::Value *lo32 = permute(b.CreateTrunc(asInt, b.getInt32Ty()));
-      llvm::Value *hi32 = permute(b.CreateTrunc(b.CreateLShr(asInt, 32), b.getInt32Ty()));
+      llvm::Value *lo32 = move(b.CreateTrunc(asInt, i32));
+      llvm::Value *hi32 = move(b.CreateTrunc(b.CreateLShr(asInt, 32), i32));
       result = b.CreateOr(b.CreateZExt(lo32, intTy), b.CreateShl(b.CreateZExt(hi32, intTy), 32));
     } else {
-      result = permute(bits == 32 ? asInt : b.CreateZExt(asInt, b.getInt32Ty()));
+      result = move(bits == 32 ? asInt : b.CreateZExt(asInt, i32));
       if (bits != 32)
         result = b.CreateTrunc(result, intTy);
     }
@@ -294,6 +394,7 @@ public:
                                           const WarpGroupMma &) const override {
     notLowered("wgmma");
   }
+
   void warpGroupFence(llvm::IRBuilderBase &) const override { notLowered("wgmma.fence"); }
   void warpGroupCommit(llvm::IRBuilderBase &) const override { notLowered("wgmma.commit_group"); }
   void warpGroupWait(llvm::IRBuilderBase &, std::vector<llvm::Value *> &, int64_t) const override {
@@ -330,6 +431,8 @@ public:
 
 private:
   TargetOptions options_;
+  // missingLibrary's lookups, per library file: its path, "" when absent.
+  mutable std::map<std::string, std::string> foundLibraries_;
 };
 
 } // namespace

@@ -13,9 +13,11 @@
 // element within the same bound (UniformDivisor); fp16 and bf16 compute in fp32
 // and round once; erf is a rational approximation
 // (Abramowitz & Stegun 7.1.26, |error| < 1.5e-7). fp64 transcendentals call
-// libdevice (Libdevice.h), linked only when used. The approximations and
-// div.full are TargetInfo's (approxF32, divideF32): on amdgcn LLVM's
-// intrinsics and an IEEE fdiv (AMDGPUTarget.cpp).
+// libdevice (Libdevice.h), linked only when used; on amdgcn ROCm's ocml
+// (ROCmDeviceLibs.h), through TargetInfo::callLibdevice, as are the
+// libdevice.NAME functions. The approximations and div.full are
+// TargetInfo's (approxF32, divideF32): on amdgcn LLVM's intrinsics and an
+// IEEE fdiv (AMDGPUTarget.cpp).
 #include "analysis/AxisInfo.h"
 #include "lang/Float16.h"
 #include "lowering/codegen/FunctionLowering.h"
@@ -192,7 +194,7 @@ llvm::Value *FunctionLowering::scalarOp(Opcode opc, const AttrDict &attrs, Type 
   auto a = [&]() { return ops[0]; };
   switch (opc) {
   case Opcode::ExternElementwise:
-    return callLibdevice(b, *attrs.getString("symbol"), ops, resTy);
+    return target().callLibdevice(b, *attrs.getString("symbol"), ops, resTy);
   case Opcode::Add:
     if (isFloat && target().testMiscompile()) // TK_TEST_MISCOMPILE, for TK_CHECK's tests
       return b.CreateFSub(ops[0], ops[1]);
@@ -349,8 +351,8 @@ llvm::Value *FunctionLowering::scalarOp(Opcode opc, const AttrDict &attrs, Type 
   case Opcode::Rsqrt:
   case Opcode::Erf: {
     llvm::Type *t = a()->getType();
-    if (t->isDoubleTy()) // IEEE-accurate through libdevice (Libdevice.h)
-      return libdeviceMath(b, opc, a());
+    if (t->isDoubleTy()) // IEEE-accurate through libdevice (or ROCm's ocml on amdgcn)
+      return target().callLibdevice(b, libdeviceMathName(opc), {a()}, t);
     // 16-bit floats: compute in fp32, round once.
     llvm::Value *x = t->isFloatTy() ? a() : b.CreateFPExt(a(), b.getFloatTy());
     llvm::Value *r = nullptr;

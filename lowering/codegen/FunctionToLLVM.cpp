@@ -197,6 +197,10 @@ bool FunctionLowering::lowerOp(Operation &op) {
                 fmt::format("'{}' {} is not supported on {} yet", op.name(), why, target_.name()));
     return false;
   }
+  if (std::string missing = target_.missingLibrary(op); !missing.empty()) {
+    diag_.error(op.loc(), missing);
+    return false;
+  }
   std::optional<int64_t> scratchOffset = op.attrs().getInt("scratch_offset");
   ScratchScope scope(smem_, scratchOffset && smemArray_ ? sharedAt(*scratchOffset) : nullptr);
   switch (op.opcode()) {

@@ -14,6 +14,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 
 namespace tk {
 
@@ -34,10 +35,6 @@ llvm::Value *callLibdevice(llvm::IRBuilderBase &b, std::string_view name,
   return b.CreateCall(fn, args);
 }
 
-llvm::Value *callLibdevice(llvm::IRBuilderBase &b, std::string_view name, llvm::Value *x) {
-  return callLibdevice(b, name, std::vector<llvm::Value *>{x}, x->getType());
-}
-
 const char *libdeviceMathName(Opcode opcode) {
   static const std::pair<Opcode, const char *> kFunctions[] = {
       {Opcode::Exp, "__nv_exp"},     {Opcode::Exp2, "__nv_exp2"}, {Opcode::Log, "__nv_log"},
@@ -48,11 +45,6 @@ const char *libdeviceMathName(Opcode opcode) {
     if (op == opcode)
       return name;
   return nullptr;
-}
-
-llvm::Value *libdeviceMath(llvm::IRBuilderBase &b, Opcode opcode, llvm::Value *x) {
-  const char *name = libdeviceMathName(opcode);
-  return name ? callLibdevice(b, name, x) : nullptr;
 }
 
 std::vector<std::string> libdeviceCandidates(const std::string &explicitPath) {
@@ -124,6 +116,62 @@ void keepRoundTowardZeroConversions(llvm::Module &m) {
 
 } // namespace
 
+bool linkBitcodeLibrary(llvm::Module &m, const std::string &path, std::string_view what,
+                        const std::function<bool(std::string_view)> &provides,
+                        DiagnosticEngine &diag) {
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buf = llvm::MemoryBuffer::getFile(path);
+  if (!buf) {
+    diag.error({}, fmt::format("cannot read {} '{}': {}", what, path, buf.getError().message()));
+    return false;
+  }
+  llvm::Expected<std::unique_ptr<llvm::Module>> lib =
+      llvm::parseBitcodeFile((*buf)->getMemBufferRef(), m.getContext());
+  if (!lib) {
+    // Also bitcode of an LLVM newer than the one tk is built with.
+    diag.error({}, fmt::format("{} '{}' is not valid bitcode: {}", what, path,
+                               llvm::toString(lib.takeError())));
+    return false;
+  }
+  // Every function the kernel declares must be the library's with the same
+  // type: the linker would leave a missing one external (ptxas or ld.lld then
+  // fails far from the cause) and call one of another type through a
+  // mismatched call.
+  for (const llvm::Function &f : m) {
+    if (!f.isDeclaration() || !provides(std::string_view(f.getName())))
+      continue;
+    const llvm::Function *def = (*lib)->getFunction(f.getName());
+    if (!def || def->isDeclaration()) {
+      diag.error({}, fmt::format("{} '{}' has no function '{}'", what, path, f.getName().str()));
+      return false;
+    }
+    if (def->getFunctionType() != f.getFunctionType()) {
+      diag.error({}, fmt::format("{} '{}' defines '{}' as {}, but tk calls it as {}", what, path,
+                                 f.getName().str(), typeString(def->getFunctionType()),
+                                 typeString(f.getFunctionType())));
+      return false;
+    }
+  }
+  // The library's triple and data layout are older spellings (libdevice's
+  // nvptx64-nvidia-gpulibs; ROCm's clang-15 layout): take the kernel
+  // module's so the linker has nothing to warn about.
+  (*lib)->setTargetTriple(m.getTargetTriple());
+  (*lib)->setDataLayout(m.getDataLayout());
+  bool failed = llvm::Linker::linkModules(
+      m, std::move(*lib), llvm::Linker::LinkOnlyNeeded,
+      [](llvm::Module &mod, const llvm::StringSet<> &linked) {
+        // Everything that came from the library becomes internal: the
+        // pipeline inlines it and deletes what is left.
+        llvm::internalizeModule(mod, [&linked](const llvm::GlobalValue &gv) {
+          return !gv.hasName() || !linked.contains(gv.getName());
+        });
+      });
+  if (failed) {
+    diag.error({}, fmt::format("linking {} '{}' failed", what, path));
+    return false;
+  }
+  return true;
+}
+
 bool linkLibdevice(llvm::Module &m, const std::string &explicitPath, bool ftz,
                    DiagnosticEngine &diag) {
   bool needed = false;
@@ -150,53 +198,9 @@ bool linkLibdevice(llvm::Module &m, const std::string &explicitPath, bool ftz,
                                tried));
     return false;
   }
-  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buf = llvm::MemoryBuffer::getFile(found);
-  if (!buf) {
-    diag.error({}, fmt::format("cannot read libdevice '{}': {}", found, buf.getError().message()));
+  auto isLibdevice = [](std::string_view name) { return name.starts_with("__nv_"); };
+  if (!linkBitcodeLibrary(m, found, "libdevice", isLibdevice, diag))
     return false;
-  }
-  llvm::Expected<std::unique_ptr<llvm::Module>> lib =
-      llvm::parseBitcodeFile((*buf)->getMemBufferRef(), m.getContext());
-  if (!lib) {
-    diag.error({}, fmt::format("libdevice '{}' is not valid bitcode: {}", found,
-                               llvm::toString(lib.takeError())));
-    return false;
-  }
-  // Every function the kernel declares must be libdevice's with the same
-  // type: the linker would leave a missing one external (ptxas then fails far
-  // from the cause) and call one of another type through a mismatched call.
-  for (const llvm::Function &f : m) {
-    if (!f.isDeclaration() || !f.getName().starts_with("__nv_"))
-      continue;
-    const llvm::Function *def = (*lib)->getFunction(f.getName());
-    if (!def || def->isDeclaration()) {
-      diag.error({}, fmt::format("libdevice '{}' has no function '{}'", found, f.getName().str()));
-      return false;
-    }
-    if (def->getFunctionType() != f.getFunctionType()) {
-      diag.error({}, fmt::format("libdevice '{}' defines '{}' as {}, but tk calls it as {}", found,
-                                 f.getName().str(), typeString(def->getFunctionType()),
-                                 typeString(f.getFunctionType())));
-      return false;
-    }
-  }
-  // libdevice says nvptx64-nvidia-gpulibs and an older data layout; take the
-  // kernel module's so the linker has nothing to warn about.
-  (*lib)->setTargetTriple(m.getTargetTriple());
-  (*lib)->setDataLayout(m.getDataLayout());
-  bool failed = llvm::Linker::linkModules(
-      m, std::move(*lib), llvm::Linker::LinkOnlyNeeded,
-      [](llvm::Module &mod, const llvm::StringSet<> &linked) {
-        // Everything that came from libdevice becomes internal: O3 inlines
-        // it and deletes what is left.
-        llvm::internalizeModule(mod, [&linked](const llvm::GlobalValue &gv) {
-          return !gv.hasName() || !linked.contains(gv.getName());
-        });
-      });
-  if (failed) {
-    diag.error({}, fmt::format("linking libdevice '{}' failed", found));
-    return false;
-  }
   keepRoundTowardZeroConversions(m);
   if (!m.getModuleFlag("nvvm-reflect-ftz"))
     m.addModuleFlag(llvm::Module::Override, "nvvm-reflect-ftz", uint32_t(ftz ? 1 : 0));

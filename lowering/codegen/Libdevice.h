@@ -2,7 +2,7 @@
 // lang/Libdevice.def) through the CUDA toolkit's libdevice bitcode, linked
 // into a generated module only when a kernel calls one of its functions.
 //
-//   llvm::Value *y = callLibdevice(builder, "__nv_exp", x);  // double @__nv_exp(double)
+//   llvm::Value *y = callLibdevice(builder, "__nv_exp", {x}, x->getType());  // @__nv_exp(double)
 //   ...
 //   if (!linkLibdevice(*llmod, options.libdevicePath, options.reflectFtz, diag)) ...
 //
@@ -25,6 +25,7 @@
 #include "ir/Opcode.h"
 #include "lang/Diagnostics.h"
 
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -38,24 +39,29 @@ class Value;
 
 namespace tk {
 
-/// A call of libdevice's `name` (e.g. "__nv_exp") on `x`, declaring the
-/// function (same type in and out) in the insertion block's module.
-llvm::Value *callLibdevice(llvm::IRBuilderBase &b, std::string_view name, llvm::Value *x);
 /// A call of libdevice's `name` on `args`, returning `result` (the function
-/// of an extern_elementwise op: "__nv_ldexpf" of a float and an i32).
+/// of an extern_elementwise op: "__nv_ldexpf" of a float and an i32),
+/// declaring the function, pure, in the insertion block's module. (Also how
+/// amdgcn calls ROCm's ocml and ockl functions: ROCmDeviceLibs.h.)
 llvm::Value *callLibdevice(llvm::IRBuilderBase &b, std::string_view name,
                            const std::vector<llvm::Value *> &args, llvm::Type *result);
 
 /// The libdevice function of an fp64 math op (exp, exp2, log, log2, sin,
 /// cos, rsqrt, erf: "__nv_exp", ...); null for other ops.
 const char *libdeviceMathName(Opcode opcode);
-/// The libdevice function of an fp64 math op (exp, exp2, log, log2, sin,
-/// cos, rsqrt, erf) applied to `x`; null for other ops.
-llvm::Value *libdeviceMath(llvm::IRBuilderBase &b, Opcode opcode, llvm::Value *x);
 
 /// The paths tried for libdevice, in order: `explicitPath` alone when it is
 /// not empty.
 std::vector<std::string> libdeviceCandidates(const std::string &explicitPath);
+
+/// Links into `m` the functions it declares that `provides` names, from the
+/// bitcode file `path` (`what` names it in errors: "libdevice"), with what
+/// they call, internalised; each must be defined there with the type `m`
+/// calls it with. True on success, false after reporting an error. (Also
+/// ROCm's ocml and ockl: ROCmDeviceLibs.h.)
+bool linkBitcodeLibrary(llvm::Module &m, const std::string &path, std::string_view what,
+                        const std::function<bool(std::string_view)> &provides,
+                        DiagnosticEngine &diag);
 
 /// Links the libdevice functions `m` declares; true when there were none or
 /// the link succeeded, false after reporting an error.

@@ -11,6 +11,7 @@
 // Why inline PTX for mma.sync and wgmma: the accumulator registers are tied
 // in and out of one statement, and a chain of wgmma k steps is one statement
 // (see warpGroupMma), which LLVM 19's NVVM intrinsics cannot express.
+#include "lowering/codegen/Libdevice.h"
 #include "lowering/codegen/TargetInfo.h"
 
 #include <fmt/format.h>
@@ -279,6 +280,13 @@ public:
       argTypes.push_back(a->getType());
     auto *fnTy = llvm::FunctionType::get(b.getVoidTy(), argTypes, false);
     b.CreateCall(llvm::InlineAsm::get(fnTy, text, constraints, true), args);
+  }
+
+  // libdevice itself, linked after lowering (linkLibdevice).
+  llvm::Value *callLibdevice(llvm::IRBuilderBase &b, std::string_view symbol,
+                             const std::vector<llvm::Value *> &args,
+                             llvm::Type *result) const override {
+    return tk::callLibdevice(b, symbol, args, result);
   }
 
   void markKernel(llvm::Function *fn, int64_t numThreads) const override {

@@ -123,6 +123,23 @@ public:
     return std::nullopt;
   }
 
+  /// libdevice's function `symbol` ("__nv_exp", "__nv_powif": tk's fp64
+  /// math and the libdevice.NAME builtins name them) applied to `args`, its
+  /// result of type `result`. NVPTX calls it (linked from libdevice.10.bc,
+  /// Libdevice.h); AMDGPU calls its equivalent in ROCm's device libraries
+  /// (ROCmDeviceLibs.h), which unsupportedOp has made sure exists.
+  virtual llvm::Value *callLibdevice(llvm::IRBuilderBase &b, std::string_view symbol,
+                                     const std::vector<llvm::Value *> &args,
+                                     llvm::Type *result) const = 0;
+  /// What this machine lacks to lower `op` for the target, as the whole
+  /// message ("" when nothing; asked after unsupportedOp, reported at the
+  /// op): on amdgcn, the ROCm device-library bitcode that the op's math
+  /// calls into.
+  virtual std::string missingLibrary(const Operation &op) const {
+    (void)op;
+    return "";
+  }
+
   /// Marks `fn` as a kernel entry run by `numThreads` threads per program.
   virtual void markKernel(llvm::Function *fn, int64_t numThreads) const = 0;
 

@@ -23,6 +23,9 @@ struct TargetOptions {
   std::string llvmOpt;
   /// The libdevice bitcode to link; "" finds the toolkit's (TK_LIBDEVICE_PATH).
   std::string libdevicePath;
+  /// amdgcn: the folder of ROCm's device-library bitcode (ocml.bc, ockl.bc);
+  /// "" finds the installed one (TK_ROCM_DEVICE_LIBS; ROCmDeviceLibs.h).
+  std::string rocmDeviceLibsPath;
   /// Test only (TK_TEST_MISCOMPILE): every floating-point add is lowered as
   /// a subtract, a wrong answer for TK_CHECK's tests to catch.
   bool testMiscompile = false;
@@ -78,6 +81,14 @@ constexpr bool isAMDGPUArch(std::string_view arch) {
     if (a == arch)
       return true;
   return false;
+}
+
+/// The hardware wavefront LLVM compiles an AMD GPU arch for: 64 lanes on
+/// gfx9 (gfx90a, gfx942: wave64 only), 32 on gfx10 and newer (gfx1100:
+/// LLVM's default, wave32). Not tk's warp (ir/Layout.h's kWarpSize): the
+/// width of the cross-lane instructions and ROCm's __oclc_wavefrontsize64.
+constexpr int amdgpuWavefrontSize(std::string_view arch) {
+  return arch.starts_with("gfx9") ? 64 : 32;
 }
 
 /// Shared memory one program may use on `arch`: the per-block opt-in

@@ -12,6 +12,8 @@
 #   llvm   the tree links LLVM (the sanitizer tree does not): code-gen tests
 #          say `REQUIRES: llvm`
 #   lld    ld.lld is installed (AMDGPU code objects: `REQUIRES: lld`)
+#   rocm-device-libs  ROCm's device-library bitcode is installed (amdgcn
+#          math; %rocm_bitcode is its folder)
 #   asan   the tree is built with ASan + UBSan
 import os
 import shutil
@@ -69,5 +71,13 @@ if os.path.exists("/usr/lib/llvm-19/bin/ld.lld") or shutil.which("ld.lld-19") or
     "ld.lld"
 ):
     config.available_features.add("lld")
+# rocm-device-libs  ROCm's ocml.bc where tkc looks for it in the tests'
+# environment (no TK_ROCM_DEVICE_LIBS or ROCM_PATH: ROCmDeviceLibs.cpp's
+# other folders)
+for folder in ["/opt/rocm/amdgcn/bitcode", "/usr/lib/x86_64-linux-gnu/amdgcn/bitcode"]:
+    if os.path.exists(os.path.join(folder, "ocml.bc")):
+        config.available_features.add("rocm-device-libs")
+        config.substitutions.append(("%rocm_bitcode", folder))
+        break
 if config.tk_sanitize:
     config.available_features.add("asan")
