@@ -33,7 +33,8 @@
 // `dw += dy * xhat` of a LayerNorm backward, stored as fp32 after the loop
 // from fp16 loads inside it): the loop carries the layout of the loads that
 // feed the yielded value, and the one conversion to the store's layout is
-// after the loop instead of one per load on every iteration.
+// after the loop instead of one per load on every iteration, whatever the
+// value's size (one larger than shared memory converts in rounds).
 #include "analysis/AxisInfo.h"
 #include "ir/Builder.h"
 #include "ir/IRContext.h"
@@ -48,14 +49,6 @@ namespace tk {
 namespace {
 
 constexpr int64_t kMaxVectorBytes = 16;
-// The largest loop-carried value converted once after its loop instead of
-// its loads on every iteration (assignFor). A conversion goes through shared
-// memory whole, and the carried value may be wider than the loads (fp32 sums
-// of fp16 rows): 64 KiB fits beside a kernel's reduction scratch on every
-// target (sm_86 and sm_89 have 99 KiB per program). Larger values keep the
-// per-iteration conversions.
-constexpr int64_t kMaxConvertedAfterLoopBytes = 64 * 1024;
-
 int64_t floorPowerOfTwo(int64_t v) {
   int64_t p = 1;
   while (p * 2 <= v)
@@ -152,13 +145,6 @@ private:
     if (const LayoutAttr *l = want(result))
       return l;
     return want(arg);
-  }
-
-  static int64_t bytesOf(Value *v) {
-    Type *t = v->type();
-    Type *element = t->elementType();
-    int64_t bytes = element->isPointer() ? 8 : int64_t(dtypeBytes(element->dtype()));
-    return t->numElements() * bytes;
   }
 
   // The layout of a load or store of `body` (an anchor, so run on every
@@ -441,7 +427,7 @@ private:
       // The loop carries what a user after it wants, but loads in the body
       // compute the yielded value in another layout: carry theirs, and
       // convert once after the loop.
-      else if (want(op.result(i)) == slots[i] && bytesOf(y) <= kMaxConvertedAfterLoopBytes)
+      else if (want(op.result(i)) == slots[i])
         if (const LayoutAttr *l = bodyAnchorLayout(body, y); l && l != slots[i])
           hint = l;
       if (hint) {
