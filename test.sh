@@ -9,14 +9,18 @@
 #   4. tutorials  the main job run.sh runs (scripts/tutorials.py): every
 #                 tutorial kernel to PTX + ptxas, the tutorials on the
 #                 interpreter (and the GPU, where there is one), checked
-#   5. wheel      `pip install .` in a fresh venv, then import tk and two
+#   5. amdgpu     every tutorial, differential-test and FileCheck codegen
+#                 kernel compiled for gfx942 and gfx90a, each code object read
+#                 by llvm-objdump (scripts/amdgpu_kernels.py); what amdgcn
+#                 does not lower yet must be one of its listed located errors
+#   6. wheel      `pip install .` in a fresh venv, then import tk and two
 #                 tutorials outside the tree (tests/wheel/pip-install.sh;
 #                 TK_SKIP_WHEEL=1 skips it, visibly)
-#   6. asan       a second tree, build-asan (clang, ASan + UBSan, no LLVM):
+#   7. asan       a second tree, build-asan (clang, ASan + UBSan, no LLVM):
 #                 its unit tests and lit tests (both suites)
-#   7. fuzz       the libFuzzer targets (front end, textual IR) over their seed
+#   8. fuzz       the libFuzzer targets (front end, textual IR) over their seed
 #                 corpora, bounded (TK_FUZZ_SECONDS in all)
-#   8. format     clang-format over the C++ sources (fails unless
+#   9. format     clang-format over the C++ sources (fails unless
 #                 TK_FORMAT_STRICT=0)
 #
 # A failing step does not stop the later ones; the last line is the summary
@@ -143,6 +147,7 @@ step unit unit_tests build
 step lit lit_tests build
 step pytest python_tests
 step tutorials python3 scripts/tutorials.py --build build
+step amdgpu python3 scripts/amdgpu_kernels.py --build build
 if [ "${TK_SKIP_WHEEL:-0}" = 1 ]; then
   echo
   echo "== [wheel] skipped: TK_SKIP_WHEEL=1"

@@ -289,9 +289,16 @@ llvm::Value *FunctionLowering::scalarOp(Opcode opc, const AttrDict &attrs, Type 
       return b.CreateFPTrunc(b.CreateFPExt(a(), b.getFloatTy()), resTy);
     return b.CreateFPTrunc(a(), resTy);
   case Opcode::SIToFP:
-    return b.CreateSIToFP(a(), resTy);
-  case Opcode::UIToFP:
-    return b.CreateUIToFP(a(), resTy);
+  case Opcode::UIToFP: {
+    bool isSignedOp = opc == Opcode::SIToFP;
+    // A bool to bf16 is the pattern of 1.0 (-1.0 signed) or +0: LLVM 19's
+    // AMDGPU back end cannot select an i1 -> bf16 conversion, and InstCombine
+    // folds a detour through fp32 back into one.
+    if (resTy->isBFloatTy() && a()->getType()->isIntegerTy(1))
+      return b.CreateBitCast(
+          b.CreateSelect(a(), b.getInt16(isSignedOp ? 0xbf80 : 0x3f80), b.getInt16(0)), resTy);
+    return isSignedOp ? b.CreateSIToFP(a(), resTy) : b.CreateUIToFP(a(), resTy);
+  }
   case Opcode::FPToSI:
     return b.CreateFPToSI(a(), resTy);
   case Opcode::FPToUI:

@@ -19,6 +19,9 @@
 //
 //   gpu_difftest --gtest_filter='Gpu/*cast_fp32_to_i8*'
 //
+//   gpu_difftest --dump-cases DIR   # every case's kernel, for
+//                                   # scripts/amdgpu_kernels.py (amdgcn)
+//
 // Ops the GPU back end does not support yet are listed, visibly, in
 // kNotYetOnGpu below (printed at start-up). A listed case is skipped on the
 // GPU with its reason and, in Ci, still runs in the interpreter; an unlisted
@@ -35,6 +38,8 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <limits>
 #include <sstream>
 
@@ -287,10 +292,65 @@ std::string paramName(const ::testing::TestParamInfo<size_t> &info) {
 INSTANTIATE_TEST_SUITE_P(Ci, Ci, ::testing::ValuesIn(caseIndices()), paramName);
 INSTANTIATE_TEST_SUITE_P(Gpu, Gpu, ::testing::ValuesIn(caseIndices()), paramName);
 
+std::string jsonString(std::string_view s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\')
+      out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
 } // namespace
+
+// Every case's kernel as scripts/amdgpu_kernels.py compiles it for AMD GPUs:
+// DIR/<test name>.tk and DIR/kernels.json, whose entries have the fields of
+// tutorials/kernels.json (file, kernel, signature, constants as their -D
+// text, options) and `flags` (tkc's --no-fp-fusion, ...). The NVIDIA arch a
+// case sets is left out.
+int dumpCases(const std::string &dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  std::ofstream manifest(std::filesystem::path(dir) / "kernels.json");
+  if (ec || !manifest) {
+    std::fprintf(stderr, "cannot write to %s\n", dir.c_str());
+    return 1;
+  }
+  manifest << "{\"kernels\": [\n";
+  const std::vector<CaseDef> &cases = allCases();
+  for (size_t i = 0; i < cases.size(); ++i) {
+    CaseRun run = build(cases[i]);
+    std::string file = testName(cases[i]) + ".tk";
+    std::ofstream(std::filesystem::path(dir) / file) << run.source;
+    std::string constants;
+    for (const auto &[name, value] : run.opts.constants)
+      constants += fmt::format("{}{}: {}", constants.empty() ? "" : ", ", jsonString(name),
+                               jsonString(value.str()));
+    std::string flags;
+    for (auto [on, flag] : {std::pair{!run.opts.fpFusion, "--no-fp-fusion"},
+                            std::pair{!run.opts.reflectFtz, "--no-reflect-ftz"},
+                            std::pair{run.opts.debug, "--debug"}})
+      if (on)
+        flags += fmt::format("{}\"{}\"", flags.empty() ? "" : ", ", flag);
+    manifest << fmt::format("  {{\"file\": {}, \"case\": {}, \"kernel\": {}, \"signature\": {}, "
+                            "\"constants\": {{{}}}, \"options\": {{\"num_warps\": {}, "
+                            "\"num_stages\": {}}}, \"flags\": [{}]}}{}\n",
+                            jsonString(file), jsonString(cases[i].name),
+                            jsonString(run.opts.kernel), jsonString(run.opts.signature), constants,
+                            run.opts.numWarps, run.opts.numStages, flags,
+                            i + 1 < cases.size() ? "," : "");
+  }
+  manifest << "]}\n";
+  std::printf("%zu cases written to %s\n", cases.size(), dir.c_str());
+  return manifest ? 0 : 1;
+}
+
 } // namespace tk::difftest
 
 int main(int argc, char **argv) {
+  if (argc == 3 && std::string_view(argv[1]) == "--dump-cases")
+    return tk::difftest::dumpCases(argv[2]);
   ::testing::InitGoogleTest(&argc, argv);
   const auto &table = tk::difftest::notYetOnGpu();
   std::printf("kNotYetOnGpu: %zu entr%s (skipped on the GPU, interpreter only in Ci)\n",
