@@ -1,6 +1,7 @@
 #include "compiler/Pipeline.h"
 
 #include "compiler/Compiler.h"
+#include "ir/Layout.h"
 #include "ir/Module.h"
 #include "lowering/codegen/TargetOptions.h"
 
@@ -35,6 +36,10 @@ void setKernelOptions(Module &module, const CompileOptions &options) {
       attrs.set("num_stages", Attribute(int64_t(options.numStages)));
     if ((arch.ends_with('a') || isAMDGPUArch(arch)) && !attrs.has("arch"))
       attrs.set("arch", Attribute(arch));
+    // A warp of 64 threads (the wavefront of wave64 AMD GPUs) for every
+    // layout; 32 is the default, not recorded.
+    if (warpSizeFor(arch) != kWarpSize && !attrs.has("threads_per_warp"))
+      attrs.set("threads_per_warp", Attribute(warpSizeFor(arch)));
     // Below sm_90's (the default the pipeliner assumes), the arch's shared
     // memory limit, for the pipeliner to size its rings under.
     int64_t limit = isAMDGPUArch(arch) ? kAMDGPULDSBytes : maxSharedBytesFor(arch);

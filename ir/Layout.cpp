@@ -1,6 +1,7 @@
 #include "ir/Layout.h"
 
 #include "ir/IRContext.h"
+#include "ir/Module.h"
 
 #include <algorithm>
 #include <cassert>
@@ -166,6 +167,20 @@ unsigned layoutRank(const LayoutAttr *layout) {
   return layoutRank(cast<SliceLayout>(layout)->parent()) - 1;
 }
 
+int64_t functionWarpSize(Function &fn) {
+  return fn.attrs().getInt("threads_per_warp").value_or(kWarpSize);
+}
+
+int64_t layoutWarpSize(const LayoutAttr *layout) {
+  if (auto *b = dyn_cast<BlockedLayout>(layout))
+    return product(b->threadsPerWarp());
+  if (auto *s = dyn_cast<SliceLayout>(layout))
+    return layoutWarpSize(s->parent());
+  if (auto *op = dyn_cast<DotOperandLayout>(layout))
+    return layoutWarpSize(op->parent());
+  return kWarpSize; // NVIDIA's mma layouts
+}
+
 int64_t layoutNumWarps(const LayoutAttr *layout) {
   if (auto *b = dyn_cast<BlockedLayout>(layout))
     return product(b->warpsPerCTA());
@@ -190,9 +205,9 @@ std::string validateBlocked(const std::vector<int64_t> &spt, const std::vector<i
     for (int64_t x : *v)
       if (!isPowerOfTwo(x))
         return fmt::format("{} has {}, not a positive power of two", arrayStr(*v), x);
-  if (product(tpw) != kWarpSize)
-    return fmt::format("threads {} multiply to {}, not the warp size {}", arrayStr(tpw),
-                       product(tpw), kWarpSize);
+  if (!isWarpSize(product(tpw)))
+    return fmt::format("threads {} multiply to {}, not a warp size (32, or 64 on AMD's wave64)",
+                       arrayStr(tpw), product(tpw));
   if (product(wpc) > 32)
     return fmt::format("warps {} multiply to {}, more than 32", arrayStr(wpc), product(wpc));
   std::vector<int64_t> sorted = order;
@@ -206,7 +221,7 @@ std::string validateBlocked(const std::vector<int64_t> &spt, const std::vector<i
 
 const BlockedLayout *makeBlockedLayout(IRContext &ctx, const std::vector<int64_t> &shape,
                                        const std::vector<int64_t> &order, int64_t vec,
-                                       int64_t numWarps) {
+                                       int64_t numWarps, int64_t warpSize) {
   size_t rank = shape.size();
   assert(rank > 0 && order.size() == rank && "order must list every dimension");
   size_t fast = static_cast<size_t>(order.front());
@@ -218,7 +233,7 @@ const BlockedLayout *makeBlockedLayout(IRContext &ctx, const std::vector<int64_t
   }
   // Lanes first along the fastest dimension, as many as the shape has room
   // for; then the warps over what the lanes leave. Leftovers wrap on order[0].
-  int64_t lanes = kWarpSize, warps = numWarps;
+  int64_t lanes = warpSize, warps = numWarps;
   for (int64_t d : order) {
     int64_t room = std::max<int64_t>(1, shape[d] / spt[d]);
     tpw[d] = std::min(lanes, room);
@@ -235,11 +250,11 @@ const BlockedLayout *makeBlockedLayout(IRContext &ctx, const std::vector<int64_t
 }
 
 const BlockedLayout *defaultBlockedLayout(IRContext &ctx, const std::vector<int64_t> &shape,
-                                          int64_t numWarps) {
+                                          int64_t numWarps, int64_t warpSize) {
   std::vector<int64_t> order;
   for (size_t d = shape.size(); d-- > 0;)
     order.push_back(static_cast<int64_t>(d));
-  return makeBlockedLayout(ctx, shape, order, 1, numWarps);
+  return makeBlockedLayout(ctx, shape, order, 1, numWarps, warpSize);
 }
 
 const LayoutAttr *expandLayout(IRContext &ctx, const LayoutAttr *layout, unsigned axis) {
@@ -254,7 +269,7 @@ const LayoutAttr *expandLayout(IRContext &ctx, const LayoutAttr *layout, unsigne
   // lowering converts.
   if (!isa<BlockedLayout>(layout)) {
     std::vector<int64_t> shape(dims.size() + 1, 1);
-    return defaultBlockedLayout(ctx, shape, numWarps);
+    return defaultBlockedLayout(ctx, shape, numWarps, layoutWarpSize(layout));
   }
   auto *b = cast<BlockedLayout>(layout);
   std::vector<int64_t> spt = b->sizePerThread(), tpw = b->threadsPerWarp(), wpc = b->warpsPerCTA(),
@@ -364,7 +379,8 @@ const LayoutAttr *buildLayout(IRContext &ctx, std::string_view kind,
 // ThreadMap
 //===----------------------------------------------------------------------===//
 
-ThreadMap::ThreadMap(const LayoutAttr *layout, const std::vector<int64_t> &shape) {
+ThreadMap::ThreadMap(const LayoutAttr *layout, const std::vector<int64_t> &shape)
+    : warpSize_(layoutWarpSize(layout)) {
   distribute(layout, dims_, order_, numWarps_);
   assert(dims_.size() == shape.size() && "layout rank differs from the tensor rank");
   for (unsigned d = 0; d < rank(); ++d) {
@@ -415,7 +431,7 @@ std::vector<std::vector<int64_t>> ThreadMap::elementsPerThread() const {
   std::vector<std::vector<int64_t>> out(static_cast<size_t>(numThreads()));
   for (int64_t t = 0; t < numThreads(); ++t)
     for (int64_t r = 0; r < numRegisters_; ++r) {
-      std::vector<int64_t> c = coords(r, t % kWarpSize, t / kWarpSize);
+      std::vector<int64_t> c = coords(r, t % warpSize_, t / warpSize_);
       int64_t linear = 0;
       for (unsigned d = 0; d < rank(); ++d)
         linear = linear * dims_[d].extent + c[d];
@@ -451,7 +467,7 @@ std::vector<int64_t> constancyLeaders(const ThreadMap &map, const std::vector<in
   for (unsigned d = 0; d < map.rank(); ++d) {
     std::vector<int64_t> threadOffsets;
     for (int64_t t = 0; t < map.numThreads(); ++t)
-      threadOffsets.push_back(map.threadOffset(d, t % kWarpSize, t / kWarpSize));
+      threadOffsets.push_back(map.threadOffset(d, t % map.warpSize(), t / map.warpSize()));
     std::sort(threadOffsets.begin(), threadOffsets.end());
     threadOffsets.erase(std::unique(threadOffsets.begin(), threadOffsets.end()),
                         threadOffsets.end());

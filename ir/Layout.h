@@ -3,7 +3,8 @@
 // by the coalescing pass and read by every GPU lowering.
 //
 // A *blocked* layout tiles the tensor: each thread owns a contiguous
-// `size` sub-tile, the 32 threads of a warp are arranged `threads`, the warps
+// `size` sub-tile, the threads of a warp (32; 64 on AMD's wave64 GPUs, see
+// kWarpSize) are arranged `threads`, the warps
 // of the program `warps`, and `order` lists the dimensions fastest first (the
 // one along which a thread's elements, lanes and warps are consecutive). The
 // tile covers size * threads * warps elements per dimension and repeats over
@@ -47,10 +48,21 @@
 
 namespace tk {
 
+class Function;
 class IRContext;
 
-/// Threads per warp on every NVIDIA GPU tk targets.
+/// Threads per warp on every NVIDIA GPU tk targets, and a function's warp
+/// size unless its `threads_per_warp` attribute says otherwise: on AMD's
+/// wave64 GPUs (gfx90a, gfx942) a warp is the 64-lane wavefront
+/// (compiler/Pipeline.cpp sets the attribute from the arch). A layout's own
+/// warp size is layoutWarpSize: the product of a blocked layout's
+/// `threads`, 32 for the NVIDIA tensor-core layouts.
 constexpr int64_t kWarpSize = 32;
+/// The warp sizes a layout may have.
+constexpr bool isWarpSize(int64_t n) { return n == 32 || n == 64; }
+/// Threads per warp of `fn`'s layouts: its `threads_per_warp` attribute,
+/// else kWarpSize.
+int64_t functionWarpSize(Function &fn);
 
 class BlockedLayout : public LayoutAttr {
 public:
@@ -245,29 +257,31 @@ inline bool isWgmmaLayout(Type *t) {
 
 /// The rank of the tensors a layout describes.
 unsigned layoutRank(const LayoutAttr *layout);
+/// Threads per warp of a distributed layout (see kWarpSize).
+int64_t layoutWarpSize(const LayoutAttr *layout);
 /// Warps of the program the layout spreads over (the product of `warps`; 1
 /// for a shared layout, which is not distributed).
 int64_t layoutNumWarps(const LayoutAttr *layout);
 
 /// Empty when the blocked parameters are consistent, else why not: all four of
-/// one rank >= 1, powers of two, threads multiplying to 32, order a
-/// permutation.
+/// one rank >= 1, powers of two, threads multiplying to a warp size (32, or
+/// 64 on wave64), order a permutation.
 std::string validateBlocked(const std::vector<int64_t> &sizePerThread,
                             const std::vector<int64_t> &threadsPerWarp,
                             const std::vector<int64_t> &warpsPerCTA,
                             const std::vector<int64_t> &order);
 
 /// The blocked layout the coalescing pass starts from for a tensor of `shape`:
-/// `vec` consecutive elements per thread along order[0], then the 32 lanes and
-/// `numWarps` warps filled greedily along `order` (fastest first); lanes or
-/// warps left over once the shape is covered go to order[0], where they hold
-/// copies. `vec` and `numWarps` are powers of two.
+/// `vec` consecutive elements per thread along order[0], then the `warpSize`
+/// lanes and `numWarps` warps filled greedily along `order` (fastest first);
+/// lanes or warps left over once the shape is covered go to order[0], where
+/// they hold copies. `vec` and `numWarps` are powers of two.
 const BlockedLayout *makeBlockedLayout(IRContext &ctx, const std::vector<int64_t> &shape,
                                        const std::vector<int64_t> &order, int64_t vec,
-                                       int64_t numWarps);
+                                       int64_t numWarps, int64_t warpSize);
 /// order = the dimensions from last to first (row-major), vec = 1.
 const BlockedLayout *defaultBlockedLayout(IRContext &ctx, const std::vector<int64_t> &shape,
-                                          int64_t numWarps);
+                                          int64_t numWarps, int64_t warpSize);
 /// `layout` (rank r) as a layout of rank r + 1 with a new size-1 dimension at
 /// `axis`: the parent when `layout` is slice(axis, parent), else a blocked
 /// layout with one thread and one warp along the new dimension.
@@ -312,7 +326,10 @@ public:
   /// Dimensions fastest first.
   const std::vector<unsigned> &order() const { return order_; }
   int64_t numWarps() const { return numWarps_; }
-  int64_t numThreads() const { return numWarps_ * kWarpSize; }
+  /// Threads per warp (layoutWarpSize): thread t is lane t % warpSize() of
+  /// warp t / warpSize().
+  int64_t warpSize() const { return warpSize_; }
+  int64_t numThreads() const { return numWarps_ * warpSize_; }
   /// Elements (registers) each thread holds.
   int64_t numRegisters() const { return numRegisters_; }
 
@@ -328,7 +345,7 @@ public:
   int64_t threadOffset(unsigned d, int64_t lane, int64_t warp) const;
   /// The element register `reg` of thread (lane, warp) holds.
   std::vector<int64_t> coords(int64_t reg, int64_t lane, int64_t warp) const;
-  /// For each thread (lane + 32 * warp), the row-major linear indices of the
+  /// For each thread (lane + warpSize() * warp), the row-major linear indices of the
   /// elements it holds, in register order.
   std::vector<std::vector<int64_t>> elementsPerThread() const;
 
@@ -336,6 +353,7 @@ private:
   std::vector<Dim> dims_;
   std::vector<unsigned> order_;
   int64_t numWarps_ = 1;
+  int64_t warpSize_ = kWarpSize;
   int64_t numRegisters_ = 1;
 };
 

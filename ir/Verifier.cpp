@@ -95,6 +95,10 @@ private:
       bad(fmt::format("the layout spreads over {} warps but {} in '@{}' over {}", warps,
                       layoutWarps_->second->str(), fn_->name(), layoutWarps_->first));
     }
+    // And its warps are the function's (threads_per_warp: 64 on AMD's wave64).
+    if (int64_t lanes = layoutWarpSize(layout); lanes != functionWarpSize(*fn_))
+      bad(fmt::format("the layout has {}-thread warps but '@{}' has threads_per_warp = {}", lanes,
+                      fn_->name(), functionWarpSize(*fn_)));
   }
 
   // --- structure and dominance
@@ -103,6 +107,13 @@ private:
     visible_.clear();
     checkedTypes_.clear();
     layoutWarps_.reset();
+    if (std::optional<int64_t> lanes = fn.attrs().getInt("threads_per_warp");
+        lanes && !isWarpSize(*lanes)) {
+      ok_ = false;
+      diag_.error(fn.loc(), fmt::format("threads_per_warp of '@{}' must be 32 or 64, got {}",
+                                        fn.name(), *lanes));
+      return;
+    }
     for (unsigned i = 0; i < fn.numArguments(); ++i)
       verifyValueType(fn.loc(), fn.argument(i)->type(),
                       fmt::format("argument #{} of '@{}'", i, fn.name()));

@@ -68,8 +68,10 @@ const LayoutAttr *layoutOf(Value *v) {
 
 class DotAccelerator {
 public:
-  DotAccelerator(IRContext &ctx, int64_t numWarps, std::string arch, std::set<Operation *> chained)
-      : ctx_(ctx), numWarps_(numWarps), arch_(std::move(arch)), chained_(std::move(chained)) {}
+  DotAccelerator(IRContext &ctx, int64_t numWarps, int64_t warpSize, std::string arch,
+                 std::set<Operation *> chained)
+      : ctx_(ctx), numWarps_(numWarps), warpSize_(warpSize), arch_(std::move(arch)),
+        chained_(std::move(chained)) {}
 
   void run(Operation &dot) {
     std::string reason = whyNot(dot);
@@ -81,7 +83,7 @@ public:
       // is computed in the shape's default blocked layout and converted.
       if (l && !isa<BlockedLayout>(l)) {
         const LayoutAttr *blocked =
-            defaultBlockedLayout(ctx_, dot.result()->type()->shape(), numWarps_);
+            defaultBlockedLayout(ctx_, dot.result()->type()->shape(), numWarps_, warpSize_);
         dot.result()->setType(withLayout(dot.result(), blocked));
         dot.setOperand(2, convertBefore(&dot, dot.operand(2), blocked));
         replaceUsesAfter(&dot, dot.result(), l);
@@ -360,7 +362,7 @@ private:
   }
 
   IRContext &ctx_;
-  int64_t numWarps_;
+  int64_t numWarps_, warpSize_;
   std::string arch_;
   std::set<Operation *> chained_;
   int64_t wm_ = 1, wn_ = 1, version_ = 2;
@@ -518,7 +520,8 @@ public:
       if (small)
         return false;
       DotAccelerator acc(module.context(), fn->attrs().getInt("num_warps").value_or(4),
-                         fn->attrs().getString("arch").value_or(""), chainedDots(dots));
+                         functionWarpSize(*fn), fn->attrs().getString("arch").value_or(""),
+                         chainedDots(dots));
       for (Operation *dot : dots) {
         acc.run(*dot);
         if (RemarkSink *rs = module.remarks())

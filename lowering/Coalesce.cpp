@@ -70,7 +70,7 @@ bool isRematerializable(const Operation *op) {
 class LayoutAssigner {
 public:
   LayoutAssigner(Function &fn, IRContext &ctx, int64_t numWarps)
-      : fn_(fn), ctx_(ctx), numWarps_(numWarps), axis_(fn) {}
+      : fn_(fn), ctx_(ctx), numWarps_(numWarps), warpSize_(functionWarpSize(fn)), axis_(fn) {}
 
   void run() {
     fn_.walk([&](Operation *op) {
@@ -120,9 +120,9 @@ private:
     if (!op.is(Opcode::Load) && !op.is(Opcode::Store))
       vec = 1;
     // Spread the elements over all threads before widening the vectors.
-    int64_t perThread = std::max<int64_t>(1, ptr->type()->numElements() / (numWarps_ * kWarpSize));
+    int64_t perThread = std::max<int64_t>(1, ptr->type()->numElements() / (numWarps_ * warpSize_));
     vec = floorPowerOfTwo(std::max<int64_t>(1, std::min(vec, perThread)));
-    return makeBlockedLayout(ctx_, shape, order, vec, numWarps_);
+    return makeBlockedLayout(ctx_, shape, order, vec, numWarps_, warpSize_);
   }
 
   // --- 1. backward: wants
@@ -257,7 +257,7 @@ private:
     if (!v->type()->isTensor())
       return;
     if (!l)
-      l = defaultBlockedLayout(ctx_, v->type()->shape(), numWarps_);
+      l = defaultBlockedLayout(ctx_, v->type()->shape(), numWarps_, warpSize_);
     layout_[v] = l;
     if (strong)
       strong_[v] = true;
@@ -565,7 +565,7 @@ private:
 
   Function &fn_;
   IRContext &ctx_;
-  int64_t numWarps_;
+  int64_t numWarps_, warpSize_;
   AxisInfoAnalysis axis_;
   // Keyed by pointers and only looked up: nothing iterates them into output.
   std::map<Operation *, const LayoutAttr *> anchors_;
@@ -588,6 +588,13 @@ public:
         diag.error(fn->loc(), fmt::format("num_warps of '@{}' must be a power of two from 1 to "
                                           "32, got {}",
                                           fn->name(), numWarps));
+        return changed;
+      }
+      // A workgroup is at most 1024 threads: 16 of wave64's 64-lane warps.
+      if (int64_t threads = numWarps * functionWarpSize(*fn); threads > 1024) {
+        diag.error(fn->loc(), fmt::format("num_warps = {} of '@{}' is {} threads of {}-lane warps, "
+                                          "more than the 1024 a program may have",
+                                          numWarps, fn->name(), threads, functionWarpSize(*fn)));
         return changed;
       }
       if (!fn->attrs().has("num_warps")) {

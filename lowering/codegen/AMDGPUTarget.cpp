@@ -4,10 +4,10 @@
 // stores in a branch on their predicate, and LLVM intrinsics for the fp32
 // math.
 //
-// Layouts stay those of 32-thread warps (kWarpSize): on wave64 (gfx90a,
-// gfx942) one wavefront holds two of tk's warps, lanes 0..31 and 32..63,
-// and a shuffle with a lane mask below 32 stays inside its warp; on gfx1100
-// (wave32) a warp is a wavefront. A shuffle is DPP, ds_swizzle_b32,
+// A warp is the wavefront (warpSize: 64 lanes on gfx90a and gfx942, 32 on
+// gfx1100): the layouts of a kernel compiled for gfx9 have 64-thread warps
+// (threads_per_warp, compiler/Pipeline.cpp), so a shuffle's lane mask goes
+// up to 32 and crosses the wavefront's halves. A shuffle is DPP, ds_swizzle_b32,
 // v_permlanex16_b32 or ds_bpermute_b32 by arch and lane mask
 // (AMDGPUShuffle.h), a barrier s_barrier between workgroup-scope release
 // and acquire fences (LDS ordered as __syncthreads orders it). fp64 math and
@@ -156,6 +156,8 @@ public:
   // LDS is allocated statically, up to the workgroup's 64 KiB.
   int64_t maxStaticSharedBytes() const override { return kAMDGPULDSBytes; }
   int64_t maxSharedBytes() const override { return kAMDGPULDSBytes; }
+
+  int64_t warpSize() const override { return warpSizeFor(options_.arch); }
 
   llvm::Value *threadId(llvm::IRBuilderBase &b) const override {
     return b.CreateIntrinsic(llvm::Intrinsic::amdgcn_workitem_id_x, {}, {});

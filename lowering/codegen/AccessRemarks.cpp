@@ -156,10 +156,11 @@ void FunctionLowering::remarkAccess(Operation &op, const ThreadMap &map, int64_t
     }
   }
 
-  // coalesce: one warp-wide access is 32 lanes x `bytes`; lanes that are
+  // coalesce: one warp-wide access is warpSize lanes x `bytes`; lanes that are
   // consecutive along `fast` cover runs of consecutive addresses, each run
   // at least one 32-byte sector.
-  int64_t lanes = std::min<int64_t>(kWarpSize, std::max<int64_t>(1, tile->numElements() / vec));
+  int64_t lanes =
+      std::min<int64_t>(map.warpSize(), std::max<int64_t>(1, tile->numElements() / vec));
   int64_t warpBytes = lanes * bytes;
   int64_t runBytes = std::min({warpBytes, std::min(d.threads * vec, contiguity) * eb});
   runBytes = std::max(runBytes, bytes);

@@ -159,7 +159,7 @@ bool FunctionLowering::lowerDebug(Operation &op) {
   if (op.numOperands() == 0) {
     // A message: once per program (thread 0).
     llvm::Value *t0 = b_.CreateICmpEQ(
-        b_.CreateAdd(b_.CreateMul(warp_, b_.getInt32(kWarpSize)), lane_), b_.getInt32(0));
+        b_.CreateAdd(b_.CreateMul(warp_, b_.getInt32(warpSize_)), lane_), b_.getInt32(0));
     guarded(t0, [&] { emit(head + " " + prefix + "\n", {}); });
     return true;
   }

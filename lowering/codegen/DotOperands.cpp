@@ -207,8 +207,8 @@ bool lowerAsyncCopy(FunctionLowering &fl, Operation &op) {
   // once per thread.
   std::vector<int64_t> threadRow, threadCol;
   for (int64_t tid = 0; tid < map.numThreads(); ++tid) {
-    threadRow.push_back(map.threadOffset(1 - fast, tid % kWarpSize, tid / kWarpSize));
-    threadCol.push_back(map.threadOffset(fast, tid % kWarpSize, tid / kWarpSize));
+    threadRow.push_back(map.threadOffset(1 - fast, tid % map.warpSize(), tid / map.warpSize()));
+    threadCol.push_back(map.threadOffset(fast, tid % map.warpSize(), tid / map.warpSize()));
   }
   auto offsets = [&](int64_t r) {
     int64_t row = map.registerOffset(r, 1 - fast), col = map.registerOffset(r, fast);

@@ -58,6 +58,9 @@ public:
   const AxisInfoAnalysis &axis() const { return axis_; }
   DiagnosticEngine &diag() { return diag_; }
   int64_t numWarps() const { return numWarps_; }
+  /// Threads per warp of the function's layouts (its threads_per_warp, the
+  /// target's warpSize): lane = thread id % warpSize().
+  int64_t warpSize() const { return warpSize_; }
   /// The compile's remarks (lang/Remarks.h), or null when it asked for none.
   RemarkSink *remarks() const { return remarks_; }
   void setRemarks(RemarkSink *sink) { remarks_ = sink; }
@@ -149,7 +152,7 @@ private:
   const AxisInfoAnalysis &axis_;
   llvm::Constant *smemArray_; // the kernel's shared array (null: none)
   llvm::Value *smem_;         // the current op's scratch in it
-  int64_t numWarps_;
+  int64_t numWarps_, warpSize_;
   DiagnosticEngine &diag_;
   IRLimits *limits_ = nullptr;
   int64_t maxInstructions_ = 0;

@@ -19,7 +19,7 @@ FunctionLowering::FunctionLowering(Function &fn, llvm::Function *llfn, const Tar
                                    const AxisInfoAnalysis &axis, llvm::Constant *smem,
                                    int64_t numWarps, DiagnosticEngine &diag)
     : fn_(fn), llfn_(llfn), target_(target), axis_(axis), smemArray_(smem), smem_(smem),
-      numWarps_(numWarps), diag_(diag), b_(llfn->getContext()) {}
+      numWarps_(numWarps), warpSize_(functionWarpSize(fn)), diag_(diag), b_(llfn->getContext()) {}
 
 llvm::Constant *FunctionLowering::sharedAt(int64_t offset) const {
   assert(smemArray_ && "shared memory used but none allocated");
@@ -108,7 +108,7 @@ llvm::Value *FunctionLowering::threadOffset(const LayoutAttr *layout, const Thre
   // (id / stride) % count, without the steps that change nothing (a
   // division by 1; a count of 1 makes the part 0), and so on below: LLVM
   // would fold them, but only after its first passes have walked them.
-  // `ids` is the number of ids (32 lanes, numWarps warps): when stride *
+  // `ids` is the number of ids (warpSize lanes, numWarps warps): when stride *
   // count covers them the remainder is the quotient.
   auto part = [&](llvm::Value *id, int64_t ids, int64_t stride, int64_t count) -> llvm::Value * {
     if (count == 1)
@@ -116,7 +116,7 @@ llvm::Value *FunctionLowering::threadOffset(const LayoutAttr *layout, const Thre
     llvm::Value *q = stride == 1 ? id : eb.CreateUDiv(id, eb.getInt32(stride));
     return stride * count >= ids ? q : eb.CreateURem(q, eb.getInt32(count));
   };
-  llvm::Value *l = part(lane_, kWarpSize, d.laneStride, d.threads);
+  llvm::Value *l = part(lane_, warpSize_, d.laneStride, d.threads);
   llvm::Value *w = part(warp_, numWarps_, d.warpStride, d.warps);
   if (w && d.threads != 1)
     w = eb.CreateMul(w, eb.getInt32(d.threads));
@@ -162,8 +162,8 @@ bool FunctionLowering::run() {
   llvm::BasicBlock *body = llvm::BasicBlock::Create(c, "body", llfn_);
   b_.SetInsertPoint(entry_);
   llvm::Value *tid = target_.threadId(b_);
-  lane_ = b_.CreateURem(tid, b_.getInt32(kWarpSize), "lane");
-  warp_ = b_.CreateUDiv(tid, b_.getInt32(kWarpSize), "warp");
+  lane_ = b_.CreateURem(tid, b_.getInt32(warpSize_), "lane");
+  warp_ = b_.CreateUDiv(tid, b_.getInt32(warpSize_), "warp");
   b_.CreateBr(body);
   for (unsigned i = 0; i < fn_.numArguments(); ++i)
     set(fn_.argument(i), {llfn_->getArg(i)});
@@ -347,6 +347,17 @@ std::unique_ptr<llvm::Module> lowerToLLVM(Module &module, const TargetOptions &o
       ok = false;
       continue;
     }
+    // The layouts' warps are the target's (threads_per_warp, set with the
+    // arch by the GPU passes' driver): IR laid out for another warp size
+    // cannot run here.
+    if (functionWarpSize(fn) != target->warpSize()) {
+      diag.error(fn.loc(),
+                 fmt::format("'@{}' has {}-thread warps (threads_per_warp) but a warp on "
+                             "{} is {} threads; run the GPU passes for this arch",
+                             fn.name(), functionWarpSize(fn), options.arch, target->warpSize()));
+      ok = false;
+      continue;
+    }
     if (!fn.attrs().getInt("num_warps"))
       fn.attrs().set("num_warps", int64_t(options.numWarps));
     int64_t numWarps = *fn.attrs().getInt("num_warps");
@@ -409,7 +420,7 @@ std::unique_ptr<llvm::Module> lowerToLLVM(Module &module, const TargetOptions &o
       if (div && fn.argument(i)->type()->isPointer() && *div >= 16)
         llfn->addParamAttr(i, llvm::Attribute::getWithAlignment(llctx, llvm::Align(16)));
     }
-    target->markKernel(llfn, numWarps * kWarpSize);
+    target->markKernel(llfn, numWarps * functionWarpSize(fn));
     AxisInfoAnalysis axis(fn);
     FunctionLowering lowering(fn, llfn, *target, axis, smem, numWarps, diag);
     lowering.setBudget(&module.context().limits(), options.maxLLVMInstructions);

@@ -285,7 +285,7 @@ bool FunctionLowering::lowerScan(Operation &op) {
   llvm::LLVMContext &ctx = b_.getContext();
   llvm::Function *fn = b_.GetInsertBlock()->getParent();
   llvm::Type *i32 = b_.getInt32Ty();
-  llvm::Value *tid = b_.CreateAdd(b_.CreateMul(warp_, b_.getInt32(kWarpSize)), lane_);
+  llvm::Value *tid = b_.CreateAdd(b_.CreateMul(warp_, b_.getInt32(warpSize_)), lane_);
   llvm::BasicBlock *pre = b_.GetInsertBlock();
   auto *lineHead = llvm::BasicBlock::Create(ctx, "scan.line", fn);
   auto *lineBody = llvm::BasicBlock::Create(ctx, "scan.first", fn);

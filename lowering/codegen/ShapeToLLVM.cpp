@@ -28,7 +28,7 @@ namespace tk {
 std::vector<llvm::Value *> FunctionLowering::ownerPredicates(Value *v) {
   if (!v->type()->isTensor()) {
     llvm::IRBuilder<> eb(entry_->getTerminator());
-    return {eb.CreateICmpEQ(eb.CreateAdd(eb.CreateMul(warp_, eb.getInt32(kWarpSize)), lane_),
+    return {eb.CreateICmpEQ(eb.CreateAdd(eb.CreateMul(warp_, eb.getInt32(warpSize_)), lane_),
                             eb.getInt32(0))};
   }
   ThreadMap map = threadMap(v);

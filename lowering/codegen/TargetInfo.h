@@ -66,6 +66,11 @@ public:
   /// once the kernel opts in), for the target's architecture.
   virtual int64_t maxSharedBytes() const = 0;
 
+  /// Threads per warp: the lanes a shuffleXor spans, and what a function's
+  /// layouts must have (its threads_per_warp, TargetOptions.h warpSizeFor):
+  /// 32 on NVIDIA GPUs, the wavefront on AMD GPUs (64 on gfx9, 32 on gfx11).
+  virtual int64_t warpSize() const { return 32; }
+
   /// The thread's index in its program (i32), and the program's index and
   /// the number of programs along `axis` (0..2).
   virtual llvm::Value *threadId(llvm::IRBuilderBase &b) const = 0;
@@ -77,7 +82,8 @@ public:
   virtual llvm::Value *specialRegister(llvm::IRBuilderBase &b, const std::string &name) const = 0;
 
   /// The value `v` (any scalar of 8 to 64 bits) of the lane `lane ^ laneMask`
-  /// of the same warp; every lane of the warp takes part.
+  /// of the same warp (laneMask below warpSize(): up to 32 on wave64); every
+  /// lane of the warp takes part.
   virtual llvm::Value *shuffleXor(llvm::IRBuilderBase &b, llvm::Value *v,
                                   unsigned laneMask) const = 0;
   /// A barrier for all threads of the program, ordering shared memory.

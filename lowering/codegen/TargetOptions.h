@@ -85,8 +85,8 @@ constexpr bool isAMDGPUArch(std::string_view arch) {
 
 /// The hardware wavefront LLVM compiles an AMD GPU arch for: 64 lanes on
 /// gfx9 (gfx90a, gfx942: wave64 only), 32 on gfx10 and newer (gfx1100:
-/// LLVM's default, wave32). Not tk's warp (ir/Layout.h's kWarpSize): the
-/// width of the cross-lane instructions and ROCm's __oclc_wavefrontsize64.
+/// LLVM's default, wave32). The width of the cross-lane instructions and
+/// ROCm's __oclc_wavefrontsize64, and tk's warp there (warpSizeFor).
 constexpr int amdgpuWavefrontSize(std::string_view arch) {
   return arch.starts_with("gfx9") ? 64 : 32;
 }
@@ -102,6 +102,15 @@ constexpr int64_t maxSharedBytesFor(std::string_view arch) {
   if (arch == "sm_80" || arch == "sm_87")
     return 163 * 1024;
   return 99 * 1024; // sm_86, sm_89
+}
+
+/// Threads per warp of tk's layouts on `arch` (a function's
+/// `threads_per_warp`, ir/Layout.h): 32 on NVIDIA GPUs and on wave32 AMD
+/// GPUs (gfx1100), the 64-lane wavefront on gfx9 (gfx90a, gfx942), whose
+/// num_warps then counts wavefronts (a program is num_warps x 64 threads),
+/// as Triton's AMD back end counts them.
+constexpr int64_t warpSizeFor(std::string_view arch) {
+  return isAMDGPUArch(arch) ? amdgpuWavefrontSize(arch) : 32;
 }
 
 } // namespace tk

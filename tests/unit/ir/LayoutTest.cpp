@@ -35,7 +35,7 @@ TEST_F(LayoutTest, OneDimensionalBlockedGivesEachThreadTwoVectors) {
 
 TEST_F(LayoutTest, TwoDimensionalRowMajorTile) {
   // fp16 [64, 128] with 16-byte vectors: a warp covers 2 rows, 4 warps 8.
-  auto *l = makeBlockedLayout(ctx, {64, 128}, {1, 0}, 8, 4);
+  auto *l = makeBlockedLayout(ctx, {64, 128}, {1, 0}, 8, 4, kWarpSize);
   EXPECT_EQ(l->sizePerThread(), (std::vector<int64_t>{1, 8}));
   EXPECT_EQ(l->threadsPerWarp(), (std::vector<int64_t>{2, 16}));
   EXPECT_EQ(l->warpsPerCTA(), (std::vector<int64_t>{4, 1}));
@@ -63,12 +63,17 @@ TEST_F(LayoutTest, RandomLayoutsCoverEveryElement) {
     }
     std::shuffle(order.begin(), order.end(), rng);
     int64_t warps = pick(3), vec = pick(3);
-    auto *l = makeBlockedLayout(ctx, shape, order, vec, warps);
+    // Every other layout has 64-lane warps (AMD's wave64).
+    int64_t lanes = iter % 2 ? 64 : kWarpSize;
+    auto *l = makeBlockedLayout(ctx, shape, order, vec, warps, lanes);
     ASSERT_TRUE(
         validateBlocked(l->sizePerThread(), l->threadsPerWarp(), l->warpsPerCTA(), l->order())
             .empty());
     ThreadMap map(l, shape);
     ASSERT_EQ(map.numWarps(), warps);
+    ASSERT_EQ(map.warpSize(), lanes);
+    ASSERT_EQ(layoutWarpSize(l), lanes);
+    ASSERT_EQ(int64_t(map.elementsPerThread().size()), warps * lanes);
     int64_t total = 1;
     bool covers = true;
     for (unsigned d = 0; d < rank; ++d) {
@@ -89,7 +94,7 @@ TEST_F(LayoutTest, RandomLayoutsCoverEveryElement) {
     }
     // Runs along the fastest dimension.
     unsigned fast = map.order()[0];
-    int64_t lane = rng() % kWarpSize, warp = rng() % warps;
+    int64_t lane = rng() % lanes, warp = rng() % warps;
     for (int64_t r = 0; r + 1 < map.numRegisters(); ++r)
       if ((r + 1) % map.dim(fast).size != 0 && map.dim(fast).size <= shape[fast]) {
         std::vector<int64_t> a = map.coords(r, lane, warp), b = map.coords(r + 1, lane, warp);
@@ -102,7 +107,7 @@ TEST_F(LayoutTest, RandomLayoutsCoverEveryElement) {
 }
 
 TEST_F(LayoutTest, SliceHoldsTheParentsElementsWithoutTheDimension) {
-  auto *parent = makeBlockedLayout(ctx, {32, 64}, {1, 0}, 4, 4);
+  auto *parent = makeBlockedLayout(ctx, {32, 64}, {1, 0}, 4, 4, kWarpSize);
   for (unsigned dim : {0u, 1u}) {
     auto *slice = SliceLayout::get(ctx, dim, parent);
     EXPECT_EQ(layoutRank(slice), 1u);
@@ -167,7 +172,7 @@ TEST(LayoutTextTest, BadLayoutsAreLocatedErrors) {
     const char *message;
   } cases[] = {
       {"tensor<64xfp32, blocked<size = [1], threads = [16], warps = [4], order = [0]>>",
-       "multiply to 16, not the warp size 32"},
+       "multiply to 16, not a warp size (32, or 64"},
       {"tensor<64xfp32, blocked<size = [1], threads = [32], order = [0]>>",
        "blocked layout needs 'warps'"},
       {"tensor<64xfp32, blocked<size = [1, 1], threads = [1, 32], warps = [4, 1], order = [1, "
