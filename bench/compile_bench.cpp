@@ -1,7 +1,7 @@
 // compile_bench: how long tk takes to compile a kernel, stage by stage, and
 // (--load, on a GPU machine) from source to a loaded module.
 //
-//   build/bin/compile_bench [--ptxas] [--remarks] [--json FILE] [--repeat N]
+//   build/bin/compile_bench [--ptxas] [--remarks] [--amdgcn[=ARCH]] [--json FILE] [--repeat N]
 //   build/bin/compile_bench --load [--compilers] [--forced] [--jit-level N]
 //                           [--baseline-ptx DIR] [--json FILE] [--repeat N]
 //   build/bin/compile_bench --jit-files DIR [--jit-level N] [--json FILE]
@@ -22,6 +22,12 @@
 // stages, and resolving and rendering the records), its overhead over the
 // plain compile, and on its own the registers remark's `ptxas -v` run; the
 // PTX must be the same.
+// --amdgcn[=ARCH] (gfx942 by default; gfx90a, gfx1100) compiles each case a
+// second time, interleaved, for that AMD GPU, from source to a code object
+// (an NVIDIA arch of the case dropped): its LLVM lowering and optimisation,
+// AMDGPU code generation to an object, `ld.lld -shared` and the total, beside
+// the NVPTX compile's. Compile time only: no AMD GPU is attached here, so
+// nothing measures how fast the code objects run (docs/codegen.md, "AMDGPU").
 // Issue 3's target: front end + IR pipeline for softmax at most 2 ms; issue
 // 5's: softmax source -> loaded module at most 50 ms; issue 8's: one matmul
 // config at most 100 ms.
@@ -210,11 +216,24 @@ struct RemarkCost {
   size_t count = 0;
 };
 
+// --amdgcn: the AMD GPU the cases are also compiled for ("" when not).
+std::string gAmdgcnArch;
+
+// The stages of an amdgcn compile that differ from NVPTX's (the front end
+// and the IR and GPU passes are the same work).
+enum AmdStage { AmdLLVMLower, AmdLLVMOpt, AmdObject, AmdLld, NumAmdStages };
+const char *kAmdStageNames[NumAmdStages] = {"amdgcn_llvm_lower", "amdgcn_llvm_opt", "amdgcn_object",
+                                            "amdgcn_lld"};
+
 bool stagedCompile(const Case &c, const std::string &source, double times[NumStages],
-                   std::string &ptx, std::string &error, RemarkCost *remarks = nullptr) {
+                   std::string &ptx, std::string &error, RemarkCost *remarks = nullptr,
+                   double amdTimes[NumAmdStages] = nullptr) {
   std::fill(times, times + NumStages, 0.0);
+  if (amdTimes)
+    std::fill(amdTimes, amdTimes + NumAmdStages, 0.0);
   CompileOptions options;
-  options.arch = c.arch;
+  // amdTimes: the case for gAmdgcnArch, to a code object (in `ptx`).
+  options.arch = amdTimes ? gAmdgcnArch : c.arch;
   options.numWarps = c.numWarps;
   options.numStages = c.numStages;
   if (!options.readKnobs(error))
@@ -232,15 +251,23 @@ bool stagedCompile(const Case &c, const std::string &source, double times[NumSta
       comp.parse(std::span(&text, 1)) && comp.lowerToIR(std::span(&spec, 1)) && comp.runGpuPasses();
 #ifdef TK_BENCH_WITH_LLVM
   ptx.clear();
-  ok = ok && comp.emitPTX(ptx);
+  ok = ok && (amdTimes ? comp.emitCodeObject(ptx) : comp.emitPTX(ptx));
 #endif
   const std::pair<const char *, int> stageOf[] = {
       {"parse", FrontEnd},       {"ast-to-ir", ToIR},   {"block", IRPipeline}, {"gpu", GPUPasses},
       {"llvm/lower", LLVMLower}, {"llvm/opt", LLVMOpt}, {"ptx", Codegen}};
+  const std::pair<const char *, int> amdStageOf[] = {{"llvm/lower", AmdLLVMLower},
+                                                     {"llvm/opt", AmdLLVMOpt},
+                                                     {"object", AmdObject},
+                                                     {"ld.lld", AmdLld}};
   for (const StageTime &t : comp.times()) {
     for (const auto &[name, stage] : stageOf)
-      if (t.name == name)
+      if (t.name == name && !(amdTimes && stage >= LLVMLower))
         times[stage] = t.ms;
+    if (amdTimes)
+      for (const auto &[name, stage] : amdStageOf)
+        if (t.name == name)
+          amdTimes[stage] = t.ms;
     if (remarks && t.name == "remarks-ptxas")
       remarks->ptxasMs = t.ms;
   }
@@ -905,13 +932,18 @@ double childCpuMs() {
 // driver's JIT when iterating on the PTX without a GPU.
 int stageBench(const std::string &jsonPath, int repeat, bool ptxas, bool remarks) {
   std::string rows;
+  bool amd = !gAmdgcnArch.empty();
+  if (amd)
+    std::printf("amdgcn: each case also compiled for %s to a code object (compile time only: "
+                "no AMD GPU here, so no runtime speed is measured)\n",
+                gAmdgcnArch.c_str());
   std::printf("%-18s", "kernel");
   for (const char *name : kStageNames)
     std::printf(" %13s", name);
-  std::printf(" %9s%s%s  (median ms; %d compiles, matmul %d)\n", "total",
-              ptxas ? "     ptxas  ptxas-cpu" : "",
-              remarks ? "  +remarks  overhead  remarks-ptxas" : "", repeat,
-              std::max(5, repeat / 5));
+  std::printf(
+      " %9s%s%s%s  (median ms; %d compiles, matmul %d)\n", "total",
+      ptxas ? "     ptxas  ptxas-cpu" : "", remarks ? "  +remarks  overhead  remarks-ptxas" : "",
+      amd ? "  amd-llvm  amd-object   ld.lld  amdgcn-total" : "", repeat, std::max(5, repeat / 5));
   for (const Case &c : allCases()) {
     if (!selected(c))
       continue;
@@ -919,6 +951,8 @@ int stageBench(const std::string &jsonPath, int repeat, bool ptxas, bool remarks
     int n = c.workload == Workload::Matmul ? std::max(5, repeat / 5) : repeat;
     std::vector<double> stage[NumStages], total, upToPipeline, ptxasWall, ptxasCpu;
     std::vector<double> withRemarks, remarksPtxas;
+    std::vector<double> amdStage[NumAmdStages], amdTotal;
+    std::string amdError; // the amdgcn compile's first error line: a case it cannot take
     size_t remarkCount = 0;
     for (int r = 0; r < n; ++r) {
       double t[NumStages];
@@ -946,6 +980,23 @@ int stageBench(const std::string &jsonPath, int repeat, bool ptxas, bool remarks
         withRemarks.push_back(sum);
         remarksPtxas.push_back(cost.ptxasMs);
         remarkCount = cost.count;
+      }
+      if (amd && amdError.empty()) {
+        // Interleaved too; the stages before LLVM are the NVPTX compile's work.
+        double ta[NumStages], amdT[NumAmdStages];
+        std::string codeObject, amdErr;
+        if (stagedCompile(c, source, ta, codeObject, amdErr, nullptr, amdT)) {
+          double sum = ta[FrontEnd] + ta[ToIR] + ta[IRPipeline] + ta[GPUPasses];
+          for (int s = 0; s < NumAmdStages; ++s) {
+            amdStage[s].push_back(amdT[s]);
+            sum += amdT[s];
+          }
+          amdTotal.push_back(sum);
+        } else {
+          // A located error (more threads or LDS than an AMD workgroup has):
+          // the row says so, and the other cases go on.
+          amdError = amdErr.substr(0, amdErr.find('\n'));
+        }
       }
       if (ptxas) {
         std::string cubin;
@@ -985,6 +1036,17 @@ int stageBench(const std::string &jsonPath, int repeat, bool ptxas, bool remarks
                 fmt::format(", \"remarks\": {}, \"remarks_overhead_percent\": {:.2f}, ",
                             remarkCount, overhead);
     }
+    if (amd && !amdError.empty()) {
+      std::printf("  amdgcn: %s", amdError.c_str());
+      fields += "\"amdgcn_error\": " + jsonString(amdError) + ", ";
+    } else if (amd) {
+      std::printf(" %9.3f %11.3f %8.3f %13.3f",
+                  median(amdStage[AmdLLVMLower]) + median(amdStage[AmdLLVMOpt]),
+                  median(amdStage[AmdObject]), median(amdStage[AmdLld]), median(amdTotal));
+      for (int s = 0; s < NumAmdStages; ++s)
+        fields += statsJson(kAmdStageNames[s], amdStage[s]) + ", ";
+      fields += statsJson("amdgcn_total", amdTotal) + ", ";
+    }
     std::printf("\n");
     rows += fmt::format("{}    {{\"kernel\": \"{}\", \"compiles\": {}, {}\"source_to_ir_opt_ms\": "
                         "{:.4f}, {}}}",
@@ -993,9 +1055,9 @@ int stageBench(const std::string &jsonPath, int repeat, bool ptxas, bool remarks
   }
   if (!jsonPath.empty()) {
     std::ofstream out(jsonPath);
-    out << fmt::format("{{\n  \"date\": \"{}\",\n  \"repeat\": {},\n  \"with_llvm\": {},\n"
-                       "  \"rows\": [\n{}\n  ]\n}}\n",
-                       utcNow(), repeat,
+    out << fmt::format("{{\n  \"date\": \"{}\",\n  \"repeat\": {},\n  \"amdgcn_arch\": {},\n"
+                       "  \"with_llvm\": {},\n  \"rows\": [\n{}\n  ]\n}}\n",
+                       utcNow(), repeat, jsonString(gAmdgcnArch),
 #ifdef TK_BENCH_WITH_LLVM
                        "true",
 #else
@@ -1081,6 +1143,8 @@ int main(int argc, char **argv) {
       ptxas = true;
     else if (a == "--remarks")
       remarks = true;
+    else if (a == "--amdgcn" || a.starts_with("--amdgcn="))
+      gAmdgcnArch = a == "--amdgcn" ? "gfx942" : a.substr(9);
     else if (a == "--jit-level" && i + 1 < argc)
       gJitLevel = std::atoi(argv[++i]);
     else if (a == "--baseline-ptx" && i + 1 < argc)
@@ -1091,12 +1155,23 @@ int main(int argc, char **argv) {
       gOnly = argv[++i];
     else {
       std::fprintf(stderr,
-                   "usage: compile_bench [--ptxas] [--remarks] | --load [--compilers] [--forced] "
+                   "usage: compile_bench [--ptxas] [--remarks] [--amdgcn[=ARCH]] | --load "
+                   "[--compilers] [--forced] "
                    "[--jit-level N] "
                    "[--baseline-ptx DIR] | --jit-files DIR] [--only NAME,...] [--json FILE] "
                    "[--repeat N]\n");
       return 2;
     }
+  }
+  if (!gAmdgcnArch.empty() && !isAMDGPUArch(gAmdgcnArch)) {
+    std::fprintf(stderr, "--amdgcn: '%s' is not one of %s\n", gAmdgcnArch.c_str(),
+                 std::string(kAMDGPUArchList).c_str());
+    return 2;
+  }
+  if (!gAmdgcnArch.empty() && (load || !jitFilesDir.empty())) {
+    std::fprintf(stderr, "--amdgcn times compiles only (no AMD GPU here): not with --load or "
+                         "--jit-files\n");
+    return 2;
   }
   if (!jitFilesDir.empty())
     return jitFilesBench(jitFilesDir, jsonPath);

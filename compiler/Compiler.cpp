@@ -403,6 +403,8 @@ bool Compilation::emitObject(std::string &out) {
   PTXTimings t;
   bool ok = tk::emitObject(*module_, options_.target(), out, *diag_, &t);
   times_.push_back({"llvm", t.lowerMs + t.optMs});
+  times_.push_back({"llvm/lower", t.lowerMs});
+  times_.push_back({"llvm/opt", t.optMs});
   times_.push_back({"object", t.codegenMs});
   reached_ = Stage::PTX;
   finishTimes();
