@@ -32,6 +32,37 @@ std::string MmaLayout::str() const {
                      fmt::join(warps_, ", "), fmt::join(instr_, ", "));
 }
 
+const AMDMmaLayout *AMDMmaLayout::get(IRContext &ctx, bool wmma, std::vector<int64_t> warps,
+                                      std::vector<int64_t> instr) {
+  assert(validateAMDMma(wmma, warps, instr).empty());
+  std::unique_ptr<LayoutAttr> l(new AMDMmaLayout(wmma, std::move(warps), std::move(instr)));
+  return cast<AMDMmaLayout>(ctx.layout(std::move(l)));
+}
+
+std::string AMDMmaLayout::str() const {
+  return fmt::format("{}<warps = [{}], instr = [{}]>", wmma_ ? "wmma" : "mfma",
+                     fmt::join(warps_, ", "), fmt::join(instr_, ", "));
+}
+
+std::string validateAMDMma(bool wmma, const std::vector<int64_t> &warps,
+                           const std::vector<int64_t> &instr) {
+  const char *name = wmma ? "wmma" : "mfma";
+  if (warps.size() != 2 || instr.size() != 2)
+    return fmt::format("an {} layout needs two warps and two instr dimensions, got {} and {}", name,
+                       warps.size(), instr.size());
+  for (int64_t w : warps)
+    if (w < 1 || (w & (w - 1)))
+      return fmt::format("{} warps [{}] must be powers of two", name, fmt::join(warps, ", "));
+  // A workgroup is at most 1024 threads: 16 wave64 warps.
+  if (warps[0] * warps[1] > 16)
+    return fmt::format("{} warps [{}] multiply to more than 16", name, fmt::join(warps, ", "));
+  bool ok = instr[0] == instr[1] && (instr[0] == 16 || (!wmma && instr[0] == 32));
+  if (!ok)
+    return fmt::format("{} instr [{}] is not supported ({})", name, fmt::join(instr, ", "),
+                       wmma ? "[16, 16]" : "[32, 32] or [16, 16]");
+  return {};
+}
+
 const DotOperandLayout *DotOperandLayout::get(IRContext &ctx, unsigned opIdx,
                                               const MmaLayout *parent, int64_t kWidth) {
   assert(opIdx < 2 && parent && kWidth >= 1 && kWidth <= 4);
@@ -88,6 +119,19 @@ uint64_t wgmmaDescriptor(uint64_t address, uint64_t leadingBytes, uint64_t strid
 
 void distributeDotLayout(const LayoutAttr *layout, std::vector<ThreadMap::Dim> &dims,
                          std::vector<unsigned> &order, int64_t &numWarps) {
+  if (auto *amd = dyn_cast<AMDMmaLayout>(layout)) {
+    // See AMDMmaLayout: rows in runs of s over g lane groups (lane stride
+    // n), columns over n lanes; rows fastest.
+    int64_t wm = amd->warps()[0], wn = amd->warps()[1];
+    numWarps = wm * wn;
+    dims.assign(2, {});
+    dims[0].size = amd->rowRun(), dims[0].threads = amd->laneGroups(), dims[0].warps = wm;
+    dims[0].laneStride = amd->n(), dims[0].warpStride = wn;
+    dims[1].size = 1, dims[1].threads = amd->n(), dims[1].warps = wn;
+    dims[1].laneStride = 1, dims[1].warpStride = 1;
+    order = {0, 1};
+    return;
+  }
   const MmaLayout *mma = nullptr;
   const auto *op = dyn_cast<DotOperandLayout>(layout);
   mma = op ? op->parent() : cast<MmaLayout>(layout);
@@ -153,6 +197,18 @@ const LayoutAttr *buildDotLayout(IRContext &ctx, std::string_view kind,
     }
     error = validateMma(*version, *warps, *instr);
     return error.empty() ? MmaLayout::get(ctx, *version, *warps, *instr) : nullptr;
+  }
+  if (kind == "mfma" || kind == "wmma") {
+    if (!expect({"warps", "instr"}))
+      return nullptr;
+    const auto *warps = std::get_if<std::vector<int64_t>>(&get("warps")->value);
+    const auto *instr = std::get_if<std::vector<int64_t>>(&get("instr")->value);
+    if (!warps || !instr) {
+      error = fmt::format("an {} layout needs integer arrays 'warps' and 'instr'", kind);
+      return nullptr;
+    }
+    error = validateAMDMma(kind == "wmma", *warps, *instr);
+    return error.empty() ? AMDMmaLayout::get(ctx, kind == "wmma", *warps, *instr) : nullptr;
   }
   if (kind == "dot_operand") {
     if (!expect({"op_idx", "parent", "k_width"}))

@@ -58,7 +58,7 @@ void distribute(const LayoutAttr *layout, std::vector<ThreadMap::Dim> &dims,
     numWarps = product(b->warpsPerCTA());
     return;
   }
-  if (isa<MmaLayout>(layout) || isa<DotOperandLayout>(layout))
+  if (isa<MmaLayout>(layout) || isa<DotOperandLayout>(layout) || isa<AMDMmaLayout>(layout))
     return distributeDotLayout(layout, dims, order, numWarps);
   assert(isa<SliceLayout>(layout) && "a shared layout is not distributed over threads");
   auto *s = cast<SliceLayout>(layout);
@@ -162,7 +162,7 @@ unsigned layoutRank(const LayoutAttr *layout) {
     return b->rank();
   if (auto *sh = dyn_cast<SharedLayout>(layout))
     return sh->rank();
-  if (isa<MmaLayout>(layout) || isa<DotOperandLayout>(layout))
+  if (isa<MmaLayout>(layout) || isa<DotOperandLayout>(layout) || isa<AMDMmaLayout>(layout))
     return 2;
   return layoutRank(cast<SliceLayout>(layout)->parent()) - 1;
 }
@@ -178,6 +178,8 @@ int64_t layoutWarpSize(const LayoutAttr *layout) {
     return layoutWarpSize(s->parent());
   if (auto *op = dyn_cast<DotOperandLayout>(layout))
     return layoutWarpSize(op->parent());
+  if (auto *amd = dyn_cast<AMDMmaLayout>(layout))
+    return amd->warpSize();
   return kWarpSize; // NVIDIA's mma layouts
 }
 
@@ -190,6 +192,8 @@ int64_t layoutNumWarps(const LayoutAttr *layout) {
     layout = op->parent();
   if (auto *mma = dyn_cast<MmaLayout>(layout))
     return mma->warps()[0] * mma->warps()[1];
+  if (auto *amd = dyn_cast<AMDMmaLayout>(layout))
+    return amd->warps()[0] * amd->warps()[1];
   return layoutNumWarps(cast<SliceLayout>(layout)->parent());
 }
 
@@ -371,7 +375,8 @@ const LayoutAttr *buildLayout(IRContext &ctx, std::string_view kind,
   }
   if (const LayoutAttr *dot = buildDotLayout(ctx, kind, params, error); dot || !error.empty())
     return dot;
-  error = fmt::format("unknown layout '{}' (blocked, slice, shared, mma, dot_operand)", kind);
+  error = fmt::format("unknown layout '{}' (blocked, slice, shared, mma, dot_operand, mfma, wmma)",
+                      kind);
   return nullptr;
 }
 

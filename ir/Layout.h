@@ -43,6 +43,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -56,7 +57,8 @@ class IRContext;
 /// wave64 GPUs (gfx90a, gfx942) a warp is the 64-lane wavefront
 /// (compiler/Pipeline.cpp sets the attribute from the arch). A layout's own
 /// warp size is layoutWarpSize: the product of a blocked layout's
-/// `threads`, 32 for the NVIDIA tensor-core layouts.
+/// `threads`, 32 for the NVIDIA tensor-core layouts, the wavefront for
+/// AMD's (mfma: 64, wmma: 32).
 constexpr int64_t kWarpSize = 32;
 /// The warp sizes a layout may have.
 constexpr bool isWarpSize(int64_t n) { return n == 32 || n == 64; }
@@ -209,6 +211,102 @@ private:
   unsigned opIdx_;
   const MmaLayout *parent_;
   int64_t kWidth_;
+};
+
+/// The accumulator layout of AMD's matrix cores (ir/DotLayout.cpp): MFMA on
+/// CDNA (gfx90a, gfx942; 64-lane warps, `mfma<...>`) and WMMA on RDNA3
+/// (gfx1100; 32-lane warps, `wmma<...>`). The warps tile the [M, N] result
+/// `warps = [wm, wn]`, each warp computing `instr = [n, n]` pieces (mfma:
+/// 32 x 32 or 16 x 16; wmma: 16 x 16). Within a piece lane l holds column
+/// l % n and, in the instruction's register r, row
+///
+///   mfma: 4 G (r / 4) + 4 ((l / n) % G) + r % 4      G = 64 / n lane groups
+///   wmma: 2 r + l / 16
+///
+/// (AMD's matrix instruction calculator: v_mfma_f32_32x32x8_f16's D[i][j]
+/// is GPR 4 floor(i / 8) + i % 4 of lane 32 floor(i / 4) % 64 + j;
+/// v_wmma_f32_16x16x16_f16's on wave32 GPR floor(i / 2) of lane 16 (i % 2)
+/// + j). As a ThreadMap: rows size s (mfma 4, wmma 1), threads g = warp
+/// size / n at lane stride n, warps wm; columns size 1, threads n, warps
+/// wn; rows fastest, so one instruction's registers are consecutive. As in
+/// mma version 2 the row blocks of s g rows interleave over the warps:
+/// instruction row p of piece mi of warp row w is tile row
+/// (R mi + p / (s g)) s g wm + s g w + p % (s g), R = n / (s g)
+/// (amdMmaOperandCoord gives the A operand's lane p that row).
+///
+///   tensor<128x128xfp32, mfma<warps = [2, 2], instr = [32, 32]>>
+///   tensor<64x64xfp32, wmma<warps = [2, 2], instr = [16, 16]>>
+class AMDMmaLayout : public LayoutAttr {
+public:
+  static const AMDMmaLayout *get(IRContext &ctx, bool wmma, std::vector<int64_t> warps,
+                                 std::vector<int64_t> instr);
+  bool isWmma() const { return wmma_; }
+  const std::vector<int64_t> &warps() const { return warps_; }
+  const std::vector<int64_t> &instr() const { return instr_; }
+  /// The piece's side.
+  int64_t n() const { return instr_[0]; }
+  int64_t warpSize() const { return wmma_ ? 32 : 64; }
+  /// Accumulator registers of one instruction per lane: n x n / warpSize.
+  int64_t regsPerInstr() const { return n() * n() / warpSize(); }
+  /// Consecutive rows per register run (s) and lane groups along the rows
+  /// (g): the ThreadMap's row size and threads.
+  int64_t rowRun() const { return wmma_ ? 1 : 4; }
+  int64_t laneGroups() const { return warpSize() / n(); }
+  std::string str() const override;
+  static bool classof(const LayoutAttr *l) { return l->layoutKind() == Kind::AMDMma; }
+
+private:
+  AMDMmaLayout(bool wmma, std::vector<int64_t> warps, std::vector<int64_t> instr)
+      : LayoutAttr(Kind::AMDMma), wmma_(wmma), warps_(std::move(warps)), instr_(std::move(instr)) {}
+  bool wmma_;
+  std::vector<int64_t> warps_, instr_;
+};
+
+/// Empty when the AMD matrix-core parameters are consistent (warps two
+/// powers of two multiplying to at most 16; mfma instr [32, 32] or [16,
+/// 16], wmma [16, 16]), else why not.
+std::string validateAMDMma(bool wmma, const std::vector<int64_t> &warps,
+                           const std::vector<int64_t> &instr);
+
+/// Where one operand element of an AMD matrix-core instruction comes from
+/// in the dot's tile, for the accumulator `acc`: element `e` (0 ..
+/// kWidth - 1) of lane `lane` of operand `opIdx` (0: A [M, K], 1: B [K, N])
+/// of the instruction of piece `piece` (mi for A, ni for B) and k step `kk`,
+/// in the warp at `warp` along M (A) or N (B). The instruction reads K in
+/// steps of `kInstr`, `kWidth` consecutive K elements per lane (A[i][k] is
+/// in lane n (k / kWidth) + i: v_mfma_f32_32x32x8_f16 kWidth 4, kInstr 8;
+/// wmma's lanes l and l + 16 hold the same 16). Returns (M or N, K). One
+/// formula for the lowering (`Arith` on IR values, lowering/codegen/
+/// AMDMmaDotToLLVM.cpp) and the tests (on integers, IntArith):
+///
+///   mn = A: (R piece + p / (s g)) s g wm + s g warp + p % (s g)   p = lane % n
+///        B: (piece wn + warp) n + p
+///   k  = kk kInstr + ((lane / n) % (kInstr / kWidth)) kWidth + e
+template <class Arith, class V>
+std::pair<V, V> amdMmaOperandCoord(const Arith &a, const AMDMmaLayout &acc, unsigned opIdx,
+                                   int64_t piece, V warp, V lane, int64_t kk, int64_t e,
+                                   int64_t kWidth, int64_t kInstr) {
+  int64_t n = acc.n(), block = acc.rowRun() * acc.laneGroups();
+  V p = a.rem(lane, n);
+  V mn;
+  if (opIdx == 0)
+    mn = a.add(a.add(a.mul(a.add(a.c(n / block * piece), a.div(p, block)), block * acc.warps()[0]),
+                     a.mul(warp, block)),
+               a.rem(p, block));
+  else
+    mn = a.add(a.mul(a.add(a.c(piece * acc.warps()[1]), warp), n), p);
+  V group = a.rem(a.div(lane, n), kInstr / kWidth);
+  V k = a.add(a.c(kk * kInstr + e), a.mul(group, kWidth));
+  return {mn, k};
+}
+
+/// Integer arithmetic for the formulas above (tests, compile-time offsets).
+struct IntArith {
+  int64_t c(int64_t k) const { return k; }
+  int64_t add(int64_t x, int64_t y) const { return x + y; }
+  int64_t mul(int64_t x, int64_t k) const { return x * k; }
+  int64_t div(int64_t x, int64_t k) const { return x / k; }
+  int64_t rem(int64_t x, int64_t k) const { return x % k; }
 };
 
 /// wgmma (mma version 3) with `numWarps` warps: the 8-row block of A's

@@ -33,7 +33,7 @@ namespace tk {
 class LayoutAttr {
 public:
   /// The layout kinds (ir/Layout.h defines the classes).
-  enum class Kind : uint8_t { Blocked, Slice, Shared, Mma, DotOperand };
+  enum class Kind : uint8_t { Blocked, Slice, Shared, Mma, DotOperand, AMDMma };
 
   virtual ~LayoutAttr() = default;
   Kind layoutKind() const { return kind_; }

@@ -52,6 +52,7 @@
 #include "lang/Remarks.h"
 #include "lowering/LayoutRemat.h"
 #include "lowering/Pass.h"
+#include "lowering/codegen/AMDMatrixCore.h"
 
 #include <algorithm>
 #include <fmt/format.h>
@@ -94,7 +95,9 @@ public:
       return;
     }
     const LayoutAttr *old = layoutOf(dot.result());
-    const MmaLayout *mma = MmaLayout::get(ctx_, version_, {wm_, wn_}, instr_);
+    const LayoutAttr *mma = amdInstr_ ? static_cast<const LayoutAttr *>(AMDMmaLayout::get(
+                                            ctx_, amdInstr_->wmma, {wm_, wn_}, instr_))
+                                      : MmaLayout::get(ctx_, version_, {wm_, wn_}, instr_);
     Value *res = dot.result(), *acc = dot.operand(2);
 
     // A loop-carried accumulator: %acc is the body's argument and the body
@@ -282,9 +285,10 @@ private:
     Type *a = dot.operand(0)->type(), *c = dot.result()->type();
     if (!layoutOf(dot.result()) || !layoutOf(dot.operand(0)))
       return "the dot has no layout (run --coalesce first)";
-    // AMD GPUs (the `arch` attribute gfx*): MFMA / WMMA are not lowered yet.
+    amdInstr_ = nullptr;
+    // AMD GPUs (the `arch` attribute gfx*): the matrix cores.
     if (arch_.starts_with("gfx"))
-      return fmt::format("{} has no matrix-core lowering yet (MFMA / WMMA)", arch_);
+      return whyNotMatrixCore(dot);
     DType at = a->dtype(), ct = c->dtype();
     std::string precision = dot.attrs().getString("input_precision").value_or("ieee");
     int64_t kStep;
@@ -341,6 +345,62 @@ private:
 
   bool isWgmmaArch() const { return arch_ == "sm_90a"; }
 
+  // whyNot for AMD GPUs: empty when `dot` goes to the matrix cores (MFMA on
+  // gfx90a/gfx942, WMMA on gfx1100; lowering/codegen/AMDMatrixCore.h) and
+  // amdInstr_, instr_, wm_, wn_ are set. fp16/bf16 operands with an fp32,
+  // fp16 or bf16 accumulator (computed in fp32, rounded once as the
+  // interpreter does), int8 with int32, fp32 as tf32 (rounded operands on
+  // the fp32 MFMA). The piece is 32 x 32 where the tile gives every warp
+  // one, else 16 x 16; the warps split M and N as on mma.sync, wrapping
+  // along N when pieces run out.
+  std::string whyNotMatrixCore(Operation &dot) {
+    Type *a = dot.operand(0)->type(), *c = dot.result()->type();
+    DType at = a->dtype(), ct = c->dtype();
+    std::string precision = dot.attrs().getString("input_precision").value_or("ieee");
+    if (at == DType::F32 && ct == DType::F32 && precision != "tf32")
+      return fmt::format("input_precision \"{}\" is computed exactly with FMA", precision);
+    bool floats = (at == DType::F16 || at == DType::BF16) &&
+                  (ct == DType::F32 || ct == DType::F16 || ct == DType::BF16);
+    bool types =
+        floats || (at == DType::I8 && ct == DType::I32) || (at == DType::F32 && ct == DType::F32);
+    if (!types || !amdMatrixInstr(arch_, at, 16))
+      return fmt::format("{} x {} + {} has no matrix-core instruction on {} (fp16/bf16 + "
+                         "fp32/fp16/bf16, int8 + int32{})",
+                         a->elementType()->str(), a->elementType()->str(), c->elementType()->str(),
+                         arch_, amdMatrixInstr(arch_, DType::F32, 16) ? ", tf32 + fp32" : "");
+    int64_t M = a->shape()[0], K = a->shape()[1], N = c->shape()[1];
+    const AMDMatrixInstr *fits = nullptr;
+    for (int64_t n : {32, 16}) {
+      const AMDMatrixInstr *in = amdMatrixInstr(arch_, at, n);
+      if (!in || M % n || N % n || K % in->k)
+        continue;
+      if (!fits)
+        fits = in;
+      if ((M / n) * (N / n) >= numWarps_) {
+        fits = in;
+        break;
+      }
+    }
+    if (!fits) {
+      const AMDMatrixInstr *small = amdMatrixInstr(arch_, at, 16);
+      return fmt::format("shape {}x{}x{} (MxNxK) is not a multiple of the instruction's "
+                         "16x16x{} ({})",
+                         M, N, K, small->k, small->name);
+    }
+    amdInstr_ = fits;
+    int64_t n = fits->n;
+    instr_ = {n, n};
+    wm_ = 1, wn_ = 1;
+    while (wm_ * wn_ < numWarps_) {
+      bool mFits = M % (2 * n * wm_) == 0, nFits = N % (2 * n * wn_) == 0;
+      if (mFits && (M / wm_ >= N / wn_ || !nFits))
+        wm_ *= 2;
+      else
+        wn_ *= 2; // past the last piece along N the warps wrap
+    }
+    return {};
+  }
+
   // Empty when an fp16/bf16 dot of M x N x K fits wgmma (see the header),
   // else why not.
   std::string whyNotWgmma(int64_t M, int64_t N, int64_t K) const {
@@ -366,6 +426,7 @@ private:
   std::string arch_;
   std::set<Operation *> chained_;
   int64_t wm_ = 1, wn_ = 1, version_ = 2;
+  const AMDMatrixInstr *amdInstr_ = nullptr; // the AMD matrix-core instruction chosen
   std::vector<int64_t> instr_ = {16, 8};
   // (value, layout) -> the value re-created in that layout (epilogue).
   std::map<std::pair<Value *, const LayoutAttr *>, Value *> remat_;
@@ -425,7 +486,8 @@ std::string dotFix(std::string_view reason) {
   if (reason.find("input_precision") != std::string_view::npos)
     return "input_precision=\"tf32\" (tk.dot's default) runs fp32 on the tensor cores when a "
            "10-bit mantissa is enough, or cast the operands to tk.float16/tk.bfloat16";
-  if (reason.find("no tensor-core instruction") != std::string_view::npos)
+  if (reason.find("no tensor-core instruction") != std::string_view::npos ||
+      reason.find("no matrix-core instruction") != std::string_view::npos)
     return "cast the operands to tk.float16 or tk.bfloat16 (fp32 accumulator), or int8 with an "
            "int32 accumulator";
   if (reason.find("not a multiple of the instruction") != std::string_view::npos)
@@ -461,6 +523,14 @@ void remarkDot(RemarkSink &rs, Function &fn, Operation &dot) {
     numbers(rs.add(dot.loc(), "dot", RemarkStatus::Missed, fn.name(),
                    fmt::format("tk.dot {} runs on FMA (CUDA cores), not the tensor cores: {}{}{}",
                                shape, *why, fix.empty() ? "" : "; ", fix)));
+    return;
+  }
+  if (auto *amd = dyn_cast<AMDMmaLayout>(cast<TensorType>(c)->layout())) {
+    const AMDMatrixInstr *in =
+        amdMatrixInstr(fn.attrs().getString("arch").value_or(""), a->dtype(), amd->n());
+    numbers(rs.add(dot.loc(), "dot", RemarkStatus::Passed, fn.name(),
+                   fmt::format("tk.dot {} runs on the matrix cores: {} (warps [{}, {}])", shape,
+                               in ? in->name : "?", amd->warps()[0], amd->warps()[1])));
     return;
   }
   const MmaLayout *mma = mmaLayoutOf(dot.result()->type());

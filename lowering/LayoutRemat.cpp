@@ -97,7 +97,7 @@ bool recomputable(IRContext &ctx, Value *v, const LayoutAttr *l, int &budget) {
 bool isMmaDerived(const LayoutAttr *l) {
   while (auto *s = dyn_cast<SliceLayout>(l))
     l = s->parent();
-  return isa<MmaLayout>(l);
+  return isa<MmaLayout>(l) || isa<AMDMmaLayout>(l);
 }
 
 namespace {
@@ -142,10 +142,17 @@ int64_t runAlong(const LayoutAttr *l, const LayoutAttr *along, const std::vector
 
 bool storesFromAccumulator(const Value *v, const LayoutAttr *acc, const LayoutAttr *coalesced) {
   if (!v->type()->isTensor() || !coalesced || isa<MmaLayout>(coalesced) ||
-      layoutRank(acc) != layoutRank(coalesced))
+      isa<AMDMmaLayout>(coalesced) || layoutRank(acc) != layoutRank(coalesced))
     return true;
   const std::vector<int64_t> &shape = v->type()->shape();
-  return fromLoopAccumulator(v) ||
+  // An AMD matrix-core accumulator gives a thread one element per row
+  // along N: its tile is converted to the store's layout through LDS for
+  // wide stores (no measurement here says otherwise; the NVIDIA
+  // accumulators' loop rule below was measured on the H100/H200).
+  const LayoutAttr *base = acc;
+  while (auto *s = dyn_cast<SliceLayout>(base))
+    base = s->parent();
+  return (!isa<AMDMmaLayout>(base) && fromLoopAccumulator(v)) ||
          runAlong(coalesced, coalesced, shape) <= runAlong(acc, coalesced, shape);
 }
 

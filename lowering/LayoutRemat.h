@@ -48,7 +48,7 @@ Value *alreadyIn(Value *v, const LayoutAttr *l);
 /// (the conversion is then not needed).
 bool recomputable(IRContext &ctx, Value *v, const LayoutAttr *l, int &budget);
 
-/// Whether `l` is an mma layout or a slice of one.
+/// Whether `l` is an mma layout (or AMD's mfma / wmma) or a slice of one.
 bool isMmaDerived(const LayoutAttr *l);
 
 /// Whether a store of `v`, a value in mma layout `acc` (or computed from one
@@ -60,7 +60,8 @@ bool isMmaDerived(const LayoutAttr *l);
 /// widens (d295e4c), and when `coalesced` gives a thread no longer run of
 /// consecutive elements along its fastest dimension than `acc` does. A dot
 /// outside any loop (one per program, a chain of them) is converted and
-/// stored 16 bytes a thread.
+/// stored 16 bytes a thread, as is an AMD matrix-core accumulator (mfma,
+/// wmma: one element per thread along N) in or out of a loop.
 bool storesFromAccumulator(const Value *v, const LayoutAttr *acc, const LayoutAttr *coalesced);
 
 } // namespace tk

@@ -23,6 +23,7 @@
 #include "ir/Types.h"
 #include "lang/Libdevice.h"
 #include "lowering/codegen/AMDGPUShuffle.h"
+#include "lowering/codegen/AMDMatrixCore.h"
 #include "lowering/codegen/Libdevice.h"
 #include "lowering/codegen/ROCmDeviceLibs.h"
 #include "lowering/codegen/TargetInfo.h"
@@ -80,7 +81,8 @@ public:
       return "(tk.extra.cuda.globaltimer and smid read PTX's %globaltimer and %smid)";
     case Opcode::Dot:
       if (op.numResults() && mmaLayoutOf(op.result()->type()))
-        return "on the tensor cores (mma.sync / wgmma layouts; MFMA is not lowered yet)";
+        return "on NVIDIA's tensor cores (an mma.sync / wgmma layout; amdgcn's dots take the "
+               "mfma / wmma layouts)";
       return {};
     default:
       return {};
@@ -397,6 +399,68 @@ public:
     notLowered("wgmma");
   }
 
+  // MFMA (gfx90a, gfx942) and WMMA (gfx1100): the operands packed as the
+  // intrinsics take them (fp16 <k x half>, bf16 <k x i16>, int8 packed into
+  // i32 / i64 / <4 x i32>, fp32 one float), MFMA's cbsz/abid/blgp 0, WMMA's
+  // int8 signed and without clamping (int32 sums wrap, as the interpreter's).
+  std::vector<llvm::Value *> matrixCoreMma(llvm::IRBuilderBase &b, const AMDMatrixInstr &instr,
+                                           const std::vector<llvm::Value *> &a,
+                                           const std::vector<llvm::Value *> &bv,
+                                           const std::vector<llvm::Value *> &c) const override {
+    static const std::map<std::string_view, llvm::Intrinsic::ID> ids = {
+        {"v_mfma_f32_32x32x8f16", llvm::Intrinsic::amdgcn_mfma_f32_32x32x8f16},
+        {"v_mfma_f32_32x32x8_f16", llvm::Intrinsic::amdgcn_mfma_f32_32x32x8f16},
+        {"v_mfma_f32_16x16x16f16", llvm::Intrinsic::amdgcn_mfma_f32_16x16x16f16},
+        {"v_mfma_f32_16x16x16_f16", llvm::Intrinsic::amdgcn_mfma_f32_16x16x16f16},
+        {"v_mfma_f32_32x32x8bf16_1k", llvm::Intrinsic::amdgcn_mfma_f32_32x32x8bf16_1k},
+        {"v_mfma_f32_32x32x8_bf16", llvm::Intrinsic::amdgcn_mfma_f32_32x32x8bf16_1k},
+        {"v_mfma_f32_16x16x16bf16_1k", llvm::Intrinsic::amdgcn_mfma_f32_16x16x16bf16_1k},
+        {"v_mfma_f32_16x16x16_bf16", llvm::Intrinsic::amdgcn_mfma_f32_16x16x16bf16_1k},
+        {"v_mfma_i32_32x32x8i8", llvm::Intrinsic::amdgcn_mfma_i32_32x32x8i8},
+        {"v_mfma_i32_16x16x16i8", llvm::Intrinsic::amdgcn_mfma_i32_16x16x16i8},
+        {"v_mfma_i32_32x32x16_i8", llvm::Intrinsic::amdgcn_mfma_i32_32x32x16_i8},
+        {"v_mfma_i32_16x16x32_i8", llvm::Intrinsic::amdgcn_mfma_i32_16x16x32_i8},
+        {"v_mfma_f32_32x32x2f32", llvm::Intrinsic::amdgcn_mfma_f32_32x32x2f32},
+        {"v_mfma_f32_32x32x2_f32", llvm::Intrinsic::amdgcn_mfma_f32_32x32x2f32},
+        {"v_mfma_f32_16x16x4f32", llvm::Intrinsic::amdgcn_mfma_f32_16x16x4f32},
+        {"v_mfma_f32_16x16x4_f32", llvm::Intrinsic::amdgcn_mfma_f32_16x16x4f32},
+        {"v_wmma_f32_16x16x16_f16", llvm::Intrinsic::amdgcn_wmma_f32_16x16x16_f16},
+        {"v_wmma_f32_16x16x16_bf16", llvm::Intrinsic::amdgcn_wmma_f32_16x16x16_bf16},
+        {"v_wmma_i32_16x16x16_iu8", llvm::Intrinsic::amdgcn_wmma_i32_16x16x16_iu8},
+    };
+    auto it = ids.find(instr.name);
+    if (it == ids.end())
+      return {};
+    auto pack = [&](const std::vector<llvm::Value *> &elems) -> llvm::Value * {
+      llvm::Type *t = elems[0]->getType();
+      if (elems.size() == 1)
+        return elems[0];
+      unsigned k = static_cast<unsigned>(elems.size());
+      llvm::Value *v = llvm::PoisonValue::get(llvm::FixedVectorType::get(t, k));
+      for (unsigned i = 0; i < k; ++i)
+        v = b.CreateInsertElement(v, elems[i], uint64_t(i));
+      if (t->isBFloatTy())
+        return b.CreateBitCast(v, llvm::FixedVectorType::get(b.getInt16Ty(), k));
+      if (t->isIntegerTy(8))
+        return b.CreateBitCast(
+            v, k == 16 ? static_cast<llvm::Type *>(llvm::FixedVectorType::get(b.getInt32Ty(), 4))
+                       : b.getIntNTy(8 * k));
+      return v;
+    };
+    llvm::Value *pa = pack(a), *pb = pack(bv), *pc = pack(c);
+    llvm::Value *d;
+    if (it->second == llvm::Intrinsic::amdgcn_wmma_i32_16x16x16_iu8)
+      d = b.CreateIntrinsic(it->second, {}, {b.getTrue(), pa, b.getTrue(), pb, pc, b.getFalse()});
+    else if (instr.wmma)
+      d = b.CreateIntrinsic(it->second, {pc->getType(), pa->getType()}, {pa, pb, pc});
+    else
+      d = b.CreateIntrinsic(it->second, {},
+                            {pa, pb, pc, b.getInt32(0), b.getInt32(0), b.getInt32(0)});
+    std::vector<llvm::Value *> out;
+    for (size_t i = 0; i < c.size(); ++i)
+      out.push_back(b.CreateExtractElement(d, uint64_t(i)));
+    return out;
+  }
   void warpGroupFence(llvm::IRBuilderBase &) const override { notLowered("wgmma.fence"); }
   void warpGroupCommit(llvm::IRBuilderBase &) const override { notLowered("wgmma.commit_group"); }
   void warpGroupWait(llvm::IRBuilderBase &, std::vector<llvm::Value *> &, int64_t) const override {

@@ -4,6 +4,7 @@
 //   blocked            FmaDotToLLVM.cpp     FMA on the CUDA cores, any dtype
 //   mma, version 2     MmaDotToLLVM.cpp     mma.sync on the tensor cores (sm_80+)
 //   mma, version 3     WgmmaDotToLLVM.cpp   wgmma.mma_async (sm_90a)
+//   mfma, wmma         AMDMmaDotToLLVM.cpp  AMD's matrix cores (MFMA, WMMA)
 //
 // and the three families read their operands from shared memory through
 // DotOperands.cpp: a register operand is staged there by the dot itself
@@ -183,6 +184,8 @@ bool lowerAsyncCopy(FunctionLowering &fl, Operation &op);
 bool lowerFmaDot(FunctionLowering &fl, Operation &op);                         // FmaDotToLLVM.cpp
 bool lowerMmaDot(FunctionLowering &fl, Operation &op, const MmaLayout *mma);   // MmaDotToLLVM.cpp
 bool lowerWgmmaDot(FunctionLowering &fl, Operation &op, const MmaLayout *mma); // WgmmaDotToLLVM.cpp
+bool lowerAMDMmaDot(FunctionLowering &fl, Operation &op,
+                    const AMDMmaLayout *layout); // AMDMmaDotToLLVM.cpp
 
 /// wgmma's end of a pipelined loop (WgmmaDotToLLVM.cpp): waits for the
 /// groups the dots of `loop` left in flight (passing its wgmma accumulators

@@ -6,6 +6,7 @@
 //   dot, blocked result         FmaDotToLLVM.cpp    FMA on the CUDA cores
 //   dot, mma version 2          MmaDotToLLVM.cpp    mma.sync
 //   dot, mma version 3          WgmmaDotToLLVM.cpp  wgmma (sm_90a)
+//   dot, mfma / wmma            AMDMmaDotToLLVM.cpp AMD's matrix cores
 //   ring_view, async_copy,      DotOperands.cpp     the ring's stages, cp.async,
 //   async_wait                                      cp.async.wait_group + bar.sync
 //
@@ -55,8 +56,10 @@ bool FunctionLowering::lowerDot(Operation &op) {
                            "--accelerate-dot)");
   if (auto *mma = dyn_cast<MmaLayout>(layoutOf(res)))
     return mma->version() == 3 ? lowerWgmmaDot(*this, op, mma) : lowerMmaDot(*this, op, mma);
+  if (auto *amd = dyn_cast<AMDMmaLayout>(layoutOf(res)))
+    return lowerAMDMmaDot(*this, op, amd);
   if (!isa<BlockedLayout>(layoutOf(res)))
-    return unsupported(op, "with a result layout other than blocked or mma");
+    return unsupported(op, "with a result layout other than blocked, mma, mfma or wmma");
   return lowerFmaDot(*this, op);
 }
 

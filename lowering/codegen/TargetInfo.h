@@ -35,6 +35,7 @@ class Value;
 namespace tk {
 
 class Operation;
+struct AMDMatrixInstr;
 
 /// The fp32 approximations of the elementwise math (docs/codegen/math.md).
 /// Exp2 keeps subnormal results; Exp2Reflect (tk.exp2 itself) flushes them
@@ -206,6 +207,20 @@ public:
   };
   virtual std::vector<llvm::Value *> warpGroupMma(llvm::IRBuilderBase &b,
                                                   const WarpGroupMma &mma) const = 0;
+  /// One warp's D = A x B + C on an n x n piece with the AMD matrix-core
+  /// instruction `instr` (AMDMatrixCore.h): `a` and `bv` this lane's
+  /// instr.kWidth consecutive K elements of its A row and B column (of the
+  /// operands' element type), `c` its n x n / warpSize accumulator registers
+  /// (fp32; i32 for int8), in the instruction's register order. Returns D's;
+  /// empty where the target has no such instruction. (AMDGPU: MFMA, WMMA.)
+  virtual std::vector<llvm::Value *> matrixCoreMma(llvm::IRBuilderBase &b,
+                                                   const AMDMatrixInstr &instr,
+                                                   const std::vector<llvm::Value *> &a,
+                                                   const std::vector<llvm::Value *> &bv,
+                                                   const std::vector<llvm::Value *> &c) const {
+    (void)b, (void)instr, (void)a, (void)bv, (void)c;
+    return {};
+  }
   /// warpGroupFence orders earlier accesses to the registers and shared
   /// memory before the warpGroupMma that follow; warpGroupCommit makes the
   /// warpGroupMma issued since the last commit one group.
