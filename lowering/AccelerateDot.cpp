@@ -369,17 +369,16 @@ private:
                          a->elementType()->str(), a->elementType()->str(), c->elementType()->str(),
                          arch_, amdMatrixInstr(arch_, DType::F32, 16) ? ", tf32 + fp32" : "");
     int64_t M = a->shape()[0], K = a->shape()[1], N = c->shape()[1];
+    // The largest piece that gives every warp one, else the smallest (the
+    // most pieces; the warps past them wrap).
     const AMDMatrixInstr *fits = nullptr;
     for (int64_t n : {32, 16}) {
       const AMDMatrixInstr *in = amdMatrixInstr(arch_, at, n);
       if (!in || M % n || N % n || K % in->k)
         continue;
-      if (!fits)
-        fits = in;
-      if ((M / n) * (N / n) >= numWarps_) {
-        fits = in;
+      fits = in;
+      if ((M / n) * (N / n) >= numWarps_)
         break;
-      }
     }
     if (!fits) {
       const AMDMatrixInstr *small = amdMatrixInstr(arch_, at, 16);

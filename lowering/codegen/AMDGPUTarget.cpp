@@ -450,7 +450,8 @@ public:
     llvm::Value *pa = pack(a), *pb = pack(bv), *pc = pack(c);
     llvm::Value *d;
     if (it->second == llvm::Intrinsic::amdgcn_wmma_i32_16x16x16_iu8)
-      d = b.CreateIntrinsic(it->second, {}, {b.getTrue(), pa, b.getTrue(), pb, pc, b.getFalse()});
+      d = b.CreateIntrinsic(it->second, {pc->getType(), pa->getType()},
+                            {b.getTrue(), pa, b.getTrue(), pb, pc, b.getFalse()});
     else if (instr.wmma)
       d = b.CreateIntrinsic(it->second, {pc->getType(), pa->getType()}, {pa, pb, pc});
     else
