@@ -33,6 +33,9 @@ bool hasAMDGPUTarget() {
     LLVMInitializeAMDGPUTarget();
     LLVMInitializeAMDGPUTargetMC();
     LLVMInitializeAMDGPUAsmPrinter();
+    // Object files of modules with inline assembly (ROCm's ockl hostcall,
+    // for print and assert) go through the assembler's parser.
+    LLVMInitializeAMDGPUAsmParser();
   });
   std::string error;
   return llvm::TargetRegistry::lookupTarget("amdgcn-amd-amdhsa", error) != nullptr;

@@ -45,10 +45,6 @@ import tutorials as main_job  # noqa: E402  (load_manifest)
 # text as a regular expression). A kernel fails with these errors only, or it
 # fails the script.
 EXPECTED = [
-    ("device print and assert (CUDA's vprintf and __assertfail; ockl's hostcall printf is not "
-     "wired)",
-     r"'(print|assert)' \(device print and assert, CUDA's vprintf and __assertfail\) is not "
-     r"supported on amdgcn yet"),
     ("libdevice functions ROCm's device libraries have no equivalent of "
      "(lowering/codegen/ROCmLibdevice.def)",
      r"'extern_elementwise' \(libdevice\.\w+: ROCm's device libraries have no equivalent of "

@@ -12,11 +12,12 @@
 // (AMDGPUShuffle.h), a barrier s_barrier between workgroup-scope release
 // and acquire fences (LDS ordered as __syncthreads orders it). fp64 math and
 // the libdevice functions call ROCm's device libraries (ocml, ockl:
-// ROCmDeviceLibs.h), linked after lowering.
+// ROCmDeviceLibs.h), linked after lowering, and so do print and assert
+// (ockl's hostcall printf).
 //
-// What exists only on NVIDIA GPUs (the tensor-core dot layouts, device
-// print, inline PTX, the libdevice functions ROCm has no equivalent of) is
-// reported at the op by unsupportedOp, so the hooks of the tensor-core dot
+// What exists only on NVIDIA GPUs (the tensor-core dot layouts, inline PTX,
+// the libdevice functions ROCm has no equivalent of) is reported at the op
+// by unsupportedOp, so the hooks of the tensor-core dot
 // lowering are never reached.
 #include "ir/Layout.h"
 #include "ir/Operation.h"
@@ -65,9 +66,6 @@ public:
   std::string unsupportedOp(const Operation &constOp) const override {
     auto &op = const_cast<Operation &>(constOp);
     switch (op.opcode()) {
-    case Opcode::Print:
-    case Opcode::Assert:
-      return "(device print and assert, CUDA's vprintf and __assertfail)";
     case Opcode::ExternElementwise: {
       std::string symbol = op.attrs().getString("symbol").value_or("");
       if (rocmEquivalent(symbol))
@@ -100,16 +98,64 @@ public:
              op.result()->type()->dtype() == DType::F64)
       libdevice = libdeviceMathName(op.opcode());
     const ROCmFunction *f = rocmEquivalent(libdevice);
-    if (!f)
+    // print and assert: ockl's printf.
+    std::string_view symbol = f ? f->symbol
+                              : op.is(Opcode::Print) || op.is(Opcode::Assert)
+                                  ? "__ockl_printf_begin"
+                                  : "";
+    if (symbol.empty())
       return "";
-    std::string_view library = rocmLibraryOf(f->symbol);
+    std::string_view library = rocmLibraryOf(symbol);
     auto [it, inserted] = foundLibraries_.try_emplace(std::string(library));
     if (inserted)
       it->second = findROCmDeviceLib(options_.rocmDeviceLibsPath, library);
     if (!it->second.empty())
       return "";
-    return fmt::format("'{}' calls {} on amdgcn: {}", op.name(), f->symbol,
+    return fmt::format("'{}' calls {} on amdgcn: {}", op.name(), symbol,
                        missingROCmDeviceLibMessage(options_.rocmDeviceLibsPath, library));
+  }
+
+  // ockl's printf over the hostcall buffer (a hidden kernel argument the HIP
+  // runtime fills and serves): begin, the format (with its NUL), then the
+  // arguments as 64-bit words (doubles as their bits), seven per call, the
+  // last call flagged. The host formats them as C printf would.
+  void printf(llvm::IRBuilderBase &b, llvm::Value *format, uint64_t formatBytes,
+              const std::vector<llvm::Value *> &args) const override {
+    llvm::Module *m = b.GetInsertBlock()->getModule();
+    llvm::Type *i64 = b.getInt64Ty(), *i32 = b.getInt32Ty();
+    auto ockl = [&](const char *name, std::vector<llvm::Type *> params) {
+      return m->getOrInsertFunction(name, llvm::FunctionType::get(i64, params, false));
+    };
+    llvm::Value *desc = b.CreateCall(ockl("__ockl_printf_begin", {i64}), {b.getInt64(0)});
+    desc = b.CreateCall(ockl("__ockl_printf_append_string_n", {i64, b.getPtrTy(0), i64, i32}),
+                        {desc, format, b.getInt64(formatBytes), b.getInt32(args.empty())});
+    constexpr size_t kPerCall = 7;
+    std::vector<llvm::Type *> params = {i64, i32};
+    params.insert(params.end(), kPerCall, i64);
+    params.push_back(i32);
+    for (size_t i = 0; i < args.size(); i += kPerCall) {
+      size_t n = std::min(kPerCall, args.size() - i);
+      std::vector<llvm::Value *> call = {desc, b.getInt32(static_cast<uint32_t>(n))};
+      for (size_t k = 0; k < kPerCall; ++k) {
+        llvm::Value *a = k < n ? args[i + k] : b.getInt64(0);
+        call.push_back(a->getType()->isDoubleTy() ? b.CreateBitCast(a, i64)
+                                                  : b.CreateSExtOrTrunc(a, i64));
+      }
+      call.push_back(b.getInt32(i + n == args.size()));
+      desc = b.CreateCall(ockl("__ockl_printf_append_args", params), call);
+    }
+  }
+
+  // HIP's __assert_fail: the message through printf, then a trap (s_trap 2),
+  // which ends the kernel with an error.
+  void assertFail(llvm::IRBuilderBase &b, const std::string &message, const std::string &file,
+                  unsigned line, const std::string &function) const override {
+    std::string text;
+    for (char c : fmt::format("{}:{}: {}: Device-side assertion `{}' failed.\n", file, line,
+                              function, message))
+      text += c == '%' ? std::string("%%") : std::string(1, c);
+    printf(b, genericString(b, text, "assert.msg"), text.size() + 1, {});
+    b.CreateIntrinsic(llvm::Intrinsic::trap, {}, {});
   }
 
   // ROCm's function for libdevice's (unsupportedOp has refused the others),

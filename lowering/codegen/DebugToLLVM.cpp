@@ -1,24 +1,25 @@
-// print and assert -> the CUDA device runtime's `vprintf` and `__assertfail`.
+// print and assert -> the target's printf and assertion failure
+// (TargetInfo::printf, assertFail: CUDA's `vprintf` and `__assertfail`;
+// on amdgcn ROCm's ockl hostcall printf and a trap).
 //
 //   print %x {prefix = "x: "} : tensor<4xfp32, L>
 //   -> per element the thread owns:
-//        if (owner) vprintf("pid (%d, %d, %d) idx (%d) x: %.9g\n", &{pid0, pid1, pid2, i,
-//        (double)x})
+//        if (owner) printf("pid (%d, %d, %d) idx (%d) x: %.9g\n", pid0, pid1, pid2, i,
+//        (double)x)
 //
-// vprintf takes a format string and a pointer to the arguments laid out as a
-// C struct (each at its natural alignment; floats promoted to double, as C
-// varargs do). The lines follow the interpreter's: "pid (x, y, z) idx (i, j)
+// The lines follow the interpreter's: "pid (x, y, z) idx (i, j)
 // <prefix><value>", "(operand k) " before the value when several are
-// printed, hex values zero-padded to the element's width. Floats print with
+// printed, hex values zero-padded to the element's width; floats are
+// promoted to double, as C varargs do. Floats print with
 // %.9g (fp32; fp64 %.17g, fp16/bf16 %.5g/%.4g): enough digits to round-trip,
 // not the interpreter's shortest form. Copies (threads holding an element
 // another thread owns) stay silent, so each element prints once; the order of
 // lines across threads is the GPU's.
 //
-// assert calls __assertfail(message, file, line, function, 1) on an owner
-// whose element is false; the kernel stops with an error the driver reports
-// (CUDA_ERROR_ASSERT). The IR has no debug option, so asserts are always
-// compiled in, as the interpreter always checks them.
+// assert reports its message, file, line and function on an owner whose
+// element is false; the kernel stops with an error the driver reports
+// (CUDA_ERROR_ASSERT; on AMD GPUs a trap). The IR has no debug option, so
+// asserts are always compiled in, as the interpreter always checks them.
 #include "lowering/codegen/FunctionLowering.h"
 
 #include <fmt/format.h>
@@ -28,13 +29,6 @@
 
 namespace tk {
 namespace {
-
-// `text` as a generic pointer to a private constant string.
-llvm::Value *globalString(llvm::IRBuilderBase &b, std::string_view text, const char *name) {
-  llvm::Module *m = b.GetInsertBlock()->getModule();
-  llvm::GlobalVariable *g = b.CreateGlobalString(text, name, 1, m);
-  return b.CreateAddrSpaceCast(g, b.getPtrTy(0));
-}
 
 std::string escapePercent(std::string_view s) {
   std::string out;
@@ -46,7 +40,7 @@ std::string escapePercent(std::string_view s) {
   return out;
 }
 
-// The conversion and value of one printed element: the vprintf argument (i64
+// The conversion and value of one printed element: the printf argument (i64
 // or double) and its format.
 std::pair<std::string, llvm::Value *> printArg(llvm::IRBuilderBase &b, Type *t, llvm::Value *v,
                                                bool hex) {
@@ -77,10 +71,8 @@ std::pair<std::string, llvm::Value *> printArg(llvm::IRBuilderBase &b, Type *t, 
 } // namespace
 
 bool FunctionLowering::lowerDebug(Operation &op) {
-  llvm::Module *m = b_.GetInsertBlock()->getModule();
   llvm::LLVMContext &ctx = b_.getContext();
   llvm::Function *fn = b_.GetInsertBlock()->getParent();
-  llvm::Type *ptr = b_.getPtrTy(0);
   // Runs `body` on the threads where `pred` (null: all) holds.
   auto guarded = [&](llvm::Value *pred, auto body) {
     if (!pred) {
@@ -104,29 +96,19 @@ bool FunctionLowering::lowerDebug(Operation &op) {
     bool known = loc.isValid() && loc.buffer < sm.numBuffers();
     std::string file = known ? sm.fileName(loc.buffer) : "<unknown>";
     unsigned line = known ? sm.displayLine(loc) : 0;
-    llvm::FunctionCallee fail = m->getOrInsertFunction(
-        "__assertfail",
-        llvm::FunctionType::get(b_.getVoidTy(), {ptr, ptr, b_.getInt32Ty(), ptr, b_.getInt64Ty()},
-                                false));
     std::vector<llvm::Value *> owners = ownerPredicates(cond);
     const Regs &regs = get(cond);
     for (size_t r = 0; r < regs.size(); ++r) {
       llvm::Value *bad = b_.CreateNot(regs[r]);
       if (owners[r])
         bad = b_.CreateAnd(bad, owners[r]);
-      guarded(bad, [&] {
-        b_.CreateCall(fail, {globalString(b_, message, "assert.msg"),
-                             globalString(b_, file, "assert.file"), b_.getInt32(line),
-                             globalString(b_, fn->getName(), "assert.func"), b_.getInt64(1)});
-      });
+      guarded(bad, [&] { target_.assertFail(b_, message, file, line, fn->getName().str()); });
     }
     return true;
   }
 
   std::string prefix = escapePercent(op.attrs().getString("prefix").value_or(""));
   bool hex = op.attrs().getBool("hex").value_or(false);
-  llvm::FunctionCallee vprintf = m->getOrInsertFunction(
-      "vprintf", llvm::FunctionType::get(b_.getInt32Ty(), {ptr, ptr}, false));
   std::vector<llvm::Value *> pid = {target_.programId(b_, 0), target_.programId(b_, 1),
                                     target_.programId(b_, 2)};
   // One global per distinct format (a tensor's registers share theirs).
@@ -134,26 +116,14 @@ bool FunctionLowering::lowerDebug(Operation &op) {
   auto formatString = [&](const std::string &format) {
     llvm::Value *&g = formats[format];
     if (!g)
-      g = globalString(b_, format, "printf.fmt");
+      g = genericString(b_, format, "printf.fmt");
     return g;
   };
   // One call: the format and its arguments (the pid first).
   auto emit = [&](const std::string &format, std::vector<llvm::Value *> args) {
     std::vector<llvm::Value *> all = pid;
     all.insert(all.end(), args.begin(), args.end());
-    std::vector<llvm::Type *> types;
-    for (llvm::Value *a : all)
-      types.push_back(a->getType());
-    auto *bufTy = llvm::StructType::get(ctx, types);
-    llvm::AllocaInst *buf;
-    {
-      llvm::IRBuilderBase::InsertPointGuard keep(b_);
-      b_.SetInsertPoint(&fn->getEntryBlock(), fn->getEntryBlock().begin());
-      buf = b_.CreateAlloca(bufTy);
-    }
-    for (size_t i = 0; i < all.size(); ++i)
-      b_.CreateStore(all[i], b_.CreateStructGEP(bufTy, buf, static_cast<unsigned>(i)));
-    b_.CreateCall(vprintf, {formatString(format), buf});
+    target_.printf(b_, formatString(format), format.size() + 1, all);
   };
   std::string head = "pid (%d, %d, %d)";
   if (op.numOperands() == 0) {

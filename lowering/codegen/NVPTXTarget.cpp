@@ -282,6 +282,43 @@ public:
     b.CreateCall(llvm::InlineAsm::get(fnTy, text, constraints, true), args);
   }
 
+  // vprintf takes the format and a pointer to the arguments laid out as a
+  // C struct (each at its natural alignment), in a buffer of the entry block.
+  void printf(llvm::IRBuilderBase &b, llvm::Value *format, uint64_t,
+              const std::vector<llvm::Value *> &args) const override {
+    llvm::Module *m = b.GetInsertBlock()->getModule();
+    llvm::Function *fn = b.GetInsertBlock()->getParent();
+    llvm::Type *ptr = b.getPtrTy(0);
+    llvm::FunctionCallee vprintf = m->getOrInsertFunction(
+        "vprintf", llvm::FunctionType::get(b.getInt32Ty(), {ptr, ptr}, false));
+    std::vector<llvm::Type *> types;
+    for (llvm::Value *a : args)
+      types.push_back(a->getType());
+    auto *bufTy = llvm::StructType::get(b.getContext(), types);
+    llvm::AllocaInst *buf;
+    {
+      llvm::IRBuilderBase::InsertPointGuard keep(b);
+      b.SetInsertPoint(&fn->getEntryBlock(), fn->getEntryBlock().begin());
+      buf = b.CreateAlloca(bufTy);
+    }
+    for (size_t i = 0; i < args.size(); ++i)
+      b.CreateStore(args[i], b.CreateStructGEP(bufTy, buf, static_cast<unsigned>(i)));
+    b.CreateCall(vprintf, {format, buf});
+  }
+
+  // __assertfail(message, file, line, function, 1): the CUDA runtime's.
+  void assertFail(llvm::IRBuilderBase &b, const std::string &message, const std::string &file,
+                  unsigned line, const std::string &function) const override {
+    llvm::Module *m = b.GetInsertBlock()->getModule();
+    llvm::Type *ptr = b.getPtrTy(0);
+    llvm::FunctionCallee fail = m->getOrInsertFunction(
+        "__assertfail", llvm::FunctionType::get(
+                            b.getVoidTy(), {ptr, ptr, b.getInt32Ty(), ptr, b.getInt64Ty()}, false));
+    b.CreateCall(fail,
+                 {genericString(b, message, "assert.msg"), genericString(b, file, "assert.file"),
+                  b.getInt32(line), genericString(b, function, "assert.func"), b.getInt64(1)});
+  }
+
   // libdevice itself, linked after lowering (linkLibdevice).
   llvm::Value *callLibdevice(llvm::IRBuilderBase &b, std::string_view symbol,
                              const std::vector<llvm::Value *> &args,
@@ -620,6 +657,12 @@ private:
 
 std::unique_ptr<TargetInfo> createNVPTXTarget(const TargetOptions &options) {
   return std::make_unique<NVPTXTarget>(options);
+}
+
+llvm::Value *genericString(llvm::IRBuilderBase &b, std::string_view text, const char *name) {
+  llvm::Module *m = b.GetInsertBlock()->getModule();
+  llvm::GlobalVariable *g = b.CreateGlobalString(text, name, 1, m);
+  return b.CreateAddrSpaceCast(g, b.getPtrTy(0));
 }
 
 std::unique_ptr<TargetInfo> createTarget(const TargetOptions &options) {

@@ -1,7 +1,8 @@
 // ROCmDeviceLibs: math on amdgcn through ROCm's device libraries, the
 // bitcode of Debian's rocm-device-libs (ocml.bc: math; ockl.bc: integer
-// functions), linked into a generated module only when a kernel calls one of
-// their functions, as libdevice is on NVPTX (Libdevice.h).
+// functions, and the hostcall printf of print and assert), linked into a
+// generated module only when a kernel calls one of their functions, as
+// libdevice is on NVPTX (Libdevice.h).
 //
 //   const ROCmFunction *f = rocmEquivalent("__nv_exp");  // __ocml_exp_f64, F64
 //   ... the lowering calls f->symbol (AMDGPUTarget::callLibdevice) ...

@@ -147,6 +147,20 @@ public:
     return "";
   }
 
+  /// Prints, from the calling thread, the C printf format at `format` (a
+  /// generic pointer to `formatBytes` bytes, the NUL included; conversions
+  /// %d, %lld, %llu, %.Ng, 0x%0Nllx) with `args` (i32, i64 or double, in
+  /// order). (NVIDIA: vprintf with the arguments in a local buffer; AMD:
+  /// ockl's hostcall printf, which the HIP runtime serves.)
+  virtual void printf(llvm::IRBuilderBase &b, llvm::Value *format, uint64_t formatBytes,
+                      const std::vector<llvm::Value *> &args) const = 0;
+  /// A failed device assertion of `message` at `file`:`line` in `function`:
+  /// reports it and stops the kernel. (NVIDIA: __assertfail; AMD: the
+  /// message through ockl's printf, then a trap.)
+  virtual void assertFail(llvm::IRBuilderBase &b, const std::string &message,
+                          const std::string &file, unsigned line,
+                          const std::string &function) const = 0;
+
   /// Marks `fn` as a kernel entry run by `numThreads` threads per program.
   virtual void markKernel(llvm::Function *fn, int64_t numThreads) const = 0;
 
@@ -260,5 +274,9 @@ std::unique_ptr<TargetInfo> createNVPTXTarget(const TargetOptions &options);
 std::unique_ptr<TargetInfo> createAMDGPUTarget(const TargetOptions &options);
 /// The target of `options.arch`.
 std::unique_ptr<TargetInfo> createTarget(const TargetOptions &options);
+
+/// `text` (NUL-terminated) as a private constant global of the insertion
+/// block's module, as a generic pointer: the strings of print and assert.
+llvm::Value *genericString(llvm::IRBuilderBase &b, std::string_view text, const char *name);
 
 } // namespace tk
