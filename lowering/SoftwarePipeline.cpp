@@ -113,6 +113,7 @@ namespace {
 struct Switches {
   bool wgmmaInflight = true;
   bool wgmmaNative = true;
+  int64_t numWarps = 4; // the kernel's
 };
 
 bool isCast(const Operation *op) {
@@ -474,19 +475,26 @@ public:
       slotBytes +=
           load->result()->type()->numElements() * dtypeBytes(load->result()->type()->dtype());
     // A group kept in flight by a waiter (attention's P V) gets its extra
-    // slot only where that costs no program per SM (by shared memory), else
-    // the loop keeps the simple form: with 4-warp programs of 64 x 64 tiles
-    // at head dim 128 (3 stages: 112 KiB, two per SM; 4 slots: 144 KiB, one)
-    // the in-flight form ran at 311 against 366 TFLOP/s (fp16, seq 4096 on
-    // the H200), where on 8 warps of 128 x 64 (one program per SM either
-    // way) it ran at 402 against 377.
-    if (!waiters.empty() && programsPerSm(stages + 1, slotBytes, reservedBytes) <
-                                programsPerSm(stages, slotBytes, reservedBytes)) {
+    // slot only where that costs no program per SM (by shared memory). Where
+    // it would, programs of two or more warp groups keep the group in flight
+    // with S slots filled S - 2 ahead, and programs of one warp group keep
+    // the simple form. Measured on the H100 (fp16 and bf16, seq 1024 and
+    // 4096, head dim 64; bench/results/notes/attention-inflight.md,
+    // "2026-12-07"), S slots in flight against the simple form: 128 x 64
+    // tiles on 8 warps 1.09x causal and 1.00x not, on 4 warps 0.92x not
+    // causal; 64 x 64 tiles on 4 warps 1.01-1.02x. The extra slot itself,
+    // halving the programs per SM (64 x 64 on 4 warps at head dim 128: 144
+    // KiB), ran at 311 against 366 TFLOP/s (H200).
+    bool extraSlotCostsPrograms =
+        !waiters.empty() && programsPerSm(stages + 1, slotBytes, reservedBytes) <
+                                programsPerSm(stages, slotBytes, reservedBytes);
+    if (extraSlotCostsPrograms && switches_.numWarps < 8) {
       inFlight.clear();
       waiters.clear();
     }
     if (!inFlight.empty()) {
-      if ((stages + 1) * slotBytes + reservedBytes + kSpareSharedBytes <= kWgmmaMaxSharedBytes)
+      if (!extraSlotCostsPrograms &&
+          (stages + 1) * slotBytes + reservedBytes + kSpareSharedBytes <= kWgmmaMaxSharedBytes)
         slots = stages + 1;
       else
         distance = stages - 2;
@@ -1027,6 +1035,7 @@ public:
       Switches switches;
       switches.wgmmaInflight = fn->attrs().getBool("wgmma_inflight").value_or(true);
       switches.wgmmaNative = fn->attrs().getBool("wgmma_native").value_or(true);
+      switches.numWarps = fn->attrs().getInt("num_warps").value_or(4);
       std::vector<Operation *> loops;
       fn->walk([&](Operation *op) {
         if (op->is(Opcode::For))
