@@ -22,7 +22,7 @@ are printed, grouped by reason. Any other outcome fails: a crash, an LLVM
 error, an error EXPECTED does not list (also a "not supported on amdgcn yet"
 one), a code object llvm-objdump cannot read or that lacks the kernel. Exit
 status 0 when there is none, 1 otherwise. The three sets are about 1 400
-kernels, 2 800 compiles: three minutes on two cores.
+kernels, 2 800 compiles: two to three minutes on two cores.
 """
 import argparse
 import concurrent.futures
