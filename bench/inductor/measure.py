@@ -8,8 +8,10 @@ signature, constants and divisibility, the way tk.inductor compiles it;
 without a GPU that is a compile to PTX. With --run (on a GPU) the kernel
 also runs on the inputs of its `get_args()` twice, through Inductor's
 launcher with Triton and with tk (tk.inductor), and every tensor argument
-afterwards is compared. One JSON line per kernel; a summary by heuristic
-at the end.
+afterwards is compared, and each side's launch is timed (`time_us_*`: the
+median of CUDA-event timings of 20 launches after the compare, on the
+configuration Inductor's own autotuning kept). One JSON line per kernel; a
+summary by heuristic at the end, with the ten kernels where tk is slowest.
 """
 
 import argparse
@@ -80,6 +82,22 @@ def _compare(before, after_triton, after_tk):
     return True, worst
 
 
+def _time_us(autotuner, args, stream, repeat=20):
+    """Median microseconds of one launch of the autotuner's kept configuration."""
+    import torch
+
+    times = []
+    for _ in range(repeat + 3):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        autotuner.run(*args, stream=stream)
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end) * 1000.0)
+    times = sorted(times[3:])
+    return round(times[len(times) // 2], 2)
+
+
 def run_both(path, kernel_name):
     """Runs the kernel with Triton and with tk on the same inputs."""
     import torch
@@ -111,10 +129,14 @@ def run_both(path, kernel_name):
     a2 = clone()
     at2.run(*a2, stream=stream)
     torch.cuda.synchronize()
-    ti.disable()
     used_tk = all(type(r).__name__ == "TkCompileResult" for r in at2.compile_results or [])
     match, err = _compare(args, a1, a2)
+    # Timed after the compare: the timing launches overwrite the copies.
+    tk_us = _time_us(at2, a2, stream)
+    ti.disable()
+    triton_us = _time_us(at, a1, stream)
     return {"ran": True, "match": match, "rel_err": err, "tk_launches": used_tk,
+            "time_us_triton": triton_us, "time_us_tk": tk_us,
             "fallback": fell_back[0][1] if fell_back else None,
             "compile_s_triton": round(triton_s, 4), "compile_s_tk": round(tk_s, 4)}
 
@@ -145,6 +167,7 @@ def main():
     out = open(args.json, "w") if args.json else None
     by_kind = collections.defaultdict(lambda: collections.Counter())
     errors = collections.Counter()
+    results = []
     for row in kernels:
         path = os.path.join(args.corpus, row["file"])
         result = dict(row)
@@ -169,6 +192,7 @@ def main():
             kind["matched"] += bool(result.get("match"))
         if not ok:
             errors[(result["error"] or "?").splitlines()[0][:160]] += 1
+        results.append(result)
         if out:
             out.write(json.dumps(result) + "\n")
             out.flush()
@@ -179,6 +203,16 @@ def main():
     print(f"{'all':24s} {dict(total)}")
     for message, n in errors.most_common(25):
         print(f"{n:4d}  {message}")
+    timed = [r for r in results if r.get("time_us_tk") and r.get("time_us_triton")]
+    if timed:
+        tk_total = sum(r["time_us_tk"] for r in timed)
+        triton_total = sum(r["time_us_triton"] for r in timed)
+        print(f"timed {len(timed)} kernels: sum of medians tk {tk_total:.0f} us, "
+              f"Triton {triton_total:.0f} us (Triton/tk {triton_total / tk_total:.3f})")
+        timed.sort(key=lambda r: r["time_us_triton"] / r["time_us_tk"])
+        for r in timed[:10]:
+            print(f"  {r['time_us_triton'] / r['time_us_tk']:.3f}  tk {r['time_us_tk']:.1f} us  "
+                  f"Triton {r['time_us_triton']:.1f} us  {r['heuristic']}  {r['file']}")
 
 
 if __name__ == "__main__":
