@@ -148,24 +148,34 @@ private:
   }
 
   // The layout of a load or store of `body` (an anchor, so run on every
-  // iteration) that computes `v` through elementwise ops of `body` alone;
-  // null when there is none. The walk stops at other ops (a dot, a
-  // reduction, a broadcast) and at values from outside the body.
+  // iteration) that computes `v` through elementwise ops of `body` alone,
+  // and through the branches of its `if`s (Inductor's welford_reduce picks
+  // the first iteration's values in one); null when there is none. The walk
+  // stops at other ops (a dot, a reduction, a broadcast) and at values from
+  // outside the body.
   const LayoutAttr *bodyAnchorLayout(Block &body, Value *v) const {
     std::vector<Value *> work = {v};
     std::map<Value *, bool> seen;
+    std::vector<const Block *> blocks = {&body};
     while (!work.empty() && seen.size() < 64) {
       Value *x = work.back();
       work.pop_back();
       Operation *def = x->definingOp();
-      if (!def || def->parentBlock() != &body || !seen.emplace(x, true).second)
+      if (!def || std::find(blocks.begin(), blocks.end(), def->parentBlock()) == blocks.end() ||
+          !seen.emplace(x, true).second)
         continue;
       if (auto a = anchors_.find(def); a != anchors_.end())
         return a->second;
-      if (def->hasTrait(OpTrait::Elementwise))
+      if (def->is(Opcode::If)) {
+        for (unsigned r = 0; r < 2; ++r) {
+          blocks.push_back(&def->body(r));
+          work.push_back(def->body(r).terminator()->operand(x->index()));
+        }
+      } else if (def->hasTrait(OpTrait::Elementwise)) {
         for (Value *operand : def->operands())
           if (operand->type()->isTensor())
             work.push_back(operand);
+      }
     }
     return nullptr;
   }
@@ -433,6 +443,26 @@ private:
       if (hint) {
         hints_[{&op, i}] = hint;
         hintsChanged_ = true;
+      }
+    }
+    // A carried value of the same shape that no load computes (welford's
+    // count, `weight + 1` from a constant) follows the loads' layout of its
+    // companions, which the body combines it with (`delta / weight`):
+    // carried in the layout its users after the loop want, it would be
+    // converted on every iteration instead of once after the loop.
+    for (unsigned i = 0; i < op.numResults(); ++i) {
+      Value *y = body.terminator()->operand(i);
+      if (!y->type()->isTensor() || hints_.count({&op, i}) || want(op.result(i)) != slots[i] ||
+          bodyAnchorLayout(body, y))
+        continue;
+      for (unsigned j = 0; j < op.numResults(); ++j) {
+        auto h = hints_.find({&op, j});
+        if (j != i && h != hints_.end() && h->second != slots[i] &&
+            op.result(j)->type()->shape() == y->type()->shape()) {
+          hints_[{&op, i}] = h->second;
+          hintsChanged_ = true;
+          break;
+        }
       }
     }
   }
