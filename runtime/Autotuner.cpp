@@ -451,60 +451,140 @@ const Result *Tuner::tune(const std::string &key, const BenchFn &bench, std::str
   return &results_.emplace(key, std::move(r)).first->second;
 }
 
-Trial benchmarkWithEvents(CudaDriver &driver, CUstream stream,
+std::string Runtime::deviceName() const { return hip_ ? hip_->deviceName() : cuda_->deviceName(); }
+
+bool Runtime::limits(Limits &out, std::string &error) const {
+  if (!hip_)
+    return queryLimits(*cuda_, out, error);
+  const DeviceLimits &l = hip_->limits();
+  out.maxThreadsPerBlock = l.maxThreadsPerBlock;
+  out.sharedBytesPerBlock = l.maxSharedPerBlock;
+  out.registersPerBlock =
+      l.maxRegistersPerBlock > 0 ? l.maxRegistersPerBlock : std::numeric_limits<int>::max();
+  return true;
+}
+
+bool Runtime::synchronize(void *stream, std::string &error) const {
+  return hip_ ? hip_->synchronizeStream(static_cast<hipStream_t>(stream), error)
+              : cuda_->check(cuda_->api().cuStreamSynchronize(static_cast<CUstream>(stream)),
+                             "cuStreamSynchronize", error);
+}
+
+bool Runtime::allocate(size_t bytes, uint64_t &out, std::string &error) const {
+  return hip_ ? hip_->allocate(bytes, out, error) : cuda_->allocate(bytes, out, error);
+}
+
+bool Runtime::free(uint64_t ptr, std::string &error) const {
+  return hip_ ? hip_->free(ptr, error) : cuda_->free(ptr, error);
+}
+
+bool Runtime::fill(uint64_t dst, unsigned char byte, size_t bytes, std::string &error) const {
+  return hip_ ? hip_->fill(dst, byte, bytes, error) : cuda_->fill(dst, byte, bytes, error);
+}
+
+bool Runtime::copyToHost(void *dst, uint64_t src, size_t bytes, std::string &error) const {
+  return hip_ ? hip_->copyToHost(dst, src, bytes, error)
+              : cuda_->copyToHost(dst, src, bytes, error);
+}
+
+bool Runtime::copyToDevice(uint64_t dst, const void *src, size_t bytes, std::string &error) const {
+  return hip_ ? hip_->copyToDevice(dst, src, bytes, error)
+              : cuda_->copyToDevice(dst, src, bytes, error);
+}
+
+bool Runtime::createEvent(void *&out, std::string &error) const {
+  if (hip_) {
+    hipEvent_t e = nullptr;
+    bool ok = hip_->createEvent(e, error);
+    out = e;
+    return ok;
+  }
+  CUevent e = nullptr;
+  bool ok = cuda_->check(cuda_->api().cuEventCreate(&e, 0), "cuEventCreate", error);
+  out = e;
+  return ok;
+}
+
+void Runtime::destroyEvent(void *event) const {
+  std::string ignored;
+  if (hip_)
+    hip_->destroyEvent(static_cast<hipEvent_t>(event), ignored);
+  else
+    cuda_->api().cuEventDestroy(static_cast<CUevent>(event));
+}
+
+bool Runtime::recordEvent(void *event, void *stream, std::string &error) const {
+  return hip_ ? hip_->recordEvent(static_cast<hipEvent_t>(event), static_cast<hipStream_t>(stream),
+                                  error)
+              : cuda_->check(cuda_->api().cuEventRecord(static_cast<CUevent>(event),
+                                                        static_cast<CUstream>(stream)),
+                             "cuEventRecord", error);
+}
+
+bool Runtime::waitEvent(void *event, std::string &error) const {
+  return hip_ ? hip_->check(hip_->api().hipEventSynchronize(static_cast<hipEvent_t>(event)),
+                            "hipEventSynchronize", error)
+              : cuda_->check(cuda_->api().cuEventSynchronize(static_cast<CUevent>(event)),
+                             "cuEventSynchronize", error);
+}
+
+bool Runtime::elapsedMs(void *start, void *stop, float &ms, std::string &error) const {
+  return hip_ ? hip_->check(hip_->api().hipEventElapsedTime(&ms, static_cast<hipEvent_t>(start),
+                                                            static_cast<hipEvent_t>(stop)),
+                            "hipEventElapsedTime", error)
+              : cuda_->check(cuda_->api().cuEventElapsedTime(&ms, static_cast<CUevent>(start),
+                                                             static_cast<CUevent>(stop)),
+                             "cuEventElapsedTime", error);
+}
+
+Trial benchmarkWithEvents(const Runtime &rt, void *stream,
                           const std::function<bool(std::string &)> &launch,
                           const std::function<bool(std::string &)> &beforeEach,
                           const BenchOptions &options) {
-  const CudaFunctions &api = driver.api();
   std::string error;
   auto fail = [&] { return Trial::failure(error); };
   auto prepare = [&] { return !beforeEach || beforeEach(error); };
 
   // Events and the L2 flush buffer are released on every path out.
   struct Owned {
-    const CudaFunctions &api;
-    CudaDriver &driver;
-    std::vector<CUevent> events;
-    CUdeviceptr flush = 0;
+    const Runtime &rt;
+    std::vector<void *> events;
+    uint64_t flush = 0;
     ~Owned() {
-      for (CUevent e : events)
-        api.cuEventDestroy(e);
+      for (void *e : events)
+        rt.destroyEvent(e);
       std::string ignored;
       if (flush)
-        driver.free(flush, ignored);
+        rt.free(flush, ignored);
     }
-  } res{api, driver, {}, 0};
-  auto event = [&](CUevent &e) {
-    if (!driver.check(api.cuEventCreate(&e, 0), "cuEventCreate", error))
+  } res{rt, {}, 0};
+  auto event = [&](void *&e) {
+    if (!rt.createEvent(e, error))
       return false;
     res.events.push_back(e);
     return true;
   };
   constexpr size_t kFlushBytes = size_t(256) << 20;
-  if (options.flushL2 && !driver.allocate(kFlushBytes, res.flush, error))
+  if (options.flushL2 && !rt.allocate(kFlushBytes, res.flush, error))
     return fail();
-  auto flush = [&] {
-    return !res.flush || driver.check(api.cuMemsetD8(res.flush, 0, kFlushBytes) /* legacy stream */,
-                                      "cuMemsetD8", error);
-  };
+  // On the legacy (CUDA) or default (HIP) stream.
+  auto flush = [&] { return !res.flush || rt.fill(res.flush, 0, kFlushBytes, error); };
 
   // A first launch: compile-time and launch-time failures show up here.
-  if (!prepare() || !launch(error) ||
-      !driver.check(api.cuStreamSynchronize(stream), "cuStreamSynchronize", error))
+  if (!prepare() || !launch(error) || !rt.synchronize(stream, error))
     return fail();
 
-  CUevent start = nullptr, stop = nullptr;
+  void *start = nullptr, *stop = nullptr;
   if (!event(start) || !event(stop))
     return fail();
   float estimate = 0;
-  if (!driver.check(api.cuEventRecord(start, stream), "cuEventRecord", error))
+  if (!rt.recordEvent(start, stream, error))
     return fail();
   for (int i = 0; i < 5; ++i)
     if (!launch(error))
       return fail();
-  if (!driver.check(api.cuEventRecord(stop, stream), "cuEventRecord", error) ||
-      !driver.check(api.cuEventSynchronize(stop), "cuEventSynchronize", error) ||
-      !driver.check(api.cuEventElapsedTime(&estimate, start, stop), "cuEventElapsedTime", error))
+  if (!rt.recordEvent(stop, stream, error) || !rt.waitEvent(stop, error) ||
+      !rt.elapsedMs(start, stop, estimate, error))
     return fail();
   double per = std::max(double(estimate) / 5, 1e-4);
   int warmups = std::clamp(int(options.warmupMs / per), 1, std::max(1, options.maxReps));
@@ -513,22 +593,21 @@ Trial benchmarkWithEvents(CudaDriver &driver, CUstream stream,
   for (int i = 0; i < warmups; ++i)
     if (!launch(error))
       return fail();
-  std::vector<std::pair<CUevent, CUevent>> timed(size_t(reps), {nullptr, nullptr});
+  std::vector<std::pair<void *, void *>> timed(size_t(reps), {nullptr, nullptr});
   for (auto &[a, b] : timed)
     if (!event(a) || !event(b))
       return fail();
   for (auto &[a, b] : timed) {
-    if (!prepare() || !flush() ||
-        !driver.check(api.cuEventRecord(a, stream), "cuEventRecord", error) || !launch(error) ||
-        !driver.check(api.cuEventRecord(b, stream), "cuEventRecord", error))
+    if (!prepare() || !flush() || !rt.recordEvent(a, stream, error) || !launch(error) ||
+        !rt.recordEvent(b, stream, error))
       return fail();
   }
-  if (!driver.check(api.cuStreamSynchronize(stream), "cuStreamSynchronize", error))
+  if (!rt.synchronize(stream, error))
     return fail();
   std::vector<double> ms;
   for (auto &[a, b] : timed) {
     float t = 0;
-    if (!driver.check(api.cuEventElapsedTime(&t, a, b), "cuEventElapsedTime", error))
+    if (!rt.elapsedMs(a, b, t, error))
       return fail();
     ms.push_back(t);
   }

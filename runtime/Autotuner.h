@@ -55,6 +55,7 @@
 #pragma once
 
 #include "driver/CudaDriver.h"
+#include "driver/HipDriver.h"
 #include "ir/Specialize.h"
 #include "runtime/CompileCache.h"
 
@@ -123,6 +124,39 @@ std::string exceedsLimits(const Resources &need, const Limits &limits);
 /// The device's limits (cuDeviceGetAttribute); false with `error` without
 /// a driver.
 bool queryLimits(CudaDriver &driver, Limits &out, std::string &error);
+
+/// The GPU runtime a tuning runs on: the one its kernels were compiled for
+/// (CUDA for nvptx, HIP for amdgcn: the target seam of runtime/GpuKernel.h).
+/// Limits, memory, streams and events go through it; device addresses are
+/// the integers both drivers use, streams and events each driver's own
+/// handles (a null stream is the default one).
+class Runtime {
+public:
+  explicit Runtime(CudaDriver &cuda) : cuda_(&cuda) {}
+  explicit Runtime(HipDriver &hip) : hip_(&hip) {}
+
+  bool isHip() const { return hip_ != nullptr; }
+  std::string deviceName() const;
+  /// queryLimits()'s on CUDA; on HIP the threads and LDS per workgroup, and
+  /// no register limit (the AMDGPU back end fits the kernel's workgroup).
+  bool limits(Limits &out, std::string &error) const;
+  bool synchronize(void *stream, std::string &error) const;
+  bool allocate(size_t bytes, uint64_t &out, std::string &error) const;
+  bool free(uint64_t ptr, std::string &error) const;
+  bool fill(uint64_t dst, unsigned char byte, size_t bytes, std::string &error) const;
+  bool copyToHost(void *dst, uint64_t src, size_t bytes, std::string &error) const;
+  bool copyToDevice(uint64_t dst, const void *src, size_t bytes, std::string &error) const;
+  bool createEvent(void *&out, std::string &error) const;
+  void destroyEvent(void *event) const;
+  bool recordEvent(void *event, void *stream, std::string &error) const;
+  bool waitEvent(void *event, std::string &error) const;
+  /// The milliseconds between two recorded events that have completed.
+  bool elapsedMs(void *start, void *stop, float &ms, std::string &error) const;
+
+private:
+  CudaDriver *cuda_ = nullptr;
+  HipDriver *hip_ = nullptr;
+};
 
 /// The static shared memory a PTX module declares (.shared arrays), in
 /// bytes; what the code generator sizes it to.
@@ -270,13 +304,21 @@ struct BenchOptions {
 
 /// Times `launch` on `stream`: a first launch (and synchronize) that catches
 /// failures, an estimate over 5 launches, warm-up launches worth warmupMs,
-/// then repMs worth of launches each between two CUDA events, with
+/// then repMs worth of launches each between two events, with
 /// `beforeEach` (resetting arguments to zero, say; may be empty) and the L2
-/// flush outside the events. The median of the timed launches.
-Trial benchmarkWithEvents(CudaDriver &driver, CUstream stream,
+/// flush outside the events. The median of the timed launches. The events,
+/// stream synchronizes and flush are `runtime`'s (CUDA's or HIP's).
+Trial benchmarkWithEvents(const Runtime &runtime, void *stream,
                           const std::function<bool(std::string &)> &launch,
                           const std::function<bool(std::string &)> &beforeEach,
                           const BenchOptions &options);
+/// The same on CUDA.
+inline Trial benchmarkWithEvents(CudaDriver &driver, CUstream stream,
+                                 const std::function<bool(std::string &)> &launch,
+                                 const std::function<bool(std::string &)> &beforeEach,
+                                 const BenchOptions &options) {
+  return benchmarkWithEvents(Runtime(driver), stream, launch, beforeEach, options);
+}
 
 /// The SHA-256 of `text` in hex (CompileCache's); kernel identities.
 std::string hashText(const std::string &text);

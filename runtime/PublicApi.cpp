@@ -306,6 +306,8 @@ detail::KernelData::fromGpu(std::shared_ptr<const GpuKernel> gpu) {
   d->name = gpu->name();
   d->ptx = gpu->ptx();
   d->numWarps = gpu->numWarps();
+  d->threads =
+      gpu->info().threadsPerProgram > 0 ? gpu->info().threadsPerProgram : gpu->numWarps() * 32;
   d->registers = gpu->resources().registers;
   d->localBytes = gpu->resources().localBytes;
   d->sharedBytes = gpu->resources().staticSharedBytes;
@@ -381,6 +383,7 @@ Kernel Kernel::fromImage(const Image &image) {
   d->paramNames = image.paramNames;
   d->kinds = image.params;
   d->numWarps = image.numWarps;
+  d->threads = image.numWarps * 32; // images are PTX and cubins
   d->dynamicShared = unsigned(std::max(0, image.dynamicSharedBytes));
   if (d->paramNames.size() != d->kinds.size())
     throw Error(fmt::format("kernel image '{}': {} parameter names for {} parameters", image.name,

@@ -142,6 +142,10 @@ struct KernelData {
   std::vector<std::string> paramNames;
   std::vector<Arg::Kind> kinds;
   int numWarps = 4;
+  // Threads one program runs on: num_warps x 32 on NVIDIA, the code
+  // object's workgroup size on AMD (a wavefront is 64 lanes on gfx90a and
+  // gfx942).
+  int threads = 128;
   int registers = 0;
   int localBytes = 0; // per thread: register spills
   int sharedBytes = 0;
@@ -157,6 +161,8 @@ struct KernelData {
 
   static std::shared_ptr<const KernelData> fromGpu(std::shared_ptr<const GpuKernel> gpu);
   static Kernel wrap(std::shared_ptr<const KernelData> data);
+  /// The data behind a valid handle.
+  static const KernelData &of(const Kernel &k) { return *k.data_; }
 };
 
 /// The process's CUDA driver, or a thrown tk::Error saying why there is none.

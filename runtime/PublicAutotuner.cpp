@@ -1,7 +1,11 @@
 // The public tk::Autotuner (include/tk/Autotuner.h) over tune::Tuner: it
 // resolves the key and in-place parameters by name, compiles (or loads) one
 // kernel per config, checks each config's resources before compiling it for
-// the device, benchmarks with CUDA events and launches the winner.
+// the device, benchmarks with events and launches the winner. Everything
+// runs on the runtime the kernels are compiled for (GpuKernel.h's target
+// seam): HIP's events, streams and memory for an AMD arch, CUDA's
+// otherwise; a program's threads are the compiled kernel's (num_warps x 32
+// on NVIDIA, the code object's workgroup on AMD), never assumed.
 //
 // A first tuning compiles every surviving config in parallel (the tuner's
 // thread pool calls the resource check and kernelFor() from several
@@ -11,6 +15,7 @@
 // compile cache and GpuKernel's kernel table lock; the driver's calls run
 // with the primary context made current on the calling thread; kernels[i]
 // is written only by the thread compiling config i.
+#include "lowering/codegen/TargetOptions.h"
 #include "runtime/Autotuner.h"
 #include "runtime/PublicApiImpl.h"
 #include "runtime/ResultCheck.h"
@@ -72,6 +77,7 @@ struct AutotunerData {
   std::vector<std::string> paramTypes; // "*fp32", "i32", ...
   std::vector<size_t> keyIndex, zeroIndex, restoreIndex;
   std::unique_ptr<tune::Tuner> tuner;
+  std::optional<tune::Runtime> runtime; // the kernels' target's
   tune::Limits limits;
   std::map<std::vector<int64_t>, size_t> chosen; // key values -> config
   std::mutex mutex;
@@ -172,6 +178,26 @@ bool cachedPTX(const std::string &source, const std::string &fileName,
   return true;
 }
 
+// What one program of a compiled config needs: on amdgcn the workgroup and
+// LDS of the code object's metadata (the launch's own, amdgpuLaunchInfo),
+// else num_warps x 32 threads and the static shared memory the PTX declares.
+bool programResources(const CompiledPTX &c, tune::Resources &need, std::string &why) {
+  if (c.codeObject.empty()) {
+    need.threads = c.numWarps * 32;
+    need.sharedBytes = tune::sharedBytesInPTX(c.ptx);
+    return true;
+  }
+  std::vector<SlotKind> kinds;
+  for (const GpuParam &p : c.params)
+    kinds.push_back(SlotKind(p.kind));
+  AmdgpuLaunch launch;
+  if (!amdgpuLaunchInfo(c.codeObject, c.name, kinds, launch, why))
+    return false;
+  need.threads = int(launch.block[0] * launch.block[1] * launch.block[2]);
+  need.sharedBytes = int(launch.ldsBytes);
+  return true;
+}
+
 GpuCompileOptions configOptions(const KernelOptions &base, const Config &c) {
   KernelOptions o = base;
   for (const auto &[name, value] : c.meta)
@@ -237,9 +263,18 @@ Status AutotunerData::resolve() {
   if (!s)
     return s;
 
-  CudaDriver &driver = driverOrThrow();
+  // The target's runtime: an AMD arch (source kernels only: images hold
+  // PTX) tunes through HIP.
   std::string error;
-  if (!tune::queryLimits(driver, limits, error))
+  if (images.empty() && isAMDGPUArch(configOptions(base, configs[0]).arch)) {
+    HipDriver *hip = HipDriver::get(error);
+    if (!hip)
+      return Status::failure(error);
+    runtime.emplace(*hip);
+  } else {
+    runtime.emplace(driverOrThrow());
+  }
+  if (!runtime->limits(limits, error))
     return Status::failure(error);
   std::vector<tune::Config> tc;
   for (const Config &c : configs) {
@@ -253,7 +288,7 @@ Status AutotunerData::resolve() {
   tune::Options to;
   to.kernelName = kernelName;
   to.identity = identity;
-  to.deviceName = driver.deviceName();
+  to.deviceName = runtime->deviceName();
   to.cacheDir = options.cacheDir;
   to.diskCache = options.diskCache;
   to.rejectSpills = options.rejectSpills;
@@ -405,7 +440,7 @@ Status AutotunerData::choose(const GridFn &grid, std::span<const Arg> args, void
   // Before the compile threads start: they only look their key up.
   kernelsFor(specKey);
   std::string key = keyText(args);
-  CudaDriver &driver = driverOrThrow();
+  const tune::Runtime &rt = *runtime;
   std::string error;
 
   if (options.prune)
@@ -422,22 +457,18 @@ Status AutotunerData::choose(const GridFn &grid, std::span<const Arg> args, void
             out.push_back(i);
       return out;
     });
-  // Resources before the driver compiles anything: threads from the warps,
-  // static shared memory from the PTX (tk's own compile, or the image's).
+  // Resources before the driver compiles anything: threads and static
+  // shared memory of tk's own compile (programResources), or of the image's
+  // PTX.
   tuner->setResourceCheck(
       [&](size_t i, tune::Resources &need, std::string &why) {
-        need.threads = configs[i].numWarps * 32;
-        std::string ptx;
         if (images.empty()) {
           CompiledPTX c;
-          if (!cachedPTX(source, fileName, optionsFor(i, specKey), c, why))
-            return false;
-          need.threads = c.numWarps * 32;
-          ptx = std::move(c.ptx);
-        } else if (images[i].ptx) {
-          ptx = images[i].ptx;
+          return cachedPTX(source, fileName, optionsFor(i, specKey), c, why) &&
+                 programResources(c, need, why);
         }
-        need.sharedBytes = tune::sharedBytesInPTX(ptx);
+        need.threads = configs[i].numWarps * 32;
+        need.sharedBytes = tune::sharedBytesInPTX(images[i].ptx ? images[i].ptx : "");
         return true;
       },
       limits);
@@ -456,7 +487,7 @@ Status AutotunerData::choose(const GridFn &grid, std::span<const Arg> args, void
     if (Status s = sized(i); !s)
       return s;
     saved.emplace_back(args[i].bytes);
-    if (!driver.copyToHost(saved.back().data(), args[i].value.pointer, args[i].bytes, error))
+    if (!rt.copyToHost(saved.back().data(), args[i].value.pointer, args[i].bytes, error))
       return Status::failure(error);
   }
   for (size_t i : zeroIndex)
@@ -464,8 +495,8 @@ Status AutotunerData::choose(const GridFn &grid, std::span<const Arg> args, void
       return s;
   auto restore = [&](std::string &err) {
     for (size_t j = 0; j < restoreIndex.size(); ++j)
-      if (!driver.copyToDevice(args[restoreIndex[j]].value.pointer, saved[j].data(),
-                               saved[j].size(), err))
+      if (!rt.copyToDevice(args[restoreIndex[j]].value.pointer, saved[j].data(), saved[j].size(),
+                           err))
         return false;
     return true;
   };
@@ -480,13 +511,13 @@ Status AutotunerData::choose(const GridFn &grid, std::span<const Arg> args, void
       if (args[i].kind == Arg::Kind::Pointer && args[i].bytes > 0) {
         checkIndex.push_back(i);
         original.emplace_back(args[i].bytes);
-        if (!driver.copyToHost(original.back().data(), args[i].value.pointer, args[i].bytes, error))
+        if (!rt.copyToHost(original.back().data(), args[i].value.pointer, args[i].bytes, error))
           return Status::failure(error);
       }
   auto putBack = [&](std::string &err) {
     for (size_t j = 0; j < checkIndex.size(); ++j)
-      if (!driver.copyToDevice(args[checkIndex[j]].value.pointer, original[j].data(),
-                               original[j].size(), err))
+      if (!rt.copyToDevice(args[checkIndex[j]].value.pointer, original[j].data(),
+                           original[j].size(), err))
         return false;
     return true;
   };
@@ -499,7 +530,7 @@ Status AutotunerData::choose(const GridFn &grid, std::span<const Arg> args, void
     if (Status s = kernelFor(i, specKey, k); !s)
       return tune::Trial::failure(s.message);
     // Registers are known only once the driver has compiled the kernel.
-    std::string over = tune::exceedsLimits({k.numWarps() * 32, -1, k.registers()}, limits);
+    std::string over = tune::exceedsLimits({KernelData::of(k).threads, -1, k.registers()}, limits);
     if (!over.empty())
       return tune::Trial::failure(over);
     Grid g = grid(configs[i]);
@@ -512,7 +543,7 @@ Status AutotunerData::choose(const GridFn &grid, std::span<const Arg> args, void
     };
     auto zero = [&](std::string &err) {
       for (size_t z : zeroIndex)
-        if (!driver.fill(args[z].value.pointer, 0, args[z].bytes, err))
+        if (!rt.fill(args[z].value.pointer, 0, args[z].bytes, err))
           return false;
       return true;
     };
@@ -521,14 +552,11 @@ Status AutotunerData::choose(const GridFn &grid, std::span<const Arg> args, void
       // is what the check compares.
       std::string err;
       std::vector<std::vector<unsigned char>> out(checkIndex.size());
-      if (!putBack(err) || !zero(err) || !launch(err) ||
-          !driver.check(driver.api().cuStreamSynchronize(static_cast<CUstream>(stream)),
-                        "cuStreamSynchronize", err))
+      if (!putBack(err) || !zero(err) || !launch(err) || !rt.synchronize(stream, err))
         return tune::Trial::failure(err);
       for (size_t j = 0; j < checkIndex.size(); ++j) {
         out[j].resize(original[j].size());
-        if (!driver.copyToHost(out[j].data(), args[checkIndex[j]].value.pointer, out[j].size(),
-                               err))
+        if (!rt.copyToHost(out[j].data(), args[checkIndex[j]].value.pointer, out[j].size(), err))
           return tune::Trial::failure(err);
       }
       outputs[i] = std::move(out);
@@ -536,8 +564,7 @@ Status AutotunerData::choose(const GridFn &grid, std::span<const Arg> args, void
     std::function<bool(std::string &)> before;
     if (!zeroIndex.empty())
       before = zero;
-    tune::Trial t =
-        tune::benchmarkWithEvents(driver, static_cast<CUstream>(stream), launch, before, bo);
+    tune::Trial t = tune::benchmarkWithEvents(rt, stream, launch, before, bo);
     t.spillBytes = k.localBytes();
     std::string err;
     if (!restore(err) && t.usable)

@@ -12,6 +12,8 @@
  *   ... launch ...
  *   fake_hip_last_kernarg(buffer, size)            // the kernarg bytes the launch wrote
  *   fake_hip_last_grid(0), fake_hip_last_block(0), fake_hip_last_used_extra()
+ *   fake_hip_launches_with_threads(256)            // launches on workgroups of 256 threads
+ *   fake_hip_event_records(), fake_hip_event_elapsed_times(), fake_hip_live_events()
  *
  * The kernarg segment: with kernelParams, argument i's `size` bytes are
  * copied from kernelParams[i] to its `offset`, as HIP copies each explicit
@@ -281,6 +283,7 @@ size_t fake_hip_last_image_bytes(void) { return lastImageBytes; }
 static unsigned layoutOffsets[MAX_ARGS], layoutSizes[MAX_ARGS];
 static int layoutCount;
 static int launches;
+static int launchesByThreads[1025]; /* by threads per workgroup */
 static __thread unsigned lastGrid[3], lastBlock[3], lastShared;
 static __thread uint64_t lastStream;
 static __thread unsigned char lastKernarg[MAX_KERNARG];
@@ -336,11 +339,15 @@ hipError_t hipModuleLaunchKernel(void *function, unsigned gx, unsigned gy, unsig
   lastStream = (uint64_t)(uintptr_t)stream;
   strcpy(lastFunctionName, f->name);
   ADD(launches, 1);
+  ADD(launchesByThreads[bx * by * bz], 1);
   return hipSuccess;
 }
 #endif
 
 int fake_hip_launch_count(void) { return LOAD(launches); }
+int fake_hip_launches_with_threads(unsigned threads) {
+  return threads <= 1024 ? LOAD(launchesByThreads[threads]) : 0;
+}
 unsigned fake_hip_last_grid(int i) { return lastGrid[i]; }
 unsigned fake_hip_last_block(int i) { return lastBlock[i]; }
 unsigned fake_hip_last_shared(void) { return lastShared; }
@@ -419,10 +426,12 @@ int fake_hip_stream_synchronizes(void) { return LOAD(streamSynchronizes); }
 typedef struct {
   double ms; /* when recorded; < 0 before */
 } FakeEvent;
+static int liveEvents, eventRecords, eventElapsedTimes;
 hipError_t hipEventCreate(void **event) {
   FakeEvent *e = (FakeEvent *)malloc(sizeof(FakeEvent));
   e->ms = -1;
   *event = e;
+  ADD(liveEvents, 1);
   return hipSuccess;
 }
 hipError_t hipEventRecord(void *event, void *stream) {
@@ -432,6 +441,7 @@ hipError_t hipEventRecord(void *event, void *stream) {
     return hipErrorInvalidHandle;
   clock_gettime(CLOCK_MONOTONIC, &t);
   ((FakeEvent *)event)->ms = t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+  ADD(eventRecords, 1);
   return hipSuccess;
 }
 hipError_t hipEventSynchronize(void *event) { return event ? hipSuccess : hipErrorInvalidHandle; }
@@ -440,11 +450,16 @@ hipError_t hipEventElapsedTime(float *ms, void *start, void *stop) {
   if (!a || !b || a->ms < 0 || b->ms < 0)
     return hipErrorInvalidHandle; /* HIP's answer for an event never recorded */
   *ms = (float)(b->ms - a->ms);
+  ADD(eventElapsedTimes, 1);
   return hipSuccess;
 }
 hipError_t hipEventDestroy(void *event) {
   if (!event)
     return hipErrorInvalidHandle;
   free(event);
+  ADD(liveEvents, -1);
   return hipSuccess;
 }
+int fake_hip_live_events(void) { return LOAD(liveEvents); }
+int fake_hip_event_records(void) { return LOAD(eventRecords); }
+int fake_hip_event_elapsed_times(void) { return LOAD(eventElapsedTimes); }

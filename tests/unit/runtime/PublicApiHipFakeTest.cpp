@@ -12,7 +12,8 @@
 // is the code object's; HIP's errors (a module that does not load, a
 // refused launch, a device too small) come back named; the module goes with
 // the last handle; without a CUDA driver, Device.h's memory and streams are
-// HIP's.
+// HIP's; tk::Autotuner times an amdgcn kernel with HIP's events and launches
+// each config on its code object's workgroup.
 #include "runtime/PublicApiImpl.h"
 #include "tests/unit/driver/DriverTestUtil.h"
 #include "tk/tk.h"
@@ -290,4 +291,55 @@ TEST(PublicApiHipFake, WithoutCudaDeviceMemoryAndStreamsAreHips) {
   }
   EXPECT_EQ(fake().count("fake_hip_live_allocations"), live);
   EXPECT_EQ(fake().count("fake_hip_live_streams"), 0);
+}
+
+TEST(PublicApiHipFake, TheAutotunerTimesAnAmdgcnKernelThroughHip) {
+  REQUIRE_FAKE_HIP();
+  // Two configs of a gfx942 kernel: 2 and 4 wavefronts of 64 lanes, so
+  // workgroups of 128 and 256 threads (num_warps x 32 would be 64 and 128).
+  std::vector<tk::Config> configs = {tk::Config({{"BLOCK", 128}}, 2),
+                                     tk::Config({{"BLOCK", 256}}, 4)};
+  tk::AutotuneOptions tuning;
+  tuning.key = {"n"};
+  tuning.diskCache = false;
+  tuning.progress = nullptr;
+  tuning.warmupMs = 1e-6; // one warm-up and one timed launch per config
+  tuning.repMs = 1e-6;
+  tk::Autotuner tuner =
+      tk::Autotuner::fromSource(kCopy, copyOptions(), configs, tuning, "hip-autotune.tk");
+  fake().setLayout({0, 8, 16, 20}, {8, 8, 4, 4});
+  auto count = [](const char *name) { return fake().count(name); };
+  auto withThreads = [](unsigned threads) {
+    return fake().fn<int (*)(unsigned)>("fake_hip_launches_with_threads")(threads);
+  };
+  int records = count("fake_hip_event_records");
+  int elapsed = count("fake_hip_event_elapsed_times");
+  int events = count("fake_hip_live_events");
+  int syncs = count("fake_hip_stream_synchronizes");
+  int on64 = withThreads(64), on128 = withThreads(128), on256 = withThreads(256);
+  float *x = reinterpret_cast<float *>(uintptr_t(0x7f0000010000));
+  float *y = reinterpret_cast<float *>(uintptr_t(0x7f0000020000));
+  tk::Stream stream = tk::Stream::wrap(reinterpret_cast<void *>(0x6000));
+  auto grid = [](const tk::Config &c) { return tk::Grid(unsigned(4096 / c.intValue("BLOCK"))); };
+  tuner.launch(grid, stream, x, y, 4096, 1);
+  // Each config: start and stop around the estimate, then a pair per timed
+  // launch, each pair read back; every event destroyed again.
+  EXPECT_GE(count("fake_hip_event_records") - records, 8);
+  EXPECT_GE(count("fake_hip_event_elapsed_times") - elapsed, 4);
+  EXPECT_EQ(count("fake_hip_live_events"), events);
+  EXPECT_GE(count("fake_hip_stream_synchronizes") - syncs, 4);
+  // Both configs ran, each on its own workgroup; none on 32-lane warps.
+  EXPECT_GT(withThreads(128) - on128, 2);
+  EXPECT_GT(withThreads(256) - on256, 2);
+  EXPECT_EQ(withThreads(64), on64);
+  EXPECT_EQ(fake().stream(), 0x6000u);
+  // The winner is one of the two, and a second launch does not tune again.
+  std::vector<tk::Arg> args{x, y, 4096, 1};
+  const tk::Config &best = tuner.best(grid, args, stream);
+  EXPECT_TRUE(best.numWarps == 2 || best.numWarps == 4) << best.str();
+  int recorded = count("fake_hip_event_records");
+  tuner.launch(grid, stream, x, y, 4096, 1);
+  EXPECT_EQ(count("fake_hip_event_records"), recorded);
+  EXPECT_EQ(fake().block(0), best.numWarps * 64u);
+  EXPECT_EQ(fake().grid(0), 4096u / unsigned(best.intValue("BLOCK")));
 }
