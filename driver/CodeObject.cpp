@@ -50,14 +50,17 @@ struct MsgValue {
   bool isUnsigned = false;
   uint64_t bits = 0; // Int: the value (two's complement when signed)
   double real = 0;
-  std::string text;                                  // String, Binary
-  std::vector<MsgValue> items;                       // Array
-  std::vector<std::pair<MsgValue, MsgValue>> fields; // Map
+  std::string text;            // String, Binary
+  std::vector<MsgValue> items; // Array
+  // Map: keys[i] -> values[i]. Two vectors of the type being defined, not one
+  // of pairs: std::pair needs a complete type, which libc++ and clang's
+  // libstdc++ checks enforce.
+  std::vector<MsgValue> keys, values;
 
   const MsgValue *field(std::string_view key) const {
-    for (const auto &[k, v] : fields)
-      if (k.kind == Kind::String && k.text == key)
-        return &v;
+    for (size_t i = 0; i < keys.size(); ++i)
+      if (keys[i].kind == Kind::String && keys[i].text == key)
+        return &values[i];
     return nullptr;
   }
   // A non-negative integer that fits in 32 bits.
@@ -133,9 +136,10 @@ private:
     out.kind = MsgValue::Kind::Map;
     if (!count(n, 2))
       return false;
-    out.fields.resize(size_t(n));
-    for (auto &[k, v] : out.fields)
-      if (!value(k, depth + 1) || !value(v, depth + 1))
+    out.keys.resize(size_t(n));
+    out.values.resize(size_t(n));
+    for (size_t i = 0; i < size_t(n); ++i)
+      if (!value(out.keys[i], depth + 1) || !value(out.values[i], depth + 1))
         return false;
     return true;
   }
