@@ -11,6 +11,7 @@
 // or divisible by 16 or 8, pointers aligned to 16) compiles one variant per set
 // of facts, and AOT images launch the same way.
 #include "runtime/PublicApiImpl.h"
+#include "tests/unit/runtime/CopyKernel.h"
 #include "tk/tk.h"
 
 #include <gtest/gtest.h>
@@ -197,15 +198,6 @@ TEST(PublicApiFake, ArgumentsThatDoNotConvertAreRefusedByName) {
                               "were passed"),
             std::string::npos);
 }
-
-// A strided copy: with the stride specialised to 1 and n to a multiple of
-// 16, the loads and stores vectorise.
-const char *kCopy = "import tk\n"
-                    "@tk.jit\n"
-                    "def copy(x_ptr, y_ptr, n, stride, BLOCK: tk.constexpr):\n"
-                    "    offs = tk.arange(0, BLOCK)\n"
-                    "    v = tk.load(x_ptr + offs * stride, mask=offs < n)\n"
-                    "    tk.store(y_ptr + offs, v, mask=offs < n)\n";
 
 tk::KernelOptions copyOptions() {
   tk::KernelOptions o;

@@ -16,6 +16,7 @@
 // each config on its code object's workgroup.
 #include "runtime/PublicApiImpl.h"
 #include "tests/unit/driver/DriverTestUtil.h"
+#include "tests/unit/runtime/CopyKernel.h"
 #include "tk/tk.h"
 
 #include <gtest/gtest.h>
@@ -55,13 +56,6 @@ Fake &fake() {
     GTEST_SKIP() << "the stand-in HIP runtime " TK_FAKE_HIP " did not load: " << whyNot;           \
   if (!compilesForAmdgpu(whyNot))                                                                  \
   GTEST_SKIP() << "no code object (built without LLVM, or no ld.lld): " << whyNot
-
-const char *kCopy = "import tk\n"
-                    "@tk.jit\n"
-                    "def copy(x_ptr, y_ptr, n, stride, BLOCK: tk.constexpr):\n"
-                    "    offs = tk.arange(0, BLOCK)\n"
-                    "    v = tk.load(x_ptr + offs * stride, mask=offs < n)\n"
-                    "    tk.store(y_ptr + offs, v, mask=offs < n)\n";
 
 tk::KernelOptions copyOptions(const std::string &arch = "gfx942") {
   tk::KernelOptions o;
