@@ -423,6 +423,8 @@ private:
       slots.push_back(layout(arg));
     }
     assign(body);
+    // Slots a user after the loop decides and no load of the body computes.
+    std::vector<unsigned> unanchored;
     for (unsigned i = 0; i < op.numResults(); ++i) {
       Value *y = body.terminator()->operand(i);
       Value *arg = body.argument(i + 1);
@@ -437,9 +439,13 @@ private:
       // The loop carries what a user after it wants, but loads in the body
       // compute the yielded value in another layout: carry theirs, and
       // convert once after the loop.
-      else if (want(op.result(i)) == slots[i])
-        if (const LayoutAttr *l = bodyAnchorLayout(body, y); l && l != slots[i])
+      else if (want(op.result(i)) == slots[i]) {
+        const LayoutAttr *l = bodyAnchorLayout(body, y);
+        if (!l)
+          unanchored.push_back(i);
+        else if (l != slots[i])
           hint = l;
+      }
       if (hint) {
         hints_[{&op, i}] = hint;
         hintsChanged_ = true;
@@ -450,15 +456,11 @@ private:
     // companions, which the body combines it with (`delta / weight`):
     // carried in the layout its users after the loop want, it would be
     // converted on every iteration instead of once after the loop.
-    for (unsigned i = 0; i < op.numResults(); ++i) {
-      Value *y = body.terminator()->operand(i);
-      if (!y->type()->isTensor() || hints_.count({&op, i}) || want(op.result(i)) != slots[i] ||
-          bodyAnchorLayout(body, y))
-        continue;
+    for (unsigned i : unanchored) {
       for (unsigned j = 0; j < op.numResults(); ++j) {
         auto h = hints_.find({&op, j});
         if (j != i && h != hints_.end() && h->second != slots[i] &&
-            op.result(j)->type()->shape() == y->type()->shape()) {
+            op.result(j)->type()->shape() == op.result(i)->type()->shape()) {
           hints_[{&op, i}] = h->second;
           hintsChanged_ = true;
           break;
