@@ -245,42 +245,20 @@ bool runCase(Attention &attn, const Case &c, std::mt19937 &rng, bool time) {
 } // namespace
 
 int main(int argc, char **argv) {
-  std::string dir = TK_TUTORIALS_DIR;
-  bool small = false;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    if (a == "--tutorials" && i + 1 < argc)
-      dir = argv[++i];
-    else if (a == "--small")
-      small = true;
-    else {
-      std::fprintf(stderr, "usage: %s [--tutorials DIR] [--small]\n", argv[0]);
-      return 2;
-    }
-  }
-  std::string why;
-  if (!tk::deviceAvailable(&why)) {
-    std::printf("06-fused-attention: skipped: no GPU (%s)\n", why.c_str());
-    return 0;
-  }
-  try {
-    Attention attn{dir + "/06-fused-attention.tk", {}, {}};
-    std::mt19937 rng(2026);
-    bool ok = true;
-    for (int D : {64, 128})
-      for (bool causal : {false, true}) {
-        ok = runCase(attn, {1, 2, 333, D, causal}, rng, false) && ok;
+  return tutorial::runMain(
+      "06-fused-attention", TK_TUTORIALS_DIR, argc, argv, [](const std::string &dir, bool small) {
+        Attention attn{dir + "/06-fused-attention.tk", {}, {}};
+        std::mt19937 rng(2026);
+        bool ok = true;
+        for (int D : {64, 128})
+          for (bool causal : {false, true}) {
+            ok = runCase(attn, {1, 2, 333, D, causal}, rng, false) && ok;
+            if (!small)
+              ok = runCase(attn, {2, 2, 1024 + 77, D, causal}, rng, false) && ok;
+          }
         if (!small)
-          ok = runCase(attn, {2, 2, 1024 + 77, D, causal}, rng, false) && ok;
-      }
-    if (!small)
-      for (bool causal : {false, true})
-        ok = runCase(attn, {4, 32, 4096, 128, causal}, rng, true) && ok;
-    std::printf("%s\n", ok ? "all results match the CPU reference" : "MISMATCHES (see above)");
-    return ok ? 0 : 1;
-  } catch (const tk::Error &e) {
-    std::fprintf(stderr, "06-fused-attention: error: %s%s%s\n", e.what(),
-                 e.cudaError().empty() ? "" : " ", e.cudaError().c_str());
-    return 1;
-  }
+          for (bool causal : {false, true})
+            ok = runCase(attn, {4, 32, 4096, 128, causal}, rng, true) && ok;
+        return ok;
+      });
 }

@@ -1,6 +1,7 @@
 // Host helpers of the C++ tutorials (05-host-autotune.cpp,
-// 06-fused-attention.cpp): fp16 bit patterns to and from float, and timing.
-// Only the standard library and <tk/tk.h>.
+// 06-fused-attention.cpp, 13-conv2d-bias-relu.cpp): fp16 bit patterns to and
+// from float, timing, and the frame of a tutorial's main(). Only the standard
+// library and <tk/tk.h>.
 #pragma once
 
 #include <tk/tk.h>
@@ -9,7 +10,9 @@
 #include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
+#include <string>
 #include <vector>
 
 namespace tutorial {
@@ -64,6 +67,41 @@ inline float fromHalf(uint16_t h) {
   else
     v = std::ldexp(float(mant | 0x400u), exp - 25);
   return sign ? -v : v;
+}
+
+// main() of a tutorial taking `[--tutorials DIR] [--small]` (DIR defaults
+// to `dir`): without a GPU it prints `name: skipped: no GPU (why)` and
+// returns 0; otherwise it runs `body(dir, small)`, which checks its results
+// and returns whether they all matched, and says so. A tk::Error is printed
+// as `name: error: ...` (status 1); bad usage is status 2.
+template <class Body>
+int runMain(const char *name, std::string dir, int argc, char **argv, Body &&body) {
+  bool small = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--tutorials" && i + 1 < argc)
+      dir = argv[++i];
+    else if (a == "--small")
+      small = true;
+    else {
+      std::fprintf(stderr, "usage: %s [--tutorials DIR] [--small]\n", argv[0]);
+      return 2;
+    }
+  }
+  std::string why;
+  if (!tk::deviceAvailable(&why)) {
+    std::printf("%s: skipped: no GPU (%s)\n", name, why.c_str());
+    return 0;
+  }
+  try {
+    bool ok = body(dir, small);
+    std::printf("%s\n", ok ? "all results match the CPU reference" : "MISMATCHES (see above)");
+    return ok ? 0 : 1;
+  } catch (const tk::Error &e) {
+    std::fprintf(stderr, "%s: error: %s%s%s\n", name, e.what(), e.cudaError().empty() ? "" : " ",
+                 e.cudaError().c_str());
+    return 1;
+  }
 }
 
 } // namespace tutorial

@@ -234,7 +234,8 @@ def load_tutorial(name):
 @pytest.mark.parametrize("name", ["01-vector-add.py", "02-fused-softmax.py", "03-layer-norm.py",
                                   "07-layer-norm-backward.py", "08-rms-norm.py",
                                   "09-softmax-backward.py", "10-cross-entropy.py",
-                                  "11-dropout-residual-layer-norm.py"])
+                                  "11-dropout-residual-layer-norm.py",
+                                  "13-conv2d-bias-relu.py"])
 def test_tutorial_on_the_gpu(name, capsys):
     assert load_tutorial(name).main(["--small"]) == 0
     out = capsys.readouterr().out
