@@ -22,7 +22,7 @@ def test_every_python_tutorial_is_here_beside_its_tk_source():
         "01-vector-add.py", "02-fused-softmax.py", "03-layer-norm.py", "04-matmul.py",
         "06-fused-attention.py", "07-layer-norm-backward.py", "08-rms-norm.py",
         "09-softmax-backward.py", "10-cross-entropy.py", "11-dropout-residual-layer-norm.py",
-        "13-conv2d-bias-relu.py"]
+        "12-llama-block.py", "13-conv2d-bias-relu.py"]
     for p in TUTORIALS:
         assert p.with_suffix(".tk").exists(), f"{p.name} has no {p.stem}.tk beside it"
 

@@ -1,0 +1,97 @@
+"""tutorials/12-llama-block.py's decoder block on the CPU interpreter
+(conftest sets TK_INTERPRET=1) against its float32 reference: numpy arrays
+(no torch needed), torch CPU tensors, and the block's torch custom operators
+under torch.compile(fullgraph=True) (those two skip without torch). Tiny
+configs: hidden 64 or 256, ragged sequences (13, 37: not multiples of the
+tiles), a prefill then a decode step against the KV cache it filled. A
+GPU-marked test runs the tutorial's own GPU check (hidden 1024, fp16 and
+bf16, eager and compiled)."""
+
+import importlib.util
+import pathlib
+
+import numpy as np
+import pytest
+
+PATH = pathlib.Path(__file__).parents[2] / "tutorials" / "12-llama-block.py"
+TOL = 16 * 2.0**-11  # a few fp16 roundings of the largest output
+
+
+@pytest.fixture(scope="module")
+def lb():
+    spec = importlib.util.spec_from_file_location("tutorial_12_llama_block", PATH)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _inputs(lb, cfg, batch, seq, seed):
+    rng = np.random.default_rng(seed)
+    xp = rng.standard_normal((batch, seq, cfg.hidden)).astype(np.float16)
+    xd = rng.standard_normal((batch, 1, cfg.hidden)).astype(np.float16)
+    return xp, xd, lb.empty_cache(xp, cfg, batch)
+
+
+@pytest.mark.parametrize("batch,seq", [(2, 13), (1, 16), (3, 37)])
+def test_block_on_numpy_matches_the_float32_reference(lb, batch, seq, capsys):
+    cfg = lb.TINY if seq < 32 else lb.Config(hidden=256, heads=2, intermediate=300, max_len=64)
+    w = lb.random_weights(cfg, "float16", seed=batch)
+    xp, xd, cache = _inputs(lb, cfg, batch, seq, seq)
+    assert lb.check(xp, xd, w, cache, TOL, "numpy")
+    out = capsys.readouterr().out
+    assert out.count(": OK") == 2, out
+
+
+def test_the_check_fails_on_a_wrong_block(lb, capsys):
+    # The same check against a block whose MLP residual is dropped: it must fail.
+    cfg = lb.TINY
+    w = lb.random_weights(cfg, "float16")
+    xp, xd, cache = _inputs(lb, cfg, 2, 13, 1)
+
+    def wrong(x, c, start):
+        return lb.block(x, w, c, start) - x
+
+    assert not lb.check(xp, xd, w, cache, TOL, "wrong", run=wrong)
+    assert "FAILED" in capsys.readouterr().out
+
+
+def test_block_refuses_mismatched_weights(lb):
+    w = lb.random_weights(lb.TINY, "float16")
+    x = np.ones((1, 4, 32), dtype=np.float16)
+    with pytest.raises(ValueError, match="hidden size 32"):
+        lb.block(x, w, lb.empty_cache(x, lb.TINY, 1), 0)
+    x = np.ones((1, 4, 64), dtype=np.float16)
+    with pytest.raises(ValueError, match="max_len 32"):
+        lb.block(x, w, lb.empty_cache(x, lb.TINY, 1), 30)
+
+
+def _torch_inputs(lb, torch, cfg, batch, seq):
+    xp, xd, cache = _inputs(lb, cfg, batch, seq, 7)
+    w = lb.random_weights(cfg, "float16", "cpu")
+    return (w, torch.from_numpy(xp), torch.from_numpy(xd),
+            lb.Cache(torch.from_numpy(cache.k), torch.from_numpy(cache.v)))
+
+
+def test_block_on_torch_cpu_tensors(lb):
+    torch = pytest.importorskip("torch")
+    w, xp, xd, cache = _torch_inputs(lb, torch, lb.TINY, 2, 13)
+    assert lb.check(xp, xd, w, cache, TOL, "torch CPU")
+
+
+def test_block_as_custom_ops_under_torch_compile_fullgraph(lb):
+    torch = pytest.importorskip("torch")
+    w, xp, xd, cache = _torch_inputs(lb, torch, lb.TINY, 2, 13)
+    ops = lb.custom_ops()
+    torch._dynamo.reset()
+    compiled = torch.compile(lambda x, c, start: lb.block(x, w, c, start, ops), fullgraph=True,
+                             backend="aot_eager")
+    assert lb.check(xp, xd, w, cache, TOL, "compiled", run=compiled)
+    # The operators are the ones registered (namespace tk_llama).
+    assert hasattr(torch.ops.tk_llama, "attention") and hasattr(torch.ops.tk_llama, "rope_qkv")
+
+
+@pytest.mark.gpu
+def test_tutorial_checks_itself_on_the_gpu(lb, capsys):
+    assert lb.main(["--small"]) == 0
+    out = capsys.readouterr().out
+    assert "FAILED" not in out and "under torch.compile" in out
