@@ -464,9 +464,10 @@ bool convertArg(IRContext &ctx, Function &kernel, unsigned i, const InterpArg &a
     int64_t hi = isSigned(d) ? (int64_t(1) << (bits - 1)) - 1 : (int64_t(1) << bits) - 1;
     if (v < lo || v > hi)
       return bad(fmt::format("{} does not fit in {}", v, dtypeName(d)));
-  } else if (isUnsigned(d) && v < 0) {
-    return bad(fmt::format("{} does not fit in {}", v, dtypeName(d)));
   }
+  // A 64-bit argument is its bit pattern: a u64 value above INT64_MAX
+  // arrives as the negative int64 with the same bits, as the GPU launcher
+  // packs it.
   visitBits(dtypeBytes(d), [&](auto bitsTag) {
     using B = decltype(bitsTag);
     out.data<B>()[0] = static_cast<B>(static_cast<uint64_t>(v));

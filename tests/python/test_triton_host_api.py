@@ -649,3 +649,17 @@ def test_int_argument_beyond_64_bits_is_an_overflow_error(value):
         _value_kernel[(1,)](value, x)
     _value_kernel[(1,)](2**62, x)  # fits
     assert x[0] == np.float32(2**62)
+
+
+@tk.jit
+def _u64_kernel(VALUE, OUT):
+    tl.store(OUT, VALUE)
+
+
+@pytest.mark.parametrize("value", [2**64 - 1, 2**63, 2**63 + 12345])
+def test_u64_argument_above_int64_max_runs(value):
+    # test_value_specialization_overflow's 2**64 - 1 case: the argument is a
+    # u64 and its bits reach the kernel unchanged.
+    out = np.zeros(1, np.uint64)
+    _u64_kernel[(1,)](value, out)
+    assert int(out[0]) == value
