@@ -10,7 +10,11 @@ also runs on the inputs of its `get_args()` twice, through Inductor's
 launcher with Triton and with tk (tk.inductor), and every tensor argument
 afterwards is compared, and each side's launch is timed (`time_us_*`: the
 median of CUDA-event timings of 20 launches after the compare, on the
-configuration Inductor's own autotuning kept). One JSON line per kernel; a
+configuration Inductor's own autotuning kept). Where tk's result does not
+match, every other configuration of Triton's runs on the same inputs too:
+`triton_config_spread` is how far Triton's own results move between block
+sizes (another reduction order), the yardstick for tk's `rel_err`. One JSON
+line per kernel; a
 summary by heuristic at the end, with the ten kernels where tk is slowest.
 """
 
@@ -49,37 +53,53 @@ def compile_all(autotuner):
     return done, len(autotuner.configs), error
 
 
-def _compare(before, after_triton, after_tk):
-    """(match, worst relative error) over the tensor arguments."""
+def _compare(before, after_a, after_b):
+    """(match, worst relative error) over the tensor arguments: every float
+    tensor within 1e-2 (fp16, bf16) or 1e-4 of the largest magnitude, NaNs and
+    infinities in the same places, everything else equal."""
     import torch
 
-    worst = 0.0
-    for a, b in zip(after_triton, after_tk):
+    match, worst = True, 0.0
+    for a, b in zip(after_a, after_b):
         if not isinstance(a, torch.Tensor):
             continue
-        if a.dtype.is_floating_point:
-            x, y = a.double(), b.double()
-            if not torch.equal(torch.isnan(x), torch.isnan(y)):
-                return False, float("inf")
-            finite = ~torch.isnan(x)
-            x, y = x[finite], y[finite]
-            if x.numel() == 0:
-                continue
-            if not torch.equal(torch.isinf(x), torch.isinf(y)) or not torch.equal(
-                    x[torch.isinf(x)], y[torch.isinf(y)]):
-                return False, float("inf")
-            x, y = x[~torch.isinf(x)], y[~torch.isinf(y)]
-            if x.numel() == 0:
-                continue
-            scale = max(x.abs().max().item(), 1e-6)
-            err = (x - y).abs().max().item() / scale
-            worst = max(worst, err)
-            tol = 1e-2 if a.dtype in (torch.float16, torch.bfloat16) else 1e-4
-            if err > tol:
-                return False, err
-        elif not torch.equal(a, b):
-            return False, float("inf")
-    return True, worst
+        if not a.dtype.is_floating_point:
+            if not torch.equal(a, b):
+                match, worst = False, float("inf")
+            continue
+        x, y = a.double().flatten(), b.double().flatten()
+        if not torch.equal(torch.isnan(x), torch.isnan(y)):
+            match, worst = False, float("inf")
+            continue
+        x, y = x[~torch.isnan(x)], y[~torch.isnan(y)]
+        inf = torch.isinf(x)
+        if not torch.equal(inf, torch.isinf(y)) or not torch.equal(x[inf], y[inf]):
+            match, worst = False, float("inf")
+            continue
+        x, y = x[~inf], y[~inf]
+        if x.numel() == 0:
+            continue
+        err = (x - y).abs().max().item() / max(x.abs().max().item(), 1e-6)
+        worst = max(worst, err)
+        if err > (1e-2 if a.dtype in (torch.float16, torch.bfloat16) else 1e-4):
+            match = False
+    return match, worst
+
+
+def _config_spread(launchers, args, reference, stream):
+    """The worst relative error between the kept configuration's result
+    (`reference`) and each of Triton's other configurations on the same
+    inputs: how far a change of block sizes alone (another reduction order)
+    moves this kernel's outputs, the yardstick for a tk mismatch."""
+    import torch
+
+    spread = 0.0
+    for launcher in launchers:
+        copy = [a.clone() if isinstance(a, torch.Tensor) else a for a in args]
+        launcher(*copy, stream=stream)
+        torch.cuda.synchronize()
+        spread = max(spread, _compare(args, reference, copy)[1])
+    return spread
 
 
 def _time_us(autotuner, args, stream, repeat=20):
@@ -115,6 +135,7 @@ def run_both(path, kernel_name):
     t0 = time.perf_counter()
     at.precompile()
     triton_s = time.perf_counter() - t0
+    triton_launchers = list(at.launchers)
     a1 = clone()
     at.run(*a1, stream=stream)
 
@@ -131,11 +152,15 @@ def run_both(path, kernel_name):
     torch.cuda.synchronize()
     used_tk = all(type(r).__name__ == "TkCompileResult" for r in at2.compile_results or [])
     match, err = _compare(args, a1, a2)
+    spread = None
+    if not match and len(triton_launchers) > 1:
+        spread = _config_spread(triton_launchers, args, a1, stream)
     # Timed after the compare: the timing launches overwrite the copies.
     tk_us = _time_us(at2, a2, stream)
     ti.disable()
     triton_us = _time_us(at, a1, stream)
-    return {"ran": True, "match": match, "rel_err": err, "tk_launches": used_tk,
+    return {"ran": True, "match": match, "rel_err": err, "triton_config_spread": spread,
+            "tk_launches": used_tk,
             "time_us_triton": triton_us, "time_us_tk": tk_us,
             "fallback": fell_back[0][1] if fell_back else None,
             "compile_s_triton": round(triton_s, 4), "compile_s_tk": round(tk_s, 4)}
@@ -203,6 +228,11 @@ def main():
     print(f"{'all':24s} {dict(total)}")
     for message, n in errors.most_common(25):
         print(f"{n:4d}  {message}")
+    for r in results:
+        if r.get("ran") and not r.get("match"):
+            spread = r.get("triton_config_spread")
+            print(f"mismatch {r['file']}: tk vs Triton {r.get('rel_err')}, Triton's configurations "
+                  f"among themselves {'-' if spread is None else spread}")
     timed = [r for r in results if r.get("time_us_tk") and r.get("time_us_triton")]
     if timed:
         tk_total = sum(r["time_us_tk"] for r in timed)
