@@ -19,9 +19,13 @@ the downsample, where the residual comes before the ReLU; here every layer
 is timed as conv + bias + relu.
 
     python3 bench/conv_bench.py [--batch 32] [--rep 40] [--compile] [--only NAME,...]
-                                [--check-only] [--out-dir DIR --commit SHA]
+                                [--check-only | --interpret] [--out-dir DIR --commit SHA]
 
---check-only runs the correctness checks alone (no timing). --out-dir
+--check-only runs the correctness checks alone (no timing). --interpret
+runs those checks without a GPU: on torch CPU tensors through tk's
+interpreter (TK_INTERPRET=1), at --batch 1 by default, every layer's shape
+checked against F.conv2d on the CPU (tests/python/test_conv_tutorial.py runs
+a few layers that way). --out-dir
 writes conv-<date>.json there (python3 bench/summarize.py-style: date,
 commit, command, device, versions, each layer's figures, the aggregates).
 """
@@ -91,18 +95,26 @@ def versions():
 
 def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--batch", type=int, default=32)
+    parser.add_argument("--batch", type=int, help="default 32 (1 with --interpret)")
     parser.add_argument("--rep", type=int, default=40, help="ms of timed runs per provider")
     parser.add_argument("--compile", action="store_true", help="also time torch.compile")
     parser.add_argument("--only", default="", help="comma-separated substrings of layer names")
     parser.add_argument("--check-only", action="store_true")
+    parser.add_argument("--interpret", action="store_true",
+                        help="check on the CPU interpreter (torch CPU tensors), no timing")
     parser.add_argument("--out-dir")
     parser.add_argument("--commit", default="")
     args = parser.parse_args(argv)
-    if not tk.testing.gpu_available():
+    if args.interpret:
+        os.environ["TK_INTERPRET"] = "1"
+        args.check_only = True
+    elif not tk.testing.gpu_available():
         print("conv_bench: no GPU launch here (no CUDA device, or TK_INTERPRET=1): nothing to "
-              "time")
+              "time (--interpret checks the layers on the CPU interpreter)")
         return 0
+    if args.batch is None:
+        args.batch = 1 if args.interpret else 32
+    device = "cpu" if args.interpret else "cuda"
     import torch
     import torch.nn.functional as F
 
@@ -115,20 +127,24 @@ def main(argv):
         return F.relu(F.conv2d(x_nchw, w_torch, stride=stride, padding=pad)
                       + bias[None, :, None, None])
 
-    compiled = torch.compile(cudnn, dynamic=False) if args.compile else None
-    device = torch.cuda.get_device_name()
-    print(f"{device}, batch {args.batch}, fp16, torch {torch.__version__}, cuDNN "
+    compiled = None
+    if args.compile and not args.check_only:
+        compiled = torch.compile(cudnn, dynamic=False)
+    device_name = "the CPU interpreter" if args.interpret else torch.cuda.get_device_name()
+    print(f"{device_name}, batch {args.batch}, fp16, torch {torch.__version__}, cuDNN "
           f"{torch.backends.cudnn.version()}")
-    head = f"{'layer':<31}{'M':>8}{'GFLOP':>7}  {'tk ms':>8}{'cuDNN ms':>9}"
-    head += f"{'compile':>9}" if compiled else ""
-    head += f"{'tk TF/s':>8}{'vs cuDNN':>9}" + (f"{'vs comp':>8}" if compiled else "")
-    head += "  tk config"
-    print(head)
+    head = f"{'layer':<31}{'M':>8}{'GFLOP':>7}  "
+    if args.check_only:
+        head += f"{'check':<32}"
+    else:
+        head += f"{'tk ms':>8}{'cuDNN ms':>9}" + (f"{'compile':>9}" if compiled else "")
+        head += f"{'tk TF/s':>8}{'vs cuDNN':>9}" + (f"{'vs comp':>8}" if compiled else "")
+    print(head + "  tk config")
     rows, failures = [], 0
     start = time.monotonic()
     for name, H, C, K, KS, stride, count in layers:
         pad = KS // 2
-        x, w, bias, x_nchw, w_torch = tut.layer_tensors(args.batch, H, C, K, KS)
+        x, w, bias, x_nchw, w_torch = tut.layer_tensors(args.batch, H, C, K, KS, device)
         P = tut.out_size(H, KS, stride, pad, 1)
         M = args.batch * P * P
         flops = 2.0 * M * K * C * KS * KS
@@ -158,7 +174,7 @@ def main(argv):
         rows.append(row)
         del x, w, bias, x_nchw, w_torch, y, want
     result = {"date": datetime.date.today().isoformat(), "commit": args.commit,
-              "command": "python3 bench/conv_bench.py " + " ".join(argv), "device": device,
+              "command": "python3 bench/conv_bench.py " + " ".join(argv), "device": device_name,
               "versions": versions(), "batch": args.batch, "dtype": "float16",
               "layers": rows, "checks_passed": len(rows) - failures, "checks": len(rows),
               "seconds": round(time.monotonic() - start, 1)}

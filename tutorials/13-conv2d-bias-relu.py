@@ -215,15 +215,15 @@ BENCH_LAYERS = [("stem 7x7/2", 224, 3, 64, 7, 2), ("conv2 3x3", 56, 64, 64, 3, 1
                 ("conv5 3x3", 7, 512, 512, 3, 1)]
 
 
-def layer_tensors(batch, H, C, K, KS):
-    """Random NHWC fp16 x, (KH, KW, C, K) w, bias of one square layer, with
-    padding KS // 2 (ResNet's), and the same as torch's channels_last NCHW
-    input and (K, C, KH, KW) filter (the same memory, cuDNN's layout)."""
+def layer_tensors(batch, H, C, K, KS, device="cuda"):
+    """Random NHWC fp16 x, (KH, KW, C, K) w, bias of one square layer, and
+    the same as torch's channels_last NCHW input and (K, C, KH, KW) filter
+    (the same memory, cuDNN's layout)."""
     import torch
 
-    x = torch.randn((batch, H, H, C), device="cuda", dtype=torch.float16)
-    w = (torch.randn((KS, KS, C, K), device="cuda") / (KS * KS * C) ** 0.5).half()
-    bias = torch.randn(K, device="cuda", dtype=torch.float16)
+    x = torch.randn((batch, H, H, C), device=device, dtype=torch.float16)
+    w = (torch.randn((KS, KS, C, K), device=device) / (KS * KS * C) ** 0.5).half()
+    bias = torch.randn(K, device=device, dtype=torch.float16)
     x_nchw = x.permute(0, 3, 1, 2)  # channels_last: x's memory, NCHW's shape
     w_torch = w.permute(3, 2, 0, 1).contiguous(memory_format=torch.channels_last)
     return x, w, bias, x_nchw, w_torch
