@@ -74,15 +74,18 @@ bool CompileOptions::readKnobs(std::string &error) {
     return false;
   KnobValue<bool> inflight = readBool(Knob::WgmmaInflight);
   KnobValue<bool> native = readBool(Knob::WgmmaNative);
+  KnobValue<bool> fp8 = readBool(Knob::Fp8Wgmma);
   KnobValue<std::string> llvm = readString(Knob::LLVMOpt);
   KnobValue<bool> miscompile = readBool(Knob::TestMiscompile);
-  for (const std::string *e : {&inflight.error, &native.error, &llvm.error, &miscompile.error})
+  for (const std::string *e :
+       {&inflight.error, &native.error, &fp8.error, &llvm.error, &miscompile.error})
     if (!e->empty()) {
       error = *e;
       return false;
     }
   wgmmaInflight = inflight.value;
   wgmmaNative = native.value;
+  fp8Wgmma = fp8.value;
   llvmOpt = llvm.value;
   testMiscompile = miscompile.value;
   libdevicePath = readString(Knob::LibdevicePath).value;
@@ -93,10 +96,10 @@ bool CompileOptions::readKnobs(std::string &error) {
 std::string CompileOptions::keyText() const {
   return fmt::format("arch={};warps={};stages={};debug={};wgmma_inflight={};wgmma_native={};"
                      "llvm_opt={};libdevice={};rocm_device_libs={};test_miscompile={};"
-                     "fp_fusion={};reflect_ftz={}",
+                     "fp_fusion={};reflect_ftz={};fp8_wgmma={}",
                      arch, numWarps, numStages, int(debug), int(wgmmaInflight), int(wgmmaNative),
                      llvmOpt, libdevicePath, rocmDeviceLibs, int(testMiscompile), int(fpFusion),
-                     int(reflectFtz));
+                     int(reflectFtz), int(fp8Wgmma));
 }
 
 std::string CompileOptions::check() const {

@@ -100,6 +100,7 @@ struct CompileOptions {
   // The debug knobs that change code (support/Knobs.def).
   bool wgmmaInflight = true;   // TK_WGMMA_INFLIGHT
   bool wgmmaNative = true;     // TK_WGMMA_NATIVE
+  bool fp8Wgmma = false;       // TK_FP8_WGMMA: fp8 dots on sm_90a's fp8 wgmma
   bool testMiscompile = false; // TK_TEST_MISCOMPILE: float adds lowered as subtracts
   std::string llvmOpt;         // TK_LLVM_OPT: "" is tk's pipeline, else O0..O3
   std::string libdevicePath;   // TK_LIBDEVICE_PATH: "" is the toolkit's

@@ -313,6 +313,20 @@ std::optional<Val> BuiltinCall::lowerDot() {
                     fmt::format("input_precision must be \"ieee\", \"tf32\", \"tf32x3\", "
                                 "\"bf16x3\" or \"bf16x6\", got \"{}\"",
                                 precision));
+    std::optional<int64_t> imprecise;
+    if (args.has("max_num_imprecise_acc")) {
+      imprecise = constInt(L, args.get("max_num_imprecise_acc"), args.loc("max_num_imprecise_acc"),
+                           "max_num_imprecise_acc");
+      if (!imprecise)
+        return Val::error();
+      if (*imprecise < 0)
+        return L.fail(
+            args.loc("max_num_imprecise_acc"),
+            fmt::format("tk.dot: max_num_imprecise_acc must be >= 0, got {}", *imprecise));
+    }
+    auto fp8 = [](Value *v) {
+      return v->type()->elementType()->isScalar() && isFp8(v->type()->dtype());
+    };
     // bf16x3 / bf16x6 / tf32x3 split fp32 operands; other operands take
     // their default.
     bool split = precision == "bf16x3" || precision == "bf16x6" || precision == "tf32x3";
@@ -330,16 +344,12 @@ std::optional<Val> BuiltinCall::lowerDot() {
       // Dimensions below 16 are the GPU pipeline's to refuse (AccelerateDot),
       // as Triton's GPU compile does; the interpreter computes them, as
       // Triton's interpreter does.
-      // fp8 operands (the two formats may differ) widen exactly to fp16
-      // and take fp16's path, summing in fp32 unless out_dtype says fp16.
-      auto fp8 = [](Value *v) {
-        return v->type()->elementType()->isScalar() && isFp8(v->type()->dtype());
-      };
-      if (fp8(x) && fp8(y)) {
-        x = L.castTo(x, ctx.scalar(DType::F16), loc);
-        y = L.castTo(y, ctx.scalar(DType::F16), loc);
-      }
-      if (x->type()->elementType() != y->type()->elementType()) {
+      // fp8 operands (the two formats may differ) stay fp8: --accelerate-dot
+      // keeps them for sm_90a's fp8 wgmma and widens them exactly to fp16
+      // for every other path. They take fp16's rules for the product's
+      // type (fp32, or fp16 with out_dtype).
+      bool f8 = fp8(x) && fp8(y);
+      if (!f8 && x->type()->elementType() != y->type()->elementType()) {
         L.fail(loc, fmt::format("tk.dot operands must have one element type, got {} and {}",
                                 typeStr(x), typeStr(y)));
         return nullptr;
@@ -347,7 +357,7 @@ std::optional<Val> BuiltinCall::lowerDot() {
       // The product's element type, Triton's rule: integer operands give
       // i32 and fp32/bf16 ones fp32 whatever out_dtype says (Triton ignores
       // it there); fp64 gives fp64; fp16 takes out_dtype, fp16 or fp32.
-      DType in = x->type()->dtype();
+      DType in = f8 ? DType::F16 : x->type()->dtype();
       Val od = args.get("out_dtype");
       Type *outElem = !isFloat(in)       ? ctx.i32()
                       : in == DType::F64 ? ctx.scalar(DType::F64)
@@ -402,7 +412,19 @@ std::optional<Val> BuiltinCall::lowerDot() {
         }
         return splitDot(b, ctx, loc, x, y, given, acc, precision);
       }
-      return b.dot(loc, x, y, acc, precision);
+      // max_num_imprecise_acc (fp8 only, as in Triton): the K elements the
+      // fp8 wgmma sums before its partial sum is added into the fp32
+      // accumulator; at most K.
+      if (f8 && imprecise && *imprecise > k) {
+        L.fail(
+            args.loc("max_num_imprecise_acc"),
+            fmt::format("tk.dot: max_num_imprecise_acc = {} is more than K = {}", *imprecise, k));
+        return nullptr;
+      }
+      Value *d = b.dot(loc, x, y, acc, precision);
+      if (f8 && imprecise)
+        d->definingOp()->attrs().set("max_num_imprecise_acc", tk::Attribute(*imprecise));
+      return d;
     };
     unsigned ra = a->type()->rank(), rc = c->type()->rank();
     if (ra == 2 && rc == 2) {
@@ -438,6 +460,12 @@ std::optional<Val> BuiltinCall::lowerDot() {
       return L.fail(loc, fmt::format("tk.dot needs 2-D tensors, or ones of rank 3 and up "
                                      "with the same batch axes, got {} and {}",
                                      typeStr(a), typeStr(c)));
+    // fp8 operands of a batched product widen exactly to fp16 first (the
+    // slices below sum them).
+    if (fp8(a) && fp8(c)) {
+      a = L.castTo(a, ctx.scalar(DType::F16), loc);
+      c = L.castTo(c, ctx.scalar(DType::F16), loc);
+    }
     // Batched (Triton's 3-D dot): one 2-D product per batch index. Slice i
     // of an operand is a sum over the batch axis with the other slices
     // zeroed (exact: the other terms are 0), and the products go back into

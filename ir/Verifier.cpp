@@ -325,6 +325,12 @@ private:
       computes = op.attrs().has("kind");
       break;
     case Opcode::Dot:
+      // fp8 operands multiply exactly (the dot widens them or takes fp8
+      // tensor-core instructions); the accumulator is not fp8.
+      computes = !(isFp8(op.operand(0)->type()->dtype()) && isFp8(op.operand(1)->type()->dtype()));
+      if (!computes && isFp8(op.operand(2)->type()->dtype()))
+        computes = true;
+      break;
     case Opcode::AtomicRMW:
     case Opcode::AtomicCAS:
       computes = true;
@@ -944,7 +950,8 @@ private:
       return (void)error(op, fmt::format("shapes do not agree: {} x {} + {} (needs [M, K] x [K, "
                                          "N] + [M, N])",
                                          shapeStr(as), shapeStr(bs), shapeStr(cs)));
-    if (a->elementType() != b->elementType())
+    bool fp8 = isFp8(a->dtype()) && isFp8(b->dtype()); // the two formats may differ
+    if (a->elementType() != b->elementType() && !fp8)
       return (void)error(
           op, fmt::format("operands have different element types: {} and {}", a->str(), b->str()));
     if (!a->isIntLike() && !a->isFloatLike())

@@ -46,6 +46,16 @@
 // whose ThreadMap is mma version 2's with warps [W, 1], so the epilogue is
 // the same. Otherwise it stays on mma.sync with the reason written as
 // `wgmma_reason`.
+//
+// A dot of fp8 operands (fp8e4nv / fp8e5, the two may differ) with an fp32
+// accumulator takes wgmma's fp8 form on sm_90a, when the function has
+// `fp8_wgmma` (TK_FP8_WGMMA=1: opt-in until a GPU has verified it), (m64n<N>k32, both operands
+// K-major in shared memory) when the shape fits as above with K a multiple
+// of 32 that is 32, 64 or a multiple of 128 (rows of K bytes). Every other
+// fp8 dot (another arch, AMD, an fp16 accumulator, fp8e4b15, a shape that
+// does not fit) gets its operands widened exactly to fp16 here (fpext in
+// their layouts) and continues as an fp16 dot, the reason written as
+// `fp8_reason`.
 #include "ir/Builder.h"
 #include "ir/IRContext.h"
 #include "ir/Layout.h"
@@ -70,9 +80,9 @@ const LayoutAttr *layoutOf(Value *v) {
 class DotAccelerator {
 public:
   DotAccelerator(IRContext &ctx, int64_t numWarps, int64_t warpSize, std::string arch,
-                 std::set<Operation *> chained)
+                 std::set<Operation *> chained, bool fp8Wgmma)
       : ctx_(ctx), numWarps_(numWarps), warpSize_(warpSize), arch_(std::move(arch)),
-        chained_(std::move(chained)) {}
+        chained_(std::move(chained)), fp8Wgmma_(fp8Wgmma) {}
 
   void run(Operation &dot) {
     std::string reason = whyNot(dot);
@@ -286,6 +296,19 @@ private:
     if (!layoutOf(dot.result()) || !layoutOf(dot.operand(0)))
       return "the dot has no layout (run --coalesce first)";
     amdInstr_ = nullptr;
+    // fp8 operands: sm_90a's fp8 wgmma, else widened exactly to fp16 here
+    // and on fp16's path (the numbers of an fp32 sum of the exact products).
+    if (isFp8(a->dtype())) {
+      int64_t M = a->shape()[0], K = a->shape()[1], N = c->shape()[1];
+      std::string why = whyNotFp8Wgmma(dot, M, N, K);
+      if (why.empty()) {
+        version_ = 3, wm_ = numWarps_, wn_ = 1, instr_ = {64, N};
+        return {};
+      }
+      dot.attrs().set("fp8_reason", why);
+      widenFp8(dot);
+      a = dot.operand(0)->type();
+    }
     // AMD GPUs (the `arch` attribute gfx*): the matrix cores.
     if (arch_.starts_with("gfx"))
       return whyNotMatrixCore(dot);
@@ -345,6 +368,39 @@ private:
 
   bool isWgmmaArch() const { return arch_ == "sm_90a"; }
 
+  // Empty when the fp8 dot `dot` (M x N x K) takes wgmma's fp8 form
+  // (m64n<N>k32, fp32 accumulator, e4m3/e5m2 in either order, both operands
+  // K-major in shared memory), else why not.
+  std::string whyNotFp8Wgmma(Operation &dot, int64_t M, int64_t N, int64_t K) const {
+    DType fa = dot.operand(0)->type()->dtype(), fb = dot.operand(1)->type()->dtype();
+    auto wgmmaFormat = [](DType f) { return f == DType::F8E4NV || f == DType::F8E5; };
+    if (!isWgmmaArch())
+      return "fp8 tensor-core instructions need sm_90a (wgmma)";
+    if (!fp8Wgmma_)
+      return "fp8 wgmma is off (TK_FP8_WGMMA=1, not yet verified on a GPU)";
+    if (dot.result()->type()->dtype() != DType::F32)
+      return "an fp16 accumulator takes fp16's path";
+    if (!wgmmaFormat(fa) || !wgmmaFormat(fb))
+      return "fp8e4b15 has no tensor-core instruction";
+    if (std::string why = whyNotWarpGroups(M, N); !why.empty())
+      return why;
+    // Rows of K bytes that wgmma's 32/64/128-byte swizzle describes.
+    if (K % 32 || !(K == 32 || K == 64 || K % 128 == 0))
+      return fmt::format("K = {} is not 32, 64 or a multiple of 128 (fp8)", K);
+    return {};
+  }
+
+  // The dot's fp8 operands widened exactly to fp16, in their layouts.
+  void widenFp8(Operation &dot) {
+    Builder b(ctx_);
+    b.setInsertionPoint(&dot);
+    for (unsigned i = 0; i < 2; ++i) {
+      Value *v = dot.operand(i);
+      Type *t = ctx_.tensor(v->type()->shape(), ctx_.scalar(DType::F16), layoutOf(v));
+      dot.setOperand(i, b.create(Opcode::FPExt, dot.loc(), {v}, {t})->result());
+    }
+  }
+
   // whyNot for AMD GPUs: empty when `dot` goes to the matrix cores (MFMA on
   // gfx90a/gfx942, WMMA on gfx1100; lowering/codegen/AMDMatrixCore.h) and
   // amdInstr_, instr_, wm_, wn_ are set. fp16/bf16 operands with an fp32,
@@ -400,9 +456,9 @@ private:
     return {};
   }
 
-  // Empty when an fp16/bf16 dot of M x N x K fits wgmma (see the header),
-  // else why not.
-  std::string whyNotWgmma(int64_t M, int64_t N, int64_t K) const {
+  // Empty when the warp groups can split an M x N wgmma result (whole
+  // 64-row pieces per group, one instruction across N), else why not.
+  std::string whyNotWarpGroups(int64_t M, int64_t N) const {
     if (numWarps_ % 4)
       return fmt::format("{} warps are not whole warp groups of 4", numWarps_);
     if (M % (16 * numWarps_))
@@ -410,6 +466,14 @@ private:
                          16 * numWarps_, numWarps_);
     if (N % 8 || N > 256)
       return fmt::format("N = {} is not a multiple of 8 up to 256", N);
+    return {};
+  }
+
+  // Empty when an fp16/bf16 dot of M x N x K fits wgmma (see the header),
+  // else why not.
+  std::string whyNotWgmma(int64_t M, int64_t N, int64_t K) const {
+    if (std::string why = whyNotWarpGroups(M, N); !why.empty())
+      return why;
     // A shared tile's row (K, or N for a row-major B) is 32, 64 or n x 128
     // bytes: a swizzle wgmma's descriptors describe.
     auto rowFits = [](int64_t elems) { return elems == 16 || elems == 32 || elems % 64 == 0; };
@@ -424,6 +488,7 @@ private:
   int64_t numWarps_, warpSize_;
   std::string arch_;
   std::set<Operation *> chained_;
+  bool fp8Wgmma_ = false; // the function's fp8_wgmma attribute (TK_FP8_WGMMA)
   int64_t wm_ = 1, wn_ = 1, version_ = 2;
   const AMDMatrixInstr *amdInstr_ = nullptr; // the AMD matrix-core instruction chosen
   std::vector<int64_t> instr_ = {16, 8};
@@ -514,6 +579,8 @@ void remarkDot(RemarkSink &rs, Function &fn, Operation &dot) {
   std::string shape =
       fmt::format("{}x{}x{} {} x {} + {}", M, N, K, a->elementType()->str(),
                   dot.operand(1)->type()->elementType()->str(), c->elementType()->str());
+  if (std::optional<std::string> why = dot.attrs().getString("fp8_reason"))
+    shape += fmt::format(" (fp8 operands widened to fp16: {})", *why);
   auto numbers = [&](Remark &r) -> Remark & {
     return r.with("m", M).with("n", N).with("k", K).with("num_warps", warps);
   };
@@ -535,10 +602,13 @@ void remarkDot(RemarkSink &rs, Function &fn, Operation &dot) {
   const MmaLayout *mma = mmaLayoutOf(dot.result()->type());
   if (!mma)
     return;
-  int64_t kStep = a->dtype() == DType::I8 ? 32 : a->dtype() == DType::F32 ? 8 : 16;
-  std::string instr = mma->version() == 3 ? fmt::format("wgmma m64n{}k16", mma->instr()[1])
-                                          : fmt::format("mma.sync m{}n{}k{}", mma->instr()[0],
-                                                        mma->instr()[1], kStep);
+  int64_t kStep = a->dtype() == DType::I8 || isFp8(a->dtype()) ? 32
+                  : a->dtype() == DType::F32                   ? 8
+                                                               : 16;
+  std::string instr =
+      mma->version() == 3
+          ? fmt::format("wgmma m64n{}k{}", mma->instr()[1], isFp8(a->dtype()) ? 32 : 16)
+          : fmt::format("mma.sync m{}n{}k{}", mma->instr()[0], mma->instr()[1], kStep);
   std::string warpsText = fmt::format("warps [{}, {}]", mma->warps()[0], mma->warps()[1]);
   auto add = [&](RemarkStatus status, std::string message) {
     numbers(rs.add(dot.loc(), "dot", status, fn.name(), std::move(message)))
@@ -547,7 +617,7 @@ void remarkDot(RemarkSink &rs, Function &fn, Operation &dot) {
         .with("warps_n", mma->warps()[1])
         .with("instr_m", mma->version() == 3 ? 64 : mma->instr()[0])
         .with("instr_n", mma->instr()[1])
-        .with("instr_k", mma->version() == 3 ? 16 : kStep);
+        .with("instr_k", kStep);
   };
   if (std::optional<std::string> why = dot.attrs().getString("wgmma_reason")) {
     std::string fix = dotFix(*why);
@@ -590,7 +660,7 @@ public:
         return false;
       DotAccelerator acc(module.context(), fn->attrs().getInt("num_warps").value_or(4),
                          functionWarpSize(*fn), fn->attrs().getString("arch").value_or(""),
-                         chainedDots(dots));
+                         chainedDots(dots), fn->attrs().getBool("fp8_wgmma").value_or(false));
       for (Operation *dot : dots) {
         acc.run(*dot);
         if (RemarkSink *rs = module.remarks())

@@ -6,8 +6,9 @@
 // The cp.async ring (S = the loop's num_stages, from tk.range(...,
 // num_stages=S), else the function's num_stages attribute, default 3; >= 2),
 // when every such load is a 16-bit operand (fp16/bf16) of dots on the tensor
-// cores, or an fp32 operand of tf32 dots on mma.sync (when S rings of them
-// fit the target's shared memory, tf32RingFits), taken directly, with no `other`
+// cores, an fp32 operand of tf32 dots on mma.sync (when S rings of them
+// fit the target's shared memory, tf32RingFits), or a K-major fp8 operand of
+// fp8 wgmma dots, taken directly, with no `other`
 // or other = 0: each load gets a shared-memory ring of S tiles,
 // filled with cp.async (global -> shared, no registers) S - 1 iterations
 // ahead; the dot reads its stage with ldmatrix (an MN-major fp32 stage one
@@ -376,9 +377,13 @@ public:
       // fp32 tiles of tf32 dots (mma.sync m16n8k8; the dot rounds what it
       // reads) ride the ring too; int8 keeps the register form.
       bool tf32 = t->dtype() == DType::F32;
-      if (t->rank() != 2 || (t->dtype() != DType::F16 && t->dtype() != DType::BF16 && !tf32))
-        return no(load, fmt::format("is a {}-D tile of {} (the ring takes 2-D fp16, bf16 or "
-                                    "tf32 fp32 tiles)",
+      // fp8 tiles of fp8 wgmma dots when K-major (wgmma reads 8-bit
+      // operands only so: A's registers along K, B's along K).
+      bool fp8 = t->dtype() == DType::F8E4NV || t->dtype() == DType::F8E5;
+      if (t->rank() != 2 ||
+          (t->dtype() != DType::F16 && t->dtype() != DType::BF16 && !tf32 && !fp8))
+        return no(load, fmt::format("is a {}-D tile of {} (the ring takes 2-D fp16, bf16, "
+                                    "K-major fp8 or tf32 fp32 tiles)",
                                     t->rank(), t->elementType()->str()));
       if (load->numOperands() > 2 && !isZero(load->operand(2)))
         return no(load, "has `other` that is not 0 (cp.async fills masked elements with 0)");
@@ -393,6 +398,10 @@ public:
         int64_t version = mma->version();
         if (tf32 && version != 2)
           return no(load, "is fp32 read by a wgmma dot");
+        auto *tt = dyn_cast<TensorType>(v->type());
+        if (fp8 && (version != 3 || !tt || !tt->layout() || isa<SharedLayout>(tt->layout()) ||
+                    ThreadMap(tt->layout(), t->shape()).order()[0] != (u->operand(0) == v ? 1 : 0)))
+          return no(load, "is an fp8 tile not read K-major by a wgmma dot");
         if (version == 3 && u->operand(0) == u->operand(1))
           return no(load, "is both operands of one wgmma dot (a @ a)");
         kinds.insert({version, version == 3 && u->operand(0) == v});

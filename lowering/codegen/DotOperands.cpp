@@ -175,8 +175,8 @@ bool lowerAsyncCopy(FunctionLowering &fl, Operation &op) {
   Type *tile = ptr->type();
   auto *pt = dyn_cast<PointerType>(tile->elementType());
   int64_t eb = pt ? dtypeBytes(pt->pointee()->dtype()) : 0;
-  if (tile->rank() != 2 || (eb != 2 && eb != 4))
-    return fl.unsupported(op, "other than of a 2-D tile of 16- or 32-bit elements");
+  if (tile->rank() != 2 || (eb != 1 && eb != 2 && eb != 4))
+    return fl.unsupported(op, "other than of a 2-D tile of 8-, 16- or 32-bit elements");
   ThreadMap map = fl.threadMap(ptr);
   unsigned fast = map.order()[0];
   SmemTile t = ringStage(fl, op.operand(0), fl.get(op.operand(1))[0], tile, fast);
@@ -247,9 +247,17 @@ bool lowerAsyncCopy(FunctionLowering &fl, Operation &op) {
       target.asyncCopy(b, dst, src, bytes, on);
       continue;
     }
-    // One element: a predicated load (0 where the mask is off), then a store.
-    llvm::Value *v = target.loadB16OrZero(b, src, on);
-    b.CreateAlignedStore(v, dst, llvm::Align(2));
+    // One or two bytes: a predicated load (0 where the mask is off), then a
+    // store; 8-bit elements through LLVM's masked load.
+    llvm::Value *v;
+    if (bytes == 2) {
+      v = target.loadB16OrZero(b, src, on);
+    } else {
+      auto *byte = llvm::FixedVectorType::get(b.getInt8Ty(), 1);
+      v = b.CreateMaskedLoad(byte, src, llvm::Align(1), b.CreateVectorSplat(1, on),
+                             llvm::Constant::getNullValue(byte));
+    }
+    b.CreateAlignedStore(v, dst, llvm::Align(bytes));
   }
   target.asyncCopyCommit(b);
   return true;

@@ -510,7 +510,16 @@ public:
   // warpgroup.arrive of its own, C7519).
   std::vector<llvm::Value *> warpGroupMma(llvm::IRBuilderBase &b,
                                           const WarpGroupMma &mma) const override {
-    const char *ty = mma.operands == DType::BF16 ? "bf16" : "f16";
+    auto typeName = [](DType t) {
+      return t == DType::BF16     ? "bf16"
+             : t == DType::F8E4NV ? "e4m3"
+             : t == DType::F8E5   ? "e5m2"
+                                  : "f16";
+    };
+    // fp8: k steps of 32, A's and B's formats apart, no transpose operands
+    // (both K-major).
+    bool fp8 = isFp8(mma.operands);
+    std::string ty = typeName(mma.operands), tyB = fp8 ? typeName(mma.operandsB) : ty;
     size_t regCount = mma.d.size(), steps = mma.a.size();
     const std::vector<std::vector<llvm::Value *>> &a = mma.a;
     std::string regs;
@@ -536,11 +545,13 @@ public:
             : fmt::format("{{ .reg .pred p; setp.ne.b32 p, ${}, 0;", flag);
     for (size_t k = 0; k < steps; ++k) {
       bool regA = a[k].size() > 1;
-      std::string trans = regA ? fmt::format("{}", mma.mnMajorB ? 1 : 0)
-                               : fmt::format("{}, {}", mma.mnMajorA ? 1 : 0, mma.mnMajorB ? 1 : 0);
-      text += fmt::format("\n\twgmma.mma_async.sync.aligned.m64n{}k16.f32.{}.{} {{{}}}, {}, ${}, "
-                          "{}, 1, 1, {};",
-                          mma.n, ty, ty, regs, aText[k], regCount + aCount + k,
+      std::string trans = fp8 ? ""
+                          : regA
+                              ? fmt::format(", {}", mma.mnMajorB ? 1 : 0)
+                              : fmt::format(", {}, {}", mma.mnMajorA ? 1 : 0, mma.mnMajorB ? 1 : 0);
+      text += fmt::format("\n\twgmma.mma_async.sync.aligned.m64n{}k{}.f32.{}.{} {{{}}}, {}, ${}, "
+                          "{}, 1, 1{};",
+                          mma.n, fp8 ? 32 : 16, ty, tyB, regs, aText[k], regCount + aCount + k,
                           k > 0 && mma.zeroInit ? "q" : "p", trans);
     }
     text += "\n\t}";

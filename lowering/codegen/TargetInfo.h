@@ -205,7 +205,8 @@ public:
 
   /// One warp group's (4 warps') D = A x B + D on a 64 x `n` tile, one k step
   /// of 16 per entry of `a` / `descB`, in order: A per step one i64
-  /// descriptor of the operand in shared memory, or the 4 i32 registers of
+  /// descriptor of the operand in shared memory (fp8 operands: k steps of
+  /// 32, both K-major, `operandsB` B's format), or the 4 i32 registers of
   /// the thread's fragment (mma.sync m16n8k16's A layout, warp w % 4 of the
   /// group holding rows 16 (w % 4) .. + 15 of the 64-row piece); B an i64
   /// descriptor; `d` the n / 2 fp32 registers of the thread (ignored with
@@ -214,6 +215,7 @@ public:
   /// sm_90a.)
   struct WarpGroupMma {
     DType operands;
+    DType operandsB = DType::F16; // B's format where it may differ (fp8)
     int64_t n = 0;
     std::vector<std::vector<llvm::Value *>> a;
     std::vector<llvm::Value *> descB, d;

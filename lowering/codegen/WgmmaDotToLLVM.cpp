@@ -43,18 +43,27 @@ public:
     DType dt = a->type()->dtype();
     M_ = a->type()->shape()[0], K_ = a->type()->shape()[1], N_ = bv->type()->shape()[1];
     W_ = mma_->warps()[0];
-    if ((dt != DType::F16 && dt != DType::BF16) || M_ % (16 * W_) || K_ % 16 ||
+    // fp8 (e4m3 / e5m2, A's and B's formats may differ): k steps of 32, one
+    // byte an element, both operands K-major.
+    bool fp8 = dt == DType::F8E4NV || dt == DType::F8E5;
+    kStep_ = fp8 ? 32 : 16;
+    int64_t eb = fp8 ? 1 : 2;
+    if ((dt != DType::F16 && dt != DType::BF16 && !fp8) || M_ % (16 * W_) || K_ % kStep_ ||
         mma_->instr()[1] != N_ || fl_.numWarps() != W_)
       return fl_.unsupported(
           op_, fmt::format("on wgmma with shape {}x{}x{} and {}", M_, N_, K_, mma_->str()));
     // MN-major: A's registers run along M, B's along N (as the ring or the
-    // staging stores them); K-major otherwise.
-    mnA_ = fl_.threadMap(a).order()[0] == 0;
-    mnB_ = fl_.threadMap(bv).order()[0] == 1;
+    // staging stores them); K-major otherwise. 8-bit operands are K-major
+    // only: the staging below transposes an MN-major one.
+    mnA_ = !fp8 && fl_.threadMap(a).order()[0] == 0;
+    mnB_ = !fp8 && fl_.threadMap(bv).order()[0] == 1;
     bool ringA = isRingView(a), ringB = isRingView(bv), regA = isRegisterOperand(a);
     if (regA && !registerOperandFits(a, mma_))
       return fl_.unsupported(
           op_, fmt::format("with an A operand in registers of layout {}", fl_.layoutOf(a)->str()));
+    if (fp8 && (regA || (ringA && fl_.threadMap(a).order()[0] != 1) ||
+                (ringB && fl_.threadMap(bv).order()[0] != 0)))
+      return fl_.unsupported(op_, "on fp8 wgmma with an operand in registers or an MN-major ring");
     SmemTile ta, tb;
     if (ringA)
       ta = viewStage(fl_, a);
@@ -69,14 +78,14 @@ public:
       llvm::Value *pad = b_.CreateAnd(b_.CreateSub(b_.getInt32(0), addr), b_.getInt32(1023));
       llvm::Value *base = b_.CreateGEP(b_.getInt8Ty(), raw, pad);
       if (!ringA && !regA) {
-        ta = SmemTile{base, mnA_ ? K_ : M_, mnA_ ? M_ : K_, 2};
+        ta = SmemTile{base, mnA_ ? K_ : M_, mnA_ ? M_ : K_, eb};
         ta.blocks = true, ta.permWarps = W_, ta.permDim = mnA_ ? 1 : 0;
         ta.swizzle();
         stageOperand(fl_, a, ta, mnA_ ? 1 : 0, false, kChunkBytes);
         base = b_.CreateGEP(b_.getInt8Ty(), base, b_.getInt32(static_cast<uint32_t>(ta.bytes())));
       }
       if (!ringB) {
-        tb = SmemTile{base, mnB_ ? K_ : N_, mnB_ ? N_ : K_, 2};
+        tb = SmemTile{base, mnB_ ? K_ : N_, mnB_ ? N_ : K_, eb};
         tb.blocks = true;
         tb.swizzle();
         stageOperand(fl_, bv, tb, mnB_ ? 0 : 1, false, kChunkBytes);
@@ -107,32 +116,58 @@ public:
     // instruction writes a register wgmma reads after it (ptxas would add a
     // warpgroup.arrive of its own, C7519).
     std::vector<std::vector<Regs>> fragsA(static_cast<size_t>(pieces));
+    int64_t steps = K_ / kStep_;
     for (int64_t mi = 0; regA && mi < pieces; ++mi)
-      for (int64_t kk = 0; kk < K_ / 16; ++kk)
+      for (int64_t kk = 0; kk < steps; ++kk)
         fragsA[mi].push_back(registerFragmentA(fl_, a, mi, kk));
-    fl_.target().warpGroupFence(b_);
     std::vector<llvm::Value *> descB;
-    for (int64_t kk = 0; kk < K_ / 16; ++kk)
+    for (int64_t kk = 0; kk < steps; ++kk)
       descB.push_back(descriptor(tb, mnB_, b_.getInt32(0), kk));
-    for (int64_t mi = 0; mi < pieces; ++mi) {
-      llvm::Value *piece = b_.CreateAdd(b_.getInt32(static_cast<uint32_t>(mi * groups)), group);
-      Regs c;
-      for (int64_t r : regsOf[mi])
-        c.push_back(acc[r]);
-      TargetInfo::WarpGroupMma mma;
-      mma.operands = dt, mma.n = N_, mma.descB = descB, mma.d = c;
-      mma.mnMajorA = mnA_, mma.mnMajorB = mnB_, mma.zeroInit = zeroInit;
-      if (regA) {
-        // Piece mi's fragment registers are the ThreadMap's rows 2 mi + h,
-        // wgmma's row order within the group (see wgmmaSharedRowBlock).
-        mma.a = fragsA[mi];
-      } else {
-        for (int64_t kk = 0; kk < K_ / 16; ++kk)
-          mma.a.push_back({descriptor(ta, mnA_, b_.CreateMul(piece, b_.getInt32(64)), kk)});
+    // max_num_imprecise_acc = P on an fp8 dot (Triton's meaning): the k
+    // steps go in chunks of max(1, ceil(P / 32)), each summed by wgmma from
+    // zero and then added into the accumulator with fp32 adds (after its
+    // group's wait); without it, one chunk of every step accumulates in
+    // wgmma itself.
+    std::optional<int64_t> imprecise = op_.attrs().getInt("max_num_imprecise_acc");
+    bool partial = fp8 && imprecise && *imprecise <= K_;
+    int64_t chunk = partial ? std::max<int64_t>(1, (*imprecise + kStep_ - 1) / kStep_) : steps;
+    for (int64_t k0 = 0; k0 < steps; k0 += chunk) {
+      int64_t k1 = std::min(steps, k0 + chunk);
+      fl_.target().warpGroupFence(b_);
+      std::vector<Regs> sums(static_cast<size_t>(pieces));
+      for (int64_t mi = 0; mi < pieces; ++mi) {
+        llvm::Value *piece = b_.CreateAdd(b_.getInt32(static_cast<uint32_t>(mi * groups)), group);
+        Regs c;
+        for (int64_t r : regsOf[mi])
+          c.push_back(acc[r]);
+        TargetInfo::WarpGroupMma mma;
+        mma.operands = dt, mma.operandsB = bv->type()->dtype(), mma.n = N_, mma.d = c;
+        mma.descB.assign(descB.begin() + k0, descB.begin() + k1);
+        mma.mnMajorA = mnA_, mma.mnMajorB = mnB_, mma.zeroInit = zeroInit || partial;
+        if (regA) {
+          // Piece mi's fragment registers are the ThreadMap's rows 2 mi + h,
+          // wgmma's row order within the group (see wgmmaSharedRowBlock).
+          mma.a = fragsA[mi];
+        } else {
+          for (int64_t kk = k0; kk < k1; ++kk)
+            mma.a.push_back({descriptor(ta, mnA_, b_.CreateMul(piece, b_.getInt32(64)), kk)});
+        }
+        sums[mi] = fl_.target().warpGroupMma(b_, mma);
+        if (!partial)
+          for (size_t i = 0; i < sums[mi].size(); ++i)
+            acc[regsOf[mi][i]] = sums[mi][i];
       }
-      Regs d = fl_.target().warpGroupMma(b_, mma);
-      for (size_t i = 0; i < d.size(); ++i)
-        acc[regsOf[mi][i]] = d[i];
+      if (!partial)
+        continue;
+      fl_.target().warpGroupCommit(b_);
+      Regs all;
+      for (const Regs &p : sums)
+        all.insert(all.end(), p.begin(), p.end());
+      fl_.target().warpGroupWait(b_, all, 0);
+      size_t at = 0;
+      for (int64_t mi = 0; mi < pieces; ++mi)
+        for (int64_t r : regsOf[mi])
+          acc[r] = b_.CreateFAdd(acc[r], all[at++]);
     }
     fl_.target().warpGroupCommit(b_);
     // wgmma_pending = 1 (--pipeline, an accumulator the next iteration reads
@@ -172,6 +207,7 @@ private:
   }
 
   // The descriptor of the 64 x 16 (A) or 16 x N (B) matrix of k step `kk`
+  // (64 x 32 and 32 x N for fp8: a k step is 32 bytes of a K-major row)
   // whose M (N) coordinates start at `mn0` (a multiple of 64, i32) in tile
   // `t`. K-major (rows along M/N, K along the row): 8-row groups SBO = 8 row
   // bytes apart, the k step 32 bytes into the row (into the column block of
@@ -204,7 +240,7 @@ private:
   llvm::IRBuilder<> &b_;
   Operation &op_;
   const MmaLayout *mma_;
-  int64_t M_ = 0, N_ = 0, K_ = 0, W_ = 4;
+  int64_t M_ = 0, N_ = 0, K_ = 0, W_ = 4, kStep_ = 16;
   bool mnA_ = false, mnB_ = false;
 };
 
