@@ -6,7 +6,10 @@ and grid, C = act(A @ B + bias). Each case checks tk's and Triton's C
 against torch's in fp32 (relative to the largest |C|), then times tk, Triton
 and torch's own expression (cuBLAS matmul + bias + activation) with
 triton.testing.do_bench, and reports TFLOP/s and the ratios. tk compiles for
-the device's arch (sm_90a on the H200: wgmma; docs/python.md). Writes
+the device's arch (sm_90a on the H200: wgmma; docs/python.md). The fp8
+e4m3 rows (C in fp16) run with TK_FP8_WGMMA=1 (tk's fp8 wgmma, opt-in until
+verified on a GPU; docs/codegen/dot.md); their torch anchor is
+torch._scaled_mm (scales 1, B column-major) plus the epilogue. Writes
 novel-matmul-<date><suffix>.{json,md} to --out-dir.
 
     PYTHONPATH=gpu-bundle/x/py python3 bench/novel_matmul_bench.py --out-dir DIR --commit SHA  # run.sh novel
@@ -23,7 +26,8 @@ import triton.testing
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from novel_bench import load_kernels, measure, write_json  # noqa: E402
 
-DT = {"fp16": torch.float16, "bf16": torch.bfloat16, "fp32": torch.float32}
+DT = {"fp16": torch.float16, "bf16": torch.bfloat16, "fp32": torch.float32,
+      "fp8e4m3": torch.float8_e4m3fn}
 # name, M, N, K, dtype, A transposed, B transposed, GELU, tile (BM, BN, BK, warps, stages)
 CASES = [
     ("fp16 square + bias", 4096, 4096, 4096, "fp16", False, False, False, (128, 256, 64, 8, 3)),
@@ -33,14 +37,22 @@ CASES = [
     ("bf16 odd + bias", 5000, 3000, 2999, "bf16", False, False, False, (128, 256, 64, 8, 3)),
     ("tf32 + bias", 4096, 4096, 4096, "fp32", False, False, False, (128, 128, 32, 8, 3)),
     ("fp16 small odd", 1000, 1000, 1000, "fp16", False, False, True, (128, 128, 64, 4, 3)),
+    # fp8: B^T is the K-major B fp8 wgmma reads (Triton's tutorial 09 passes
+    # b.T.contiguous()); the row-major B is transposed by the dot's staging.
+    ("fp8 B^T + bias", 4096, 4096, 4096, "fp8e4m3", False, True, False, (128, 256, 128, 8, 3)),
+    ("fp8 B^T + bias", 8192, 8192, 8192, "fp8e4m3", False, True, False, (128, 256, 128, 8, 3)),
+    ("fp8 + bias", 4096, 4096, 4096, "fp8e4m3", False, False, False, (128, 256, 128, 8, 3)),
 ]
 
 
 def operand(rows, cols, dtype, transposed):
     """A rows x cols view, stored transposed when asked (its strides swapped)."""
-    if transposed:
-        return torch.randn(cols, rows, device="cuda", dtype=DT[dtype]).t()
-    return torch.randn(rows, cols, device="cuda", dtype=DT[dtype])
+    shape = (cols, rows) if transposed else (rows, cols)
+    if dtype == "fp8e4m3":  # no randn in fp8: N(0, 1/4) rounded to e4m3
+        x = (torch.randn(*shape, device="cuda") * 0.5).to(DT[dtype])
+    else:
+        x = torch.randn(*shape, device="cuda", dtype=DT[dtype])
+    return x.t() if transposed else x
 
 
 def main():
@@ -51,19 +63,29 @@ def main():
     args = ap.parse_args()
     torch.manual_seed(0)
     torch.backends.cuda.matmul.allow_tf32 = True
+    os.environ["TK_FP8_WGMMA"] = "1"  # tk's fp8 wgmma (only fp8 dots read it)
     backends = {"tk": load_kernels("tk"), "triton": load_kernels("triton")}
     rows = []
     for name, m, n, k, dtype, at, bt, gelu, (bm, bn, bk, w, s) in CASES:
         a, b = operand(m, k, dtype, at), operand(k, n, dtype, bt)
         bias = torch.randn(n, device="cuda", dtype=torch.float32)
-        out_dtype = DT[dtype] if dtype != "fp32" else torch.float32
+        fp8 = dtype == "fp8e4m3"
+        out_dtype = torch.float16 if fp8 else DT[dtype] if dtype != "fp32" else torch.float32
         c = torch.empty(m, n, device="cuda", dtype=out_dtype)
+        one = torch.tensor(1.0, device="cuda")
+        b_cols = b if bt else b.t().contiguous().t()  # _scaled_mm's column-major B
+
+        def product():
+            if fp8:
+                return torch._scaled_mm(a, b_cols, scale_a=one, scale_b=one,
+                                        out_dtype=torch.float16)
+            return torch.matmul(a, b)
 
         def ref():
-            x = torch.matmul(a, b).float() + bias[None, :]
+            x = product().float() + bias[None, :]
             return (x * torch.sigmoid(1.702 * x) if gelu else x).to(out_dtype)
 
-        want = ref().float()
+        want = ((a.float() @ b.float()) + bias[None, :]) if fp8 else ref().float()
         scale = want.abs().max().item()
         grid = (triton.cdiv(m, bm) * triton.cdiv(n, bn),)
         row = {"case": name, "m": m, "n": n, "k": k, "dtype": dtype, "tile": [bm, bn, bk, w, s]}
@@ -80,8 +102,9 @@ def main():
         rows.append(row)
         print(json.dumps(row), flush=True)
     base, lines = write_json(args, rows, "novel-matmul", "tk vs Triton vs cuBLAS: fused-epilogue "
-                             "matmuls outside the repository", "torch: `torch.matmul` (cuBLAS) "
-                             "then the bias and activation as separate ops.")
+                             "matmuls outside the repository", "torch: `torch.matmul` (cuBLAS; "
+                             "fp8: `torch._scaled_mm`) then the bias and activation as separate "
+                             "ops.")
     lines += ["| case | M x N x K | tile | tk TFLOP/s | Triton | torch | tk/Triton | tk/torch "
               "| tk err | Triton err |", "|---|---|---|---|---|---|---|---|---|---|"]
 
