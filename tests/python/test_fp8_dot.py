@@ -244,3 +244,26 @@ def test_gpu_fp8_pointers_and_k_major_b(fa, fb, b_k_major, tile, K, monkeypatch)
         assert "k32.f32.e" in ptx
         # K-major B: both tiles ride the cp.async ring.
         assert ("cp.async.cg.shared.global" in ptx or "cp.async.ca.shared.global" in ptx) == b_k_major
+
+
+@pytest.mark.usefixtures("ptx_compile")
+def test_the_knob_reaches_python_compiles(monkeypatch):
+    """TK_FP8_WGMMA reaches a Python GPU compile (and its cache key): fp8
+    wgmma with it, fp16 wgmma of the widened operands without (no GPU
+    needed: PTX only)."""
+    from ptx_compile_util import CudaArray
+
+    monkeypatch.setenv("TK_ARCH", "sm_90a")
+
+    def ptx():
+        return fp8_mm.warmup(CudaArray(1 << 20, "|u1"), CudaArray(1 << 21, "|u1"),
+                             CudaArray(1 << 22), 200, 190, 300, A_FMT=tk.float8e4nv,
+                             B_FMT=tk.float8e5, BM=128, BN=128, BK=64, OUT16=False,
+                             IMPRECISE=-1, grid=(2, 2)).asm["ptx"]
+    monkeypatch.setenv("TK_FP8_WGMMA", "1")
+    on = ptx()
+    monkeypatch.setenv("TK_FP8_WGMMA", "0")
+    off = ptx()
+    assert "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e5m2" in on
+    assert "k32.f32.e4m3" not in off
+    assert "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16" in off
