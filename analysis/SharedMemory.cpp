@@ -157,6 +157,11 @@ int64_t scratchBytes(const Operation &op, int64_t numWarps) {
   // only when they move data between threads (DataMovement.h);
   if (int64_t bytes = movementScratchBytes(op))
     return bytes;
+  // a TMA load's mbarrier (8 bytes at the start) and its box at the next
+  // 128-byte aligned address (codegen/TmaToLLVM.cpp);
+  if (op.is(Opcode::TmaLoad))
+    return kTmaBoxAlign +
+           op.result()->type()->numElements() * sharedElementBytes(op.result()->type());
   // the wait after a loop of wgmma_native dots reorders their rows;
   if (op.is(Opcode::AsyncWait))
     return op.attrs().getInt("wgmma_native_bytes").value_or(0);
@@ -205,6 +210,7 @@ std::vector<std::vector<SharedAccess>> sharedAccesses(Operation &op, int64_t num
   case Opcode::AtomicRMW:
   case Opcode::AtomicCAS:
   case Opcode::Scan:
+  case Opcode::TmaLoad:
   case Opcode::Dot: {
     int64_t bytes = scratchBytes(op, numWarps);
     if (!offset || !bytes)

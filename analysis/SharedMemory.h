@@ -83,6 +83,10 @@ int64_t convertRowPadding(const Operation &op);
 /// any other op. `numWarps` is the function's.
 int64_t scratchBytes(const Operation &op, int64_t numWarps);
 
+/// A TMA load's scratch: its mbarrier, then its box at the next multiple of
+/// this many bytes (what cp.async.bulk.tensor needs of an unswizzled box).
+constexpr int64_t kTmaBoxAlign = 128;
+
 /// The scratch that puts a wgmma_native accumulator of type `acc` (M x N
 /// fp32) in the mma layout's row order after its loop (--pipeline's second
 /// async_wait, DotToLLVM): M rows of N + 8 words, so that the 8 rows of 8

@@ -77,8 +77,9 @@ bool CompileOptions::readKnobs(std::string &error) {
   KnobValue<bool> fp8 = readBool(Knob::Fp8Wgmma);
   KnobValue<std::string> llvm = readString(Knob::LLVMOpt);
   KnobValue<bool> miscompile = readBool(Knob::TestMiscompile);
+  KnobValue<bool> useTma = readBool(Knob::Tma);
   for (const std::string *e :
-       {&inflight.error, &native.error, &fp8.error, &llvm.error, &miscompile.error})
+       {&inflight.error, &native.error, &fp8.error, &llvm.error, &miscompile.error, &useTma.error})
     if (!e->empty()) {
       error = *e;
       return false;
@@ -88,6 +89,7 @@ bool CompileOptions::readKnobs(std::string &error) {
   fp8Wgmma = fp8.value;
   llvmOpt = llvm.value;
   testMiscompile = miscompile.value;
+  tma = useTma.value;
   libdevicePath = readString(Knob::LibdevicePath).value;
   rocmDeviceLibs = readString(Knob::ROCmDeviceLibs).value;
   return true;
@@ -96,10 +98,10 @@ bool CompileOptions::readKnobs(std::string &error) {
 std::string CompileOptions::keyText() const {
   return fmt::format("arch={};warps={};stages={};debug={};wgmma_inflight={};wgmma_native={};"
                      "llvm_opt={};libdevice={};rocm_device_libs={};test_miscompile={};"
-                     "fp_fusion={};reflect_ftz={};fp8_wgmma={}",
+                     "fp_fusion={};reflect_ftz={};tma={};fp8_wgmma={}",
                      arch, numWarps, numStages, int(debug), int(wgmmaInflight), int(wgmmaNative),
                      llvmOpt, libdevicePath, rocmDeviceLibs, int(testMiscompile), int(fpFusion),
-                     int(reflectFtz), int(fp8Wgmma));
+                     int(reflectFtz), int(tma), int(fp8Wgmma));
 }
 
 std::string CompileOptions::check() const {
@@ -523,6 +525,10 @@ std::vector<KernelParam> Compilation::kernelParams(std::string_view kernel) cons
     // A pointer's element type (a pointer to pointers: its 64-bit address).
     Type *element = p.isPointer ? cast<PointerType>(type)->pointee() : type;
     p.dtype = element->isPointer() ? DType::U64 : element->dtype();
+    if (fn->argAttrs(i).getBool("tensormap").value_or(false)) {
+      p.isTensorMap = true;
+      p.typeName = "tensormap";
+    }
     params.push_back(std::move(p));
   }
   return params;

@@ -101,6 +101,7 @@ struct CompileOptions {
   bool wgmmaInflight = true;   // TK_WGMMA_INFLIGHT
   bool wgmmaNative = true;     // TK_WGMMA_NATIVE
   bool fp8Wgmma = false;       // TK_FP8_WGMMA: fp8 dots on sm_90a's fp8 wgmma
+  bool tma = false;            // TK_TMA: Python's launch passes CUtensorMaps (`,tma` entries)
   bool testMiscompile = false; // TK_TEST_MISCOMPILE: float adds lowered as subtracts
   std::string llvmOpt;         // TK_LLVM_OPT: "" is tk's pipeline, else O0..O3
   std::string libdevicePath;   // TK_LIBDEVICE_PATH: "" is the toolkit's
@@ -173,6 +174,9 @@ struct KernelParam {
   std::string typeName; // its IR type: "ptr<fp32>", "i32", ...
   bool isPointer = false;
   DType dtype = DType::I32; // a pointer's element type (u64 for a pointer's), or the scalar's
+  /// A `tma` descriptor's CUtensorMap: 128 bytes by value (LaunchArgs.h's
+  /// TensorMap slot), typeName "tensormap".
+  bool isTensorMap = false;
 };
 
 struct CompiledKernel;

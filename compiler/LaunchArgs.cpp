@@ -26,6 +26,8 @@ const char *slotKindName(SlotKind kind) {
     return "fp32";
   case SlotKind::F64:
     return "fp64";
+  case SlotKind::TensorMap:
+    return "tensormap";
   }
   return "?";
 }
@@ -70,8 +72,8 @@ ParamLayout paramLayout(std::span<const SlotKind> kinds) {
   ParamLayout layout;
   uint32_t offset = 0;
   for (SlotKind kind : kinds) {
-    uint32_t size = slotBytes(kind);
-    offset = (offset + size - 1) / size * size;
+    uint32_t size = slotBytes(kind), align = slotAlign(kind);
+    offset = (offset + align - 1) / align * align;
     layout.kinds.push_back(kind);
     layout.offsets.push_back(offset);
     offset += size;
@@ -143,6 +145,12 @@ template <class T> void put(void *out, T v) { std::memcpy(out, &v, sizeof v); }
 } // namespace
 
 bool convertArg(const ArgValue &a, SlotKind want, void *out) noexcept {
+  if (want == SlotKind::TensorMap || a.kind == SlotKind::TensorMap) {
+    if (a.kind != want)
+      return false;
+    std::memcpy(out, reinterpret_cast<const void *>(uintptr_t(a.value.pointer)), 128);
+    return true;
+  }
   if (a.kind == want) {
     // The bits as they are: an fp16 stays the same pattern (no round trip
     // through double, which would quiet a signalling NaN).

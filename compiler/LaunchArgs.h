@@ -49,7 +49,10 @@ namespace tk {
 
 /// The kind of value in one parameter slot. The order is the public
 /// tk::Arg::Kind's (include/tk/Kernel.h), which runtime/ checks.
-enum class SlotKind : uint8_t { Pointer, I1, I8, I16, I32, I64, F16, BF16, F32, F64 };
+/// TensorMap, last and not one of tk::Arg's, is a CUtensorMap's 128 bytes
+/// (aligned to 64) that only Python's launch passes: its ArgValue holds the
+/// host address of the bytes, which packArgs copies.
+enum class SlotKind : uint8_t { Pointer, I1, I8, I16, I32, I64, F16, BF16, F32, F64, TensorMap };
 
 /// "pointer", "i1", "i8", "i16", "i32", "i64", "fp16", "bf16", "fp32", "fp64".
 const char *slotKindName(SlotKind kind);
@@ -57,11 +60,13 @@ const char *slotKindName(SlotKind kind);
 /// pass (none today: every dtype of lang/DTypes.def has one).
 std::optional<SlotKind> slotKindOf(bool isPointer, DType dtype);
 inline std::optional<SlotKind> slotKindOf(const KernelParam &p) {
-  return slotKindOf(p.isPointer, p.dtype);
+  return p.isTensorMap ? SlotKind::TensorMap : slotKindOf(p.isPointer, p.dtype);
 }
 /// The slot's size in bytes: 8 for pointers, i64, fp64; 4, 2, 1 for the rest by width.
 constexpr uint32_t slotBytes(SlotKind kind) {
   switch (kind) {
+  case SlotKind::TensorMap:
+    return 128;
   case SlotKind::Pointer:
   case SlotKind::I64:
   case SlotKind::F64:
@@ -80,7 +85,9 @@ constexpr uint32_t slotBytes(SlotKind kind) {
   return 8;
 }
 constexpr bool isIntegerSlot(SlotKind k) { return k >= SlotKind::I1 && k <= SlotKind::I64; }
-constexpr bool isFloatSlot(SlotKind k) { return k >= SlotKind::F16; }
+constexpr bool isFloatSlot(SlotKind k) { return k >= SlotKind::F16 && k <= SlotKind::F64; }
+/// A slot's alignment: its size, but 64 for a CUtensorMap (`.align 64`).
+constexpr uint32_t slotAlign(SlotKind k) { return k == SlotKind::TensorMap ? 64 : slotBytes(k); }
 
 /// The parameter space of a kernel: each runtime parameter's slot and
 /// offset, and the bytes in all.
@@ -128,6 +135,11 @@ struct ArgValue {
   static ArgValue ofI64(int64_t v) { return make(SlotKind::I64, &Value::i64, v); }
   static ArgValue ofF32(float v) { return make(SlotKind::F32, &Value::f32, v); }
   static ArgValue ofF64(double v) { return make(SlotKind::F64, &Value::f64, v); }
+  /// The 128 bytes of a CUtensorMap at host address `map` (alive until the
+  /// launch has packed them).
+  static ArgValue ofTensorMap(const void *map) {
+    return make(SlotKind::TensorMap, &Value::pointer, uint64_t(reinterpret_cast<uintptr_t>(map)));
+  }
 
 private:
   // The whole word zeroed first: narrow kinds leave the upper bytes defined.
@@ -158,7 +170,7 @@ bool convertArg(const ArgValue &a, SlotKind want, void *out) noexcept;
 /// an fp32 parameter) is rounded here too; any other kind goes through
 /// convertArg.
 [[gnu::always_inline]] inline bool storeArg(const ArgValue &a, SlotKind want, char *out) noexcept {
-  if (a.kind == want) [[likely]] {
+  if (a.kind == want && want != SlotKind::TensorMap) [[likely]] {
     std::memcpy(out, &a.value, 8);
     return true;
   }

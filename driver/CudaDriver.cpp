@@ -161,6 +161,8 @@ bool CudaDriver::initialize(std::string &error) {
   }
   api_.cuCtxGetCurrent =
       reinterpret_cast<CUresult (*)(CUcontext *)>(dlsym(library_, "cuCtxGetCurrent"));
+  api_.cuTensorMapEncodeTiled = reinterpret_cast<decltype(api_.cuTensorMapEncodeTiled)>(
+      dlsym(library_, "cuTensorMapEncodeTiled"));
   if (!check(api_.cuInit(0), "cuInit", error))
     return false;
   int count = 0;
@@ -303,6 +305,20 @@ bool CudaDriver::unloadModule(CUmodule module, std::string &error) {
   if (restore)
     api_.cuCtxSetCurrent(previous);
   return ok;
+}
+
+bool CudaDriver::encodeTensorMap(const TensorMapSpec &spec, void *out, std::string &error) const {
+  if (!api_.cuTensorMapEncodeTiled) {
+    error = "CUDA driver too old for TMA: libcuda.so.1 has no 'cuTensorMapEncodeTiled'";
+    return false;
+  }
+  std::vector<uint32_t> elementStrides(spec.box.size(), 1);
+  return check(api_.cuTensorMapEncodeTiled(out, spec.dataType, uint32_t(spec.dims.size()),
+                                           reinterpret_cast<void *>(uintptr_t(spec.address)),
+                                           spec.dims.data(), spec.strides.data(), spec.box.data(),
+                                           elementStrides.data(), 0, spec.swizzle, spec.l2Promotion,
+                                           spec.oobFill),
+               "cuTensorMapEncodeTiled", error);
 }
 
 bool CudaDriver::queryResources(CUfunction function, KernelResources &out, std::string &error) {

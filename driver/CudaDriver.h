@@ -30,6 +30,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace tk {
 
@@ -85,6 +86,25 @@ struct CudaFunctions {
   // Optional (null when the library lacks it): looked up apart from the
   // table, so a driver without it still loads.
   CUresult (*cuCtxGetCurrent)(CUcontext *);
+  // CUDA 12.0 and later (TMA): the CUtensorMap of a tiled view of a tensor.
+  CUresult (*cuTensorMapEncodeTiled)(void *map, int dataType, uint32_t rank, void *address,
+                                     const uint64_t *dims, const uint64_t *strides,
+                                     const uint32_t *box, const uint32_t *elementStrides,
+                                     int interleave, int swizzle, int l2Promotion, int oobFill);
+};
+
+/// A tiled CUtensorMap's fields (cuTensorMapEncodeTiled's), innermost
+/// dimension first as the driver takes them: `strides` has rank - 1 entries
+/// in bytes (of dimensions 1..rank-1), `box` the block. The enums are
+/// cuda.h's values (CUtensorMapDataType, CUtensorMapSwizzle, ...).
+struct TensorMapSpec {
+  int dataType = 0;
+  uint64_t address = 0;
+  std::vector<uint64_t> dims, strides;
+  std::vector<uint32_t> box;
+  int swizzle = 0;     // CU_TENSOR_MAP_SWIZZLE_NONE
+  int l2Promotion = 2; // CU_TENSOR_MAP_L2_PROMOTION_L2_128B
+  int oobFill = 0;     // 0: zeros; 1: NaN (CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA)
 };
 
 /// What cuFuncGetAttribute reports about a loaded kernel.
@@ -175,6 +195,9 @@ public:
   /// loaded, e.g. at exit once the driver is shutting down).
   bool unloadModule(CUmodule module, std::string &error);
   bool queryResources(CUfunction function, KernelResources &out, std::string &error);
+  /// The 128 bytes of the CUtensorMap `spec` describes, into `out`; false
+  /// with the driver's error (or that it has no cuTensorMapEncodeTiled).
+  bool encodeTensorMap(const TensorMapSpec &spec, void *out, std::string &error) const;
 
   // Device memory, for tests, examples and benchmarks.
   bool allocate(size_t bytes, CUdeviceptr &out, std::string &error);

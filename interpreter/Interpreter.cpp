@@ -379,6 +379,9 @@ bool ProgramRunner::dispatch(Operation &op) {
   case Opcode::AsyncWait:
   case Opcode::RingView:
     return execShared(*this, op);
+  case Opcode::TmaLoad: // only a `tma` descriptor (a GPU launch's signature) makes one
+    return fail(op, "a TMA load runs only on the GPU; the interpreter loads tensor "
+                    "descriptors with pointer arithmetic");
   case Opcode::Barrier:
     return true;          // tk.debug_barrier: a program's threads run as one here
   case Opcode::InlineAsm: // interpret() refuses such kernels before running

@@ -260,6 +260,10 @@ Function *Lowerer::run() {
       // makes, from its IR arguments in order (Specialize.h), the last stride 1.
       if (p.divisibility > 1)
         fn->argAttrs(arg).set("divisibility", p.divisibility);
+      // The CUtensorMap of a `tma` descriptor: elts[2R + 1], after the last
+      // stride's constant 1 (descriptorAccess loads through it).
+      if (size_t(p.descriptorPart) == 2 * p.blockShape.size())
+        fn->argAttrs(arg).set("tensormap", tk::Attribute(true));
       Val &d = kernelEnv[p.descriptorParam];
       if (p.descriptorPart == 0) {
         d = Val();

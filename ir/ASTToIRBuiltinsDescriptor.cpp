@@ -130,6 +130,25 @@ Val descriptorStore(Lowerer &L, const Val &d, const std::vector<Val> &offsets,
   return Val::none();
 }
 
+// Whether `d` is a host descriptor passed with its CUtensorMap (a `tma`
+// signature entry): elts[2R + 1] is the map (ASTToIR.cpp).
+bool hasTensorMap(const Val &d) { return d.i == 1 && d.elts.size() == 2 * rankOf(d) + 2; }
+
+// The block of a `tma` descriptor at `offsets`: one tma_load, coordinates
+// as i32 (the TMA's; a descriptor's sizes are below 2^31).
+Val tmaLoad(Lowerer &L, const Val &d, const std::vector<Val> &offsets, SourceLoc loc) {
+  std::vector<Value *> operands = {d.elts[2 * rankOf(d) + 1].v};
+  for (const Val &o : offsets) {
+    Value *v = L.materialize(o, loc, L.ctx().i32());
+    v = v ? L.castTo(v, L.ctx().i32(), loc) : nullptr;
+    if (!v)
+      return Val::error();
+    operands.push_back(v);
+  }
+  Type *t = L.ctx().tensor(d.dims, d.type);
+  return Val::dyn(L.builder().create(Opcode::TmaLoad, loc, operands, {t})->result());
+}
+
 std::optional<Val> BuiltinCall::lowerDescriptor() {
   bool block = info.id == BuiltinId::MakeBlockPtr;
   switch (info.id) {
@@ -213,7 +232,6 @@ std::optional<Val> BuiltinCall::lowerDescriptor() {
   }
   case BuiltinId::LoadTensorDescriptor:
   case BuiltinId::StoreTensorDescriptor: {
-    bool store = info.id == BuiltinId::StoreTensorDescriptor;
     return descriptorAccess(L, args.get("desc"), args.loc("desc"), name, args.get("offsets"),
                             args.loc("offsets"), args.get("value"), loc);
   }
@@ -236,7 +254,8 @@ Val descriptorAccess(Lowerer &L, const Val &d, SourceLoc descLoc, const std::str
   std::vector<bool> all(rankOf(d), true);
   std::string kind = method.substr(method.find('.') + 1); // desc.load -> load
   if (kind == "load" || kind == "load_tensor_descriptor")
-    return descriptorLoad(L, d, xs, all, d.s, loc);
+    return hasTensorMap(d) && d.type != L.ctx().i1() ? tmaLoad(L, d, xs, loc)
+                                                     : descriptorLoad(L, d, xs, all, d.s, loc);
   if (value.kind == Val::Kind::None)
     return L.fail(loc, fmt::format("{} needs a value", method));
   std::string atomic = kind.rfind("atomic_", 0) == 0 ? kind.substr(7) : "";

@@ -179,7 +179,7 @@ std::optional<std::string_view> parsePowersOfTwo(std::string_view list, std::vec
 std::string parseDescriptorEntry(std::string_view item, SignatureEntry &e) {
   const std::string_view form =
       "expected tensordesc<DTYPE[BLOCK,...]>, optionally with the sizes' divisibility "
-      "({16,1}) after the block shape and ',nan' before the '>'";
+      "({16,1}) after the block shape, then ',nan' and ',tma' before the '>'";
   std::string_view body = item.substr(std::string_view("tensordesc<").size());
   if (body.empty() || body.back() != '>')
     return std::string(form);
@@ -208,13 +208,22 @@ std::string parseDescriptorEntry(std::string_view item, SignatureEntry &e) {
                          e.shapeDivisibility.size(), e.blockShape.size());
     rest = trim(rest.substr(end + 1));
   }
-  if (!rest.empty()) {
+  while (!rest.empty()) {
     if (rest.front() != ',')
       return std::string(form);
     rest = trim(rest.substr(1));
-    if (rest != "zero" && rest != "nan")
-      return fmt::format("the padding must be zero or nan, not '{}'", showText(rest));
-    e.padding = std::string(rest);
+    size_t comma = rest.find(',');
+    std::string_view word = trim(rest.substr(0, comma));
+    rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma);
+    if (word == "tma" && !e.tma) {
+      e.tma = true;
+      continue;
+    }
+    if (e.tma)
+      return fmt::format("',tma' comes last, not before '{}'", showText(word));
+    if (word != "zero" && word != "nan")
+      return fmt::format("the padding must be zero or nan, not '{}'", showText(word));
+    e.padding = std::string(word);
   }
   return "";
 }
@@ -441,7 +450,7 @@ bool specializeParams(const ast::FunctionDef &fn, const KernelSpec &spec, Diagno
       // not specialisation, so do_not_specialize drops only the sizes'.
       size_t rank = entry->blockShape.size();
       int64_t strideDiv = std::max<int64_t>(1, 16 / dtypeBytes(entry->dtype));
-      for (size_t part = 0; part < 2 * rank; ++part) {
+      for (size_t part = 0; part < 2 * rank + (entry->tma ? 1 : 0); ++part) {
         ParamBinding leaf = b;
         leaf.isArgument = true;
         leaf.descriptorPart = int(part);
@@ -449,7 +458,12 @@ bool specializeParams(const ast::FunctionDef &fn, const KernelSpec &spec, Diagno
         leaf.descriptorDType = entry->dtype;
         leaf.blockShape = entry->blockShape;
         leaf.padding = entry->padding;
-        if (part == 0) {
+        leaf.tma = entry->tma;
+        if (part == 2 * rank) {
+          leaf.name = fmt::format("{}.tensormap", p.name);
+          leaf.isPointer = true;
+          leaf.dtype = DType::I8;
+        } else if (part == 0) {
           leaf.isPointer = true;
           leaf.dtype = entry->dtype;
           leaf.divisibility = 16;

@@ -16,7 +16,10 @@
 //                TensorDescriptor) of fp16 with that block shape (padding
 //                "zero"; "tensordesc<fp16[64,64],nan>" pads with NaN;
 //                "tensordesc<fp16[64,64]{16,1}>" also says the first size is
-//                divisible by 16, as "i32:16" says of an integer)
+//                divisible by 16, as "i32:16" says of an integer;
+//                "tensordesc<fp16[64,64],tma>" (after the padding, if any)
+//                also passes the host's CUtensorMap and loads through TMA,
+//                sm_90 and above: Python's launch adds it under TK_TMA=1)
 //
 // For
 //
@@ -39,7 +42,11 @@
 // (a 16-byte aligned base and 16-byte multiples for the other strides), so
 // the base has divisibility 16 and each stride 16 bytes' worth of elements.
 // The IR arguments are named "desc", "desc.shape[0]", ..., "desc.strides[0]",
-// ... after the parameter "desc".
+// ... after the parameter "desc". A `tma` descriptor has one argument more,
+// last: the 128-byte CUtensorMap the host encoded ("desc.tensormap", a
+// `ptr<i8>` with the argument attribute `tensormap`, passed by value as
+// `.param .align 64 .b8 [128]`, what `__grid_constant__ const CUtensorMap`
+// compiles to).
 #pragma once
 
 #include "lang/AST.h"
@@ -128,6 +135,7 @@ struct ParamBinding {
   DType descriptorDType = DType::F32;
   std::vector<int64_t> blockShape;
   std::string padding; // "zero" or "nan"
+  bool tma = false;    // the descriptor has a CUtensorMap (part 2R)
 };
 
 /// One entry of a signature string, parsed.
@@ -138,6 +146,7 @@ struct SignatureEntry {
   std::vector<int64_t> blockShape;        // Descriptor
   std::vector<int64_t> shapeDivisibility; // Descriptor: per size; empty when not given
   std::string padding = "zero";           // Descriptor
+  bool tma = false;                       // Descriptor: ",tma", a CUtensorMap is passed
   int64_t divisibility = 1;               // after ':'; 1 when absent
   bool equalsOne = false;                 // an integer written "i32:1": its value is 1
   ConstValue constant;                    // Kind::Constant

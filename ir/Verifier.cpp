@@ -515,6 +515,19 @@ private:
       return verifyLocal(op);
     case Opcode::Barrier:
       return;
+    case Opcode::TmaLoad: {
+      Type *map = ops[0]->type();
+      if (!map->isPointer() || map->isTensor())
+        error(op, fmt::format("takes a tensormap pointer first, got {}", map->str()));
+      for (size_t i = 1; i < ops.size(); ++i)
+        if (ops[i]->type()->isTensor() || ops[i]->type()->dtype() != DType::I32)
+          error(op, fmt::format("coordinate {} must be an i32 scalar, got {}", i - 1,
+                                ops[i]->type()->str()));
+      if (!op.result()->type()->isTensor() || op.result()->type()->rank() + 1 != ops.size())
+        error(op, fmt::format("gives a tensor of one dimension per coordinate, got {}",
+                              op.result()->type()->str()));
+      return;
+    }
     case Opcode::AsyncCopy: // the cp.async ring: made by --pipeline
     case Opcode::AsyncWait:
     case Opcode::RingView:

@@ -61,7 +61,10 @@ GpuParam describeParam(const KernelParam &param) {
   p.name = param.name;
   p.typeName = param.typeName;
   std::optional<SlotKind> slot = slotKindOf(param);
-  p.supported = slot.has_value();
+  // A CUtensorMap (a `tma` descriptor) is passed by Python's launch only.
+  p.supported = slot.has_value() && *slot != SlotKind::TensorMap;
+  if (!p.supported)
+    slot.reset();
   p.kind = GpuArg::Kind(slot.value_or(SlotKind::Pointer));
   return p;
 }

@@ -75,6 +75,8 @@ public:
     }
     case Opcode::InlineAsm:
       return "(tk.inline_asm_elementwise; its assembly is PTX)";
+    case Opcode::TmaLoad:
+      return "(a TMA load; tensor descriptors load through pointers on amdgcn)";
     case Opcode::SpecialRegister:
       return "(tk.extra.cuda.globaltimer and smid read PTX's %globaltimer and %smid)";
     case Opcode::Dot:
@@ -382,7 +384,8 @@ public:
   // The workgroup size is exact (tk launches numThreads per program): the
   // code object's metadata records it (.max_flat_workgroup_size,
   // .reqd_workgroup_size).
-  void markKernel(llvm::Function *fn, int64_t numThreads) const override {
+  void markKernel(llvm::Function *fn, int64_t numThreads,
+                  const std::vector<unsigned> &) const override {
     llvm::LLVMContext &c = fn->getContext();
     fn->setCallingConv(llvm::CallingConv::AMDGPU_KERNEL);
     fn->addFnAttr("amdgpu-flat-work-group-size",

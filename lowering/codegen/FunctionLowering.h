@@ -105,6 +105,7 @@ public:
   bool lowerReduce(Operation &op); // ReduceToLLVM.cpp
   bool lowerConvertLayout(Operation &op);
   bool lowerSharedBuffer(Operation &op); // SharedToLLVM.cpp: local_alloc/load/store, barrier
+  bool lowerTmaLoad(Operation &op);      // TmaToLLVM.cpp
   bool lowerFor(Operation &op);          // ControlFlowToLLVM.cpp
   bool lowerIf(Operation &op);
   bool lowerWhile(Operation &op);

@@ -229,6 +229,8 @@ bool FunctionLowering::lowerOp(Operation &op) {
   case Opcode::LocalStore:
   case Opcode::Barrier:
     return lowerSharedBuffer(op);
+  case Opcode::TmaLoad:
+    return lowerTmaLoad(op);
   case Opcode::For:
     return lowerFor(op);
   case Opcode::If:
@@ -407,7 +409,11 @@ std::unique_ptr<llvm::Module> lowerToLLVM(Module &module, const TargetOptions &o
                    fmt::format("kernel '@{}' takes a tensor argument ({})", fn.name(), t->str()));
         ok = false;
       }
-      params.push_back(llvmElementType(llctx, t));
+      // A CUtensorMap passed by value (`tensormap`): a byval [128 x i8]
+      // aligned to 64, read in place (grid_constant, below).
+      params.push_back(fn.argAttrs(i).getBool("tensormap").value_or(false)
+                           ? llvm::PointerType::get(llctx, 0)
+                           : llvmElementType(llctx, t));
     }
     if (!ok)
       continue;
@@ -420,7 +426,15 @@ std::unique_ptr<llvm::Module> lowerToLLVM(Module &module, const TargetOptions &o
       if (div && fn.argument(i)->type()->isPointer() && *div >= 16)
         llfn->addParamAttr(i, llvm::Attribute::getWithAlignment(llctx, llvm::Align(16)));
     }
-    target->markKernel(llfn, numWarps * functionWarpSize(fn));
+    std::vector<unsigned> tensorMaps;
+    for (unsigned i = 0; i < fn.numArguments(); ++i)
+      if (fn.argAttrs(i).getBool("tensormap").value_or(false)) {
+        llfn->addParamAttr(i, llvm::Attribute::getWithByValType(
+                                  llctx, llvm::ArrayType::get(llvm::Type::getInt8Ty(llctx), 128)));
+        llfn->addParamAttr(i, llvm::Attribute::getWithAlignment(llctx, llvm::Align(64)));
+        tensorMaps.push_back(i);
+      }
+    target->markKernel(llfn, numWarps * functionWarpSize(fn), tensorMaps);
     AxisInfoAnalysis axis(fn);
     FunctionLowering lowering(fn, llfn, *target, axis, smem, numWarps, diag);
     lowering.setBudget(&module.context().limits(), options.maxLLVMInstructions);

@@ -11,6 +11,7 @@
 // Why inline PTX for mma.sync and wgmma: the accumulator registers are tied
 // in and out of one statement, and a chain of wgmma k steps is one statement
 // (see warpGroupMma), which LLVM 19's NVVM intrinsics cannot express.
+#include "ir/Operation.h"
 #include "lowering/codegen/Libdevice.h"
 #include "lowering/codegen/TargetInfo.h"
 
@@ -109,7 +110,11 @@ public:
   explicit NVPTXTarget(const TargetOptions &options) : options_(options) {}
 
   std::string_view name() const override { return "nvptx"; }
-  std::string unsupportedOp(const Operation &) const override { return {}; }
+  std::string unsupportedOp(const Operation &op) const override {
+    if (op.is(Opcode::TmaLoad) && !options_.arch.starts_with("sm_90"))
+      return fmt::format("(TMA needs sm_90 or above, the kernel compiles for {})", options_.arch);
+    return {};
+  }
   std::string triple() const override { return "nvptx64-nvidia-cuda"; }
   std::string dataLayout() const override { return "e-i64:64-i128:128-v16:16-v32:32-n16:32:64"; }
   unsigned globalAddressSpace() const override { return 1; }
@@ -326,7 +331,8 @@ public:
     return tk::callLibdevice(b, symbol, args, result);
   }
 
-  void markKernel(llvm::Function *fn, int64_t numThreads) const override {
+  void markKernel(llvm::Function *fn, int64_t numThreads,
+                  const std::vector<unsigned> &tensorMaps) const override {
     llvm::LLVMContext &c = fn->getContext();
     llvm::Module *m = fn->getParent();
     llvm::NamedMDNode *annotations = m->getOrInsertNamedMetadata("nvvm.annotations");
@@ -337,6 +343,15 @@ public:
     annotations->addOperand(llvm::MDNode::get(c, {fnMd, llvm::MDString::get(c, "kernel"), i32(1)}));
     annotations->addOperand(
         llvm::MDNode::get(c, {fnMd, llvm::MDString::get(c, "maxntidx"), i32(numThreads)}));
+    // A CUtensorMap parameter is read where it lies (cvta.param), not copied
+    // to local memory: `__grid_constant__`, its index counted from 1.
+    if (!tensorMaps.empty()) {
+      std::vector<llvm::Metadata *> indices;
+      for (unsigned i : tensorMaps)
+        indices.push_back(i32(int64_t(i) + 1));
+      annotations->addOperand(llvm::MDNode::get(
+          c, {fnMd, llvm::MDString::get(c, "grid_constant"), llvm::MDNode::get(c, indices)}));
+    }
   }
 
   llvm::Value *approxF32(llvm::IRBuilderBase &b, ApproxF32 fn, llvm::Value *x) const override {

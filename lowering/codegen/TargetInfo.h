@@ -162,7 +162,10 @@ public:
                           const std::string &function) const = 0;
 
   /// Marks `fn` as a kernel entry run by `numThreads` threads per program.
-  virtual void markKernel(llvm::Function *fn, int64_t numThreads) const = 0;
+  /// `tensorMaps`: the parameters that are by-value CUtensorMaps, read in
+  /// place (NVPTX's grid_constant).
+  virtual void markKernel(llvm::Function *fn, int64_t numThreads,
+                          const std::vector<unsigned> &tensorMaps = {}) const = 0;
 
   /// fp32 `fn` of `x` (an fp32 value), approximate as docs/codegen/math.md says.
   virtual llvm::Value *approxF32(llvm::IRBuilderBase &b, ApproxF32 fn, llvm::Value *x) const = 0;

@@ -1209,6 +1209,15 @@ py::object GpuLauncher::launchWith(const Entry &entry, py::handle grid, const py
   for (size_t i = 0; i < n; ++i) {
     py::handle v = runtime[i];
     SlotKind kind = layout.kinds[i];
+    if (kind == SlotKind::TensorMap) {
+      // A `tma` descriptor's CUtensorMap: the 128 bytes jit.py encoded (the
+      // list holds the bytes object until the launch has packed them).
+      if (!PyBytes_Check(v.ptr()) || PyBytes_GET_SIZE(v.ptr()) != 128)
+        throw std::runtime_error(fmt::format(
+            "internal error: argument {} of '{}' must be a 128-byte CUtensorMap", i, k.name()));
+      values.push_back(ArgValue::ofTensorMap(PyBytes_AS_STRING(v.ptr())));
+      continue;
+    }
     values.push_back(kind == SlotKind::Pointer ? ArgValue::ofPointer(v.cast<uint64_t>())
                      : isFloatSlot(kind)       ? ArgValue::ofF64(v.cast<double>())
                                                : ArgValue::ofI64(v.cast<int64_t>()));

@@ -600,6 +600,29 @@ PYBIND11_MODULE(_C, m) {
       },
       "The knob table (support/Knobs.def).");
   m.def(
+      "encode_tensor_map",
+      [](int dataType, uint64_t address, std::vector<uint64_t> dims, std::vector<uint64_t> strides,
+         std::vector<uint32_t> box, int oobFill, int swizzle) -> py::tuple {
+        std::string error;
+        CudaDriver *d = CudaDriver::get(error);
+        alignas(64) char map[128] = {};
+        TensorMapSpec spec;
+        spec.dataType = dataType;
+        spec.address = address;
+        spec.dims = std::move(dims);
+        spec.strides = std::move(strides);
+        spec.box = std::move(box);
+        spec.swizzle = swizzle;
+        spec.oobFill = oobFill;
+        if (!d || !d->encodeTensorMap(spec, map, error))
+          return py::make_tuple(py::none(), error);
+        return py::make_tuple(py::bytes(map, sizeof map), "");
+      },
+      py::arg("data_type"), py::arg("address"), py::arg("dims"), py::arg("strides"), py::arg("box"),
+      py::arg("oob_fill"), py::arg("swizzle") = 0,
+      "cuTensorMapEncodeTiled (dimensions innermost first, strides in bytes): (the 128 bytes, "
+      "'') or (None, the driver's error).");
+  m.def(
       "code_knobs",
       [] {
         // What the code knobs are now, as compile cache keys see them: a

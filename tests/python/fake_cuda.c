@@ -42,6 +42,10 @@ static __thread unsigned lastGrid[3], lastBlock[3], lastShared;
 static __thread uint64_t lastStream;
 static int paramSizes[64], numParamSizes;
 static __thread uint64_t lastParams[64];
+/* A 128-byte parameter (a CUtensorMap, aligned to 64) of the last launch:
+ * its bytes here, its first 8 in lastParams. */
+static __thread unsigned char lastMap[128];
+unsigned fake_last_map_byte(int i) { return lastMap[i]; }
 
 /* A loaded module keeps a copy of its image up to the first NUL (all of a
  * PTX text), so a launch hook can compute what the launched code says
@@ -222,6 +226,13 @@ static void recordParams(void **params, void **extra) {
   for (int i = 0; i < numParamSizes; ++i) {
     size_t size = (size_t)paramSizes[i];
     lastParams[i] = 0;
+    if (size == 128) {
+      offset = (offset + 63) / 64 * 64;
+      memcpy(lastMap, buffer ? buffer + offset : (const char *)params[i], 128);
+      memcpy(&lastParams[i], lastMap, 8);
+      offset += 128;
+      continue;
+    }
     if (buffer) {
       offset = (offset + size - 1) / size * size;
       memcpy(&lastParams[i], buffer + offset, size);
@@ -257,6 +268,41 @@ CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned
   return OK;
 }
 int fake_last_used_extra(void) { return lastUsedExtra; }
+
+/* cuTensorMapEncodeTiled records its arguments (fake_encode_field: 0 data
+ * type, 1 rank, 2 address, 3 dims[i], 4 strides[i], 5 box[i], 6 element
+ * strides[i], 7 interleave, 8 swizzle, 9 L2 promotion, 10 OOB fill) and
+ * writes byte i of the map as i ^ the data type; FAKE_CUDA_ENCODE_ERROR=1
+ * makes it fail (CUDA_ERROR_INVALID_VALUE). */
+static int encodes;
+static uint64_t encodeFields[11][5];
+CUresult cuTensorMapEncodeTiled(void *map, int dataType, uint32_t rank, void *address,
+                                const uint64_t *dims, const uint64_t *strides, const uint32_t *box,
+                                const uint32_t *elementStrides, int interleave, int swizzle, int l2,
+                                int oobFill) {
+  const char *fail = getenv("FAKE_CUDA_ENCODE_ERROR");
+  if (fail && fail[0] == '1')
+    return 1; /* CUDA_ERROR_INVALID_VALUE */
+  ADD(encodes, 1);
+  encodeFields[0][0] = (uint64_t)dataType;
+  encodeFields[1][0] = rank;
+  encodeFields[2][0] = (uint64_t)(uintptr_t)address;
+  for (uint32_t i = 0; i < rank && i < 5; ++i) {
+    encodeFields[3][i] = dims[i];
+    encodeFields[4][i] = i + 1 < rank ? strides[i] : 0;
+    encodeFields[5][i] = box[i];
+    encodeFields[6][i] = elementStrides[i];
+  }
+  encodeFields[7][0] = (uint64_t)interleave;
+  encodeFields[8][0] = (uint64_t)swizzle;
+  encodeFields[9][0] = (uint64_t)l2;
+  encodeFields[10][0] = (uint64_t)oobFill;
+  for (int i = 0; i < 128; ++i)
+    ((unsigned char *)map)[i] = (unsigned char)(i ^ dataType);
+  return OK;
+}
+int fake_encode_count(void) { return __atomic_load_n(&encodes, __ATOMIC_RELAXED); }
+uint64_t fake_encode_field(int which, int i) { return encodeFields[which][i]; }
 
 /* What the stand-in itself costs per cuLaunchKernel (ns), for the host-time
  * benchmark to subtract: `n` calls from C with the last launch's values. */

@@ -694,6 +694,72 @@ def num_stages_and_the_device_arch_reach_the_compiler():
             os.environ["TK_ARCH"] = saved
 
 
+@tk.jit
+def tma_copy(src, out_ptr, off, BM: tk.constexpr, BN: tk.constexpr):
+    x = src.load([off, 0])
+    r = tk.arange(0, BM)[:, None] * BN + tk.arange(0, BN)[None, :]
+    tk.store(out_ptr + r, x)
+
+
+@check
+def tma_descriptors_pass_their_encoded_tensor_map():
+    # TK_TMA=1 on sm_90a: the descriptor's CUtensorMap, encoded once per
+    # (base, shape, strides, block, padding), is a 128-byte parameter aligned
+    # to 64 after the base, sizes and stride (the PTX's layout).
+    from tk.tools.tensor_descriptor import TensorDescriptor, TensorDescriptorError
+
+    half = FakeDType("torch.float16")
+    half.itemsize = 2
+    base = FakeTensor(X, half)
+    os.environ["TK_TMA"], os.environ["TK_ARCH"] = "1", "sm_90a"
+    try:
+        # base, shape[0], shape[1], strides[0], map, out_ptr, off
+        set_sizes(8, 4, 4, 8, 128, 8, 4)
+        before = fake.fake_encode_count()
+        desc = TensorDescriptor(base, [45, 77], [80, 1], [16, 32])
+        k = tma_copy[(1,)](desc, FakeTensor(OUT, half), 7, BM=16, BN=32)
+        assert ".param .align 64 .b8 tma_copy_param_4[128]" in k.asm["ptx"]
+        assert "cp.async.bulk.tensor.2d" in k.asm["ptx"]
+        field = fake.fake_encode_field
+        assert fake.fake_encode_count() == before + 1
+        assert (field(0, 0), field(1, 0), field(2, 0)) == (6, 2, X)  # FLOAT16, rank 2, base
+        assert [field(3, i) for i in range(2)] == [77, 45]  # innermost first
+        assert field(4, 0) == 160  # the row stride in bytes
+        assert [field(5, i) for i in range(2)] == [32, 16]  # the box
+        assert [field(6, i) for i in range(2)] == [1, 1]
+        assert [field(w, 0) for w in (7, 8, 9, 10)] == [0, 0, 2, 0]  # no swizzle, L2 128B, zeros
+        assert [fake.fake_last_map_byte(i) for i in range(128)] == [i ^ 6 for i in range(128)]
+        assert params(7)[:4] == [X, 45, 77, 80] and params(7)[5:] == [OUT, 7]
+        # The same descriptor again: the cached map.
+        tma_copy[(1,)](TensorDescriptor(base, [45, 77], [80, 1], [16, 32]),
+                       FakeTensor(OUT, half), 7, BM=16, BN=32)
+        assert fake.fake_encode_count() == before + 1
+        # NaN padding: the NaN fill.
+        tma_copy[(1,)](TensorDescriptor(base, [45, 77], [80, 1], [16, 32], padding="nan"),
+                       FakeTensor(OUT, half), 7, BM=16, BN=32)
+        assert fake.fake_encode_count() == before + 2 and field(10, 0) == 1
+        # What TMA cannot take is a located error before anything launches.
+        launches = fake.fake_launch_count()
+        raises(TensorDescriptorError,
+               lambda: tma_copy[(1,)](TensorDescriptor(base, [45, 77], [80, 1], [16, 4]),
+                                      FakeTensor(OUT, half), 7, BM=16, BN=4),
+               "argument 'src' of tma_copy", "multiple of 16 bytes")
+        os.environ["FAKE_CUDA_ENCODE_ERROR"] = "1"
+        raises(TensorDescriptorError,
+               lambda: tma_copy[(1,)](TensorDescriptor(base, [44, 77], [80, 1], [16, 32]),
+                                      FakeTensor(OUT, half), 7, BM=16, BN=32),
+               "argument 'src' of tma_copy: cuTensorMapEncodeTiled refused")
+        assert fake.fake_launch_count() == launches
+        # TK_TMA=0: base, sizes and stride only, loaded through pointers.
+        os.environ["TK_TMA"] = "0"
+        set_sizes(8, 4, 4, 8, 8, 4)
+        k = tma_copy[(1,)](desc, FakeTensor(OUT, half), 7, BM=16, BN=32)
+        assert "cp.async.bulk" not in k.asm["ptx"] and params(6) == [X, 45, 77, 80, OUT, 7]
+    finally:
+        for name in ("TK_TMA", "TK_ARCH", "FAKE_CUDA_ENCODE_ERROR"):
+            os.environ.pop(name, None)
+
+
 for fn in CHECKS:
     fn()
     print("ok", fn.__name__, flush=True)

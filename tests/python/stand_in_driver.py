@@ -37,6 +37,7 @@ def load(path):
     fake = ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
     fake.fake_last_param.restype = ctypes.c_uint64
     fake.fake_last_stream.restype = ctypes.c_uint64
+    fake.fake_encode_field.restype = ctypes.c_uint64
     return fake
 
 

@@ -43,6 +43,7 @@ from .. import _C
 from . import _triton_objects
 from ..errors import CompilationError, DriverError, InterpreterError, OutOfResources
 from ..language.core import Builtin, constexpr, dtype
+from ..tools import tensor_descriptor as _tensor_descriptor
 from ..tools.tensor_descriptor import TensorDescriptor, TensorDescriptorError
 
 # Launch options Triton accepts as keyword arguments; they are not kernel
@@ -824,13 +825,22 @@ def _argument_array(values, name):
     return value.base if isinstance(value, TensorDescriptor) else value
 
 
-def _descriptor_args(name, value, kernel_name, specialize=True, gpu=False):
+def _tma_arch(arch):
+    """Whether a GPU compile for `arch` passes host descriptors as CUtensorMaps
+    (TK_TMA=1 and sm_90 or above)."""
+    return (arch is not None and arch.startswith("sm_") and int(re.sub(r"\D", "", arch)) >= 90
+            and bool(_C.knob("TK_TMA")))
+
+
+def _descriptor_args(name, value, kernel_name, specialize=True, gpu=False, tma=False):
     """(signature entry, launch arguments, argument names) of a host
     TensorDescriptor argument: the entry `tensordesc<fp16[64,64]{16,1}>`
     (the sizes' divisibility unless `specialize` is off, `,nan` for NaN
     padding) and, as ir/Specialize.h lays them out, the base
     pointer, the sizes and every stride but the last. The block shape is read
-    now, at the launch: an autotuner's pre_hook may have set it."""
+    now, at the launch: an autotuner's pre_hook may have set it. With `tma`
+    (_tma_arch) a descriptor TMA can move gets `,tma` and one argument more,
+    its CUtensorMap's 128 bytes (tensor_descriptor.tensor_map)."""
     where = f"argument '{name}' of {kernel_name}"
     entry, base = _specialize(name, value.base, True, kernel_name, gpu=gpu)
     if not entry.startswith("*"):
@@ -853,6 +863,11 @@ def _descriptor_args(name, value, kernel_name, specialize=True, gpu=False):
     args = [base] + [("i", int(n)) for n in shape] + [("i", int(st)) for st in strides[:-1]]
     names = ([name] + [f"{name}.shape[{k}]" for k in range(rank)]
              + [f"{name}.strides[{k}]" for k in range(rank - 1)])
+    if tma and _tensor_descriptor.tma_data_type(dt) is not None:
+        entry = entry[:-1] + ",tma>"
+        args.append(("m", _tensor_descriptor.tensor_map(value, dt, base[1], where,
+                                                         _C.encode_tensor_map)))
+        names.append(f"{name}.tensormap")
     return entry, args, names
 
 
@@ -1175,6 +1190,8 @@ class JITFunction(_C.LaunchBase):
             k: kwargs.pop(k) for k in LAUNCH_OPTIONS if k in kwargs and k not in self.arg_names
         }
         values = self._bind(args, kwargs)
+        arch = _gpu_arch(launch, self.__name__) if gpu else None
+        tma = _tma_arch(arch)
         entries, run_args, arg_names, constants = [], [], [], {}
         for i, p in enumerate(self.params):
             v = values[p.name]
@@ -1183,7 +1200,8 @@ class JITFunction(_C.LaunchBase):
                 continue
             if isinstance(v, TensorDescriptor):
                 entry, args, names = _descriptor_args(
-                    p.name, v, self.__name__, p.name not in self.do_not_specialize, gpu=gpu)
+                    p.name, v, self.__name__, p.name not in self.do_not_specialize, gpu=gpu,
+                    tma=tma)
                 entries.append(entry)
                 run_args.extend(args)
                 arg_names.extend(names)
@@ -1221,7 +1239,6 @@ class JITFunction(_C.LaunchBase):
                                self.__name__, lambda: True)
             if not ftz:  # the default stays out of the options (and the key's text)
                 options["enable_reflect_ftz"] = False
-        arch = _gpu_arch(launch, self.__name__) if gpu else None
         if gpu and options.get("num_ctas", 1) > 1 and (
                 arch in AMD_ARCHS or int(re.sub(r"\D", "", arch)) < 90):
             raise ValueError(

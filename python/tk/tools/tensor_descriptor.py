@@ -10,7 +10,10 @@ launch passes the base pointer, the sizes and the strides, and the signature
 entry `tensordesc<fp16[64,64]>` names the element type and the block shape,
 read at each launch (an autotuner's pre_hook may set `block_shape` after the
 descriptor was made). Loads and stores through it are masked pointer
-arithmetic on every target (docs/python.md); TMA is not used yet.
+arithmetic (docs/python.md), except under TK_TMA=1 on sm_90 and above: the
+launch then also passes the descriptor's CUtensorMap (`tensor_map`, encoded
+with the driver's cuTensorMapEncodeTiled and cached per base, shape,
+strides, block and padding) and loads go through TMA (docs/codegen/tma.md).
 
 The checks are Triton's (a base aligned to 16 bytes, every stride but the
 last a multiple of 16 bytes, the last stride 1, rank 1 to 5, padding "zero"
@@ -105,3 +108,75 @@ class TensorDescriptor:
     def __repr__(self):
         return (f"TensorDescriptor(shape={self.shape}, strides={self.strides}, "
                 f"block_shape={self.block_shape}, padding={self.padding!r})")
+
+
+# CUtensorMapDataType (cuda.h) of each dtype name of a signature entry; i1
+# has none (bool blocks load through pointers).
+_TMA_DATA_TYPES = {
+    "u8": 0, "i8": 0, "fp8e4nv": 0, "fp8e5": 0, "fp8e4b15": 0,
+    "u16": 1, "i16": 1, "u32": 2, "i32": 3, "u64": 4, "i64": 5,
+    "fp16": 6, "fp32": 7, "fp64": 8, "bf16": 9,
+}
+_TMA_ELEMENT_BYTES = {0: 1, 1: 2, 2: 4, 3: 4, 4: 8, 5: 8, 6: 2, 7: 4, 8: 8, 9: 2}
+
+_tensor_maps = {}  # (address, data type, shape, strides, block, padding) -> bytes
+_MAX_CACHED_MAPS = 4096
+
+
+def tma_data_type(dtype_name):
+    """The CUtensorMapDataType of a signature dtype name, None when TMA cannot
+    move it (i1)."""
+    return _TMA_DATA_TYPES.get(dtype_name)
+
+
+def tma_check(desc, dtype_name, where):
+    """Raises TensorDescriptorError, naming the rule, unless TMA can load
+    `desc`'s blocks: every block dimension at most 256 elements, the
+    innermost block row a multiple of 16 bytes, every stride but the last a
+    multiple of 16 bytes below 2**40 bytes, sizes below 2**32."""
+    size = _TMA_ELEMENT_BYTES[_TMA_DATA_TYPES[dtype_name]]
+    block = [int(b) for b in desc.block_shape]
+    for b in block:
+        if b > 256:
+            raise TensorDescriptorError(
+                f"{where}: block_shape {block}: TMA takes at most 256 elements per block "
+                "dimension")
+    if (block[-1] * size) % 16:
+        raise TensorDescriptorError(
+            f"{where}: block_shape {block}: TMA needs the innermost block dimension to span a "
+            f"multiple of 16 bytes ({block[-1]} x {size}-byte elements is {block[-1] * size})")
+    for stride in desc.strides[:-1]:
+        if int(stride) * size % 16 or int(stride) * size >= 2**40:
+            raise TensorDescriptorError(
+                f"{where}: strides {list(desc.strides)}: TMA needs every stride but the last to "
+                f"be a multiple of 16 bytes below 2**40 ({size}-byte elements)")
+
+
+def tensor_map(desc, dtype_name, address, where, encode):
+    """The 128 bytes of `desc`'s CUtensorMap (tma_check first), made by
+    `encode(data_type, address, dims, strides, box, oob_fill)` (the driver's
+    cuTensorMapEncodeTiled: dimensions innermost first, strides in bytes)
+    once per base address, shape, strides, block and padding."""
+    data_type = _TMA_DATA_TYPES[dtype_name]
+    key = (int(address), data_type, tuple(int(n) for n in desc.shape),
+           tuple(int(s) for s in desc.strides), tuple(int(b) for b in desc.block_shape),
+           desc.padding)
+    found = _tensor_maps.get(key)
+    if found is not None:
+        return found
+    tma_check(desc, dtype_name, where)
+    size = _TMA_ELEMENT_BYTES[data_type]
+    dims = [int(n) for n in reversed(desc.shape)]
+    strides = [int(s) * size for s in reversed(desc.strides[:-1])]
+    box = [int(b) for b in reversed(desc.block_shape)]
+    nan = desc.padding == "nan"
+    if nan and dtype_name not in ("fp16", "bf16", "fp32", "fp64"):
+        raise TensorDescriptorError(f"{where}: padding 'nan' needs a floating-point tensor")
+    encoded, error = encode(data_type, int(address), dims, strides, box, 1 if nan else 0)
+    if encoded is None:
+        raise TensorDescriptorError(f"{where}: cuTensorMapEncodeTiled refused the descriptor "
+                                    f"{desc!r}: {error}")
+    if len(_tensor_maps) >= _MAX_CACHED_MAPS:
+        _tensor_maps.clear()
+    _tensor_maps[key] = encoded
+    return encoded

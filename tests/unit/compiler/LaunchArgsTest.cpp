@@ -227,6 +227,35 @@ TEST(LaunchArgs, PackArgsFillsTheBufferAndThePointerArray) {
   EXPECT_EQ(packArgs(bad, layout, buffer, slots), 5u);
 }
 
+// A `tma` descriptor's CUtensorMap: 128 bytes at a multiple of 64 (PTX's
+// `.param .align 64 .b8 [128]`), copied from the host address its ArgValue
+// holds; nothing else goes into its slot, and it goes into no other.
+TEST(LaunchArgs, ATensorMapIs128BytesAlignedTo64) {
+  KernelParam map = param(true, DType::I8);
+  map.isTensorMap = true;
+  ASSERT_EQ(slotKindOf(map), SlotKind::TensorMap);
+  std::vector<SlotKind> kinds = {SlotKind::Pointer, SlotKind::I32, SlotKind::TensorMap,
+                                 SlotKind::I32};
+  ParamLayout layout = paramLayout(kinds);
+  EXPECT_EQ(layout.offsets, (std::vector<uint32_t>{0, 8, 64, 192}));
+  EXPECT_EQ(layout.bytes, 196u);
+  alignas(64) unsigned char bytes[128];
+  for (int i = 0; i < 128; ++i)
+    bytes[i] = static_cast<unsigned char>(i * 7);
+  std::vector<ArgValue> args = {ArgValue::ofPointer(0x1000), ArgValue::ofI32(5),
+                                ArgValue::ofTensorMap(bytes), ArgValue::ofI32(-3)};
+  std::vector<char> buffer(layout.bytes + 8);
+  void *slots[4];
+  ASSERT_EQ(packArgs(args, layout, buffer.data(), slots), 4u);
+  EXPECT_EQ(std::memcmp(buffer.data() + 64, bytes, 128), 0);
+  EXPECT_EQ(slots[2], buffer.data() + 64);
+  EXPECT_EQ(slotAt<int32_t>(buffer.data(), layout, 3), -3);
+  char out[128];
+  EXPECT_FALSE(convertArg(ArgValue::ofPointer(0x1000), SlotKind::TensorMap, out));
+  EXPECT_FALSE(convertArg(ArgValue::ofTensorMap(bytes), SlotKind::Pointer, out));
+  EXPECT_STREQ(slotKindName(SlotKind::TensorMap), "tensormap");
+}
+
 TEST(LaunchArgs, WhatDoesNotGoIsSaidOneWayNamingTheArgument) {
   EXPECT_EQ(argError("scalars", 2, "c", SlotKind::I8, ArgValue::ofI32(300)),
             "kernel 'scalars': argument 2 ('c') is i8 in the signature; the i32 passed, 300, does "
