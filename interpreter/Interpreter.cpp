@@ -369,6 +369,8 @@ bool ProgramRunner::dispatch(Operation &op) {
     return execReduce(*this, op);
   case Opcode::Scan:
     return execScan(*this, op);
+  case Opcode::MapElementwise:
+    return execMapElementwise(*this, op);
   case Opcode::Dot:
     return execDot(*this, op);
   case Opcode::ConvertLayout:

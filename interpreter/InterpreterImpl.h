@@ -317,6 +317,7 @@ bool execShape(ProgramRunner &r, Operation &op);
 bool execMemory(ProgramRunner &r, Operation &op);
 bool execReduce(ProgramRunner &r, Operation &op);
 bool execScan(ProgramRunner &r, Operation &op);
+bool execMapElementwise(ProgramRunner &r, Operation &op);
 bool execDot(ProgramRunner &r, Operation &op);
 bool execControlFlow(ProgramRunner &r, Operation &op);
 /// The GPU-only ops of IR after the layout and shared-memory passes

@@ -1,4 +1,5 @@
-// Ops that combine elements across a block: reduce, scan and dot.
+// Ops that combine elements across a block: reduce, scan and dot; and
+// map_elementwise, which runs its region on scalars as combiners do.
 //
 // A reduction or scan along `axis` sees its operand as [outer, len, inner]
 // (the dimensions before the axis, the axis, the dimensions after it).
@@ -347,6 +348,32 @@ bool execScan(ProgramRunner &r, Operation &op) {
     return scanRegion(r, op, reverse);
   return visitNumeric(op.operand(0)->type()->dtype(),
                       [&](auto num) { return scanKind<decltype(num)>(r, op, *kind, reverse); });
+}
+
+// The body runs on scalars: pack consecutive elements (row-major) of every
+// operand at a time, its yields filling the same elements of the results.
+bool execMapElementwise(ProgramRunner &r, Operation &op) {
+  int64_t pack = *op.attrs().getInt("pack");
+  std::vector<RtValue> outs;
+  for (Value *res : op.results())
+    outs.push_back(makeValue(res->type()));
+  int64_t n = op.operand(0)->type()->numElements();
+  std::vector<RtValue> args, yields;
+  for (int64_t start = 0; start < n; start += pack) {
+    args.clear();
+    for (unsigned i = 0; i < op.numOperands(); ++i)
+      for (int64_t j = 0; j < pack; ++j)
+        args.push_back(scalarAt(r, r.operand(op, i), start + j));
+    yields.clear();
+    if (!r.runBlock(op.body(), args, yields))
+      return false;
+    for (size_t k = 0; k < outs.size(); ++k)
+      for (int64_t j = 0; j < pack; ++j)
+        storeAt(outs[k], start + j, yields[k * size_t(pack) + size_t(j)]);
+  }
+  for (unsigned k = 0; k < op.numResults(); ++k)
+    r.setResult(op, k, std::move(outs[k]));
+  return true;
 }
 
 bool execDot(ProgramRunner &r, Operation &op) {

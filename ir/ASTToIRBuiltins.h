@@ -119,6 +119,7 @@ private:
   Val reduce(const std::string &kind);
   Val histogram();
   Val combine(bool isScan);
+  Val mapElementwise();
   bool memoryOperands(Value *&ptr, Value *&mask, Value *&value, const char *valueParam);
   bool cacheAttrs(Operation *op);
   Val atomic(const std::string &kind);

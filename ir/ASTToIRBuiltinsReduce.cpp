@@ -182,6 +182,110 @@ Val BuiltinCall::combine(bool isScan) {
   return Val::tuple(elts);
 }
 
+// tk.map_elementwise(scalar_fn, *args, pack=1): one map_elementwise op over
+// the args broadcast to one shape, scalar_fn inlined into its body on
+// scalars. Its result types are what scalar_fn returns, known only after
+// inlining: it goes into a result-less draft first, whose body then moves
+// into the real op (as a dynamic if's branches do).
+Val BuiltinCall::mapElementwise() {
+  Val fn = args.get("scalar_fn");
+  if (fn.kind != Val::Kind::Func)
+    return L.fail(
+        args.loc("scalar_fn"),
+        fmt::format("{}'s scalar_fn must be a @tk.jit function, got {}", name, describe(fn)));
+  int64_t pack = 1;
+  if (args.has("pack")) {
+    Val packVal = args.get("pack");
+    if (packVal.kind != Val::Kind::Int || !isPowerOfTwo(packVal.i))
+      return L.fail(args.loc("pack"),
+                    fmt::format("{}'s pack must be a compile-time power of two, got {}", name,
+                                describe(packVal)));
+    pack = packVal.i;
+  }
+  if (args.rest.empty())
+    return fail(fmt::format("{} needs at least one argument after scalar_fn", name));
+  std::vector<Value *> xs;
+  std::vector<int64_t> shape;
+  for (const Val &a : args.rest) {
+    Value *x = L.materialize(a, loc, L.constantDType(a));
+    if (!x)
+      return Val::error();
+    std::optional<std::vector<int64_t>> s = L.broadcastShapes(shape, x->type()->shape(), loc);
+    if (!s)
+      return Val::error();
+    shape = *s;
+    xs.push_back(x);
+  }
+  int64_t numElements = 1;
+  for (int64_t d : shape)
+    numElements *= d;
+  if (numElements % pack != 0)
+    return L.fail(args.loc("pack"),
+                  fmt::format("{}'s pack ({}) must divide the number of elements of the "
+                              "broadcast args ({}{})",
+                              name, pack, numElements, shape.empty() ? ", a scalar" : ""));
+  for (Value *&x : xs)
+    x = L.broadcastTo(x, shape, loc);
+
+  AttrDict attrs;
+  attrs.set("pack", pack);
+  Operation *draft = b.create(Opcode::MapElementwise, loc, xs, {}, attrs, 1);
+  std::vector<Val> scalars;
+  for (Value *x : xs)
+    for (int64_t j = 0; j < pack; ++j)
+      scalars.push_back(Val::dyn(draft->body().addArgument(x->type()->elementType())));
+  std::vector<Value *> yields;
+  {
+    Builder::InsertionGuard g(b);
+    b.setInsertionPointToEnd(&draft->body());
+    Val r = L.inlineCall(fn.fn, scalars, {}, loc);
+    if (!r.ok())
+      return Val::error();
+    std::vector<Val> flat = r.kind == Val::Kind::Tuple ? r.elts : std::vector<Val>{r};
+    if (r.kind == Val::Kind::None || flat.empty() || flat.size() % size_t(pack) != 0)
+      return fail(fmt::format("{}'s scalar_fn '{}' must return pack ({}) values per result, "
+                              "returns {}",
+                              name, fn.fn->name, pack, describe(r)));
+    for (const Val &v : flat) {
+      Value *y = L.materialize(v, loc);
+      if (!y)
+        return Val::error();
+      if (y->type()->isTensor())
+        return fail(fmt::format("{}'s scalar_fn '{}' must return scalars, returns {}", name,
+                                fn.fn->name, typeStr(y)));
+      yields.push_back(y);
+    }
+    b.yield(loc, yields);
+  }
+  std::vector<Type *> resultTypes;
+  for (size_t i = 0; i < yields.size(); i += size_t(pack)) {
+    Type *t = yields[i]->type();
+    for (size_t j = 1; j < size_t(pack); ++j)
+      if (yields[i + j]->type() != t)
+        return fail(fmt::format("{}'s scalar_fn '{}' returns {} and {} for elements of one "
+                                "result; with pack={} it returns pack values of each result in "
+                                "turn",
+                                name, fn.fn->name, typeStr(yields[i]), typeStr(yields[i + j]),
+                                pack));
+    resultTypes.push_back(shape.empty() ? t : ctx.tensor(shape, t));
+  }
+
+  b.setInsertionPoint(draft);
+  Operation *op = b.create(Opcode::MapElementwise, loc, xs, resultTypes, std::move(attrs), 1);
+  for (Value *arg : draft->body().arguments())
+    arg->replaceAllUsesWith(op->body().addArgument(arg->type()));
+  for (Operation *inner : draft->body().opsVector())
+    op->body().insert(nullptr, draft->body().remove(inner));
+  draft->erase();
+  b.setInsertionPointAfter(op);
+  if (op->numResults() == 1)
+    return Val::dyn(op->result(0));
+  std::vector<Val> results;
+  for (Value *res : op->results())
+    results.push_back(Val::dyn(res));
+  return Val::tuple(std::move(results));
+}
+
 std::optional<Val> BuiltinCall::lowerReduction() {
   switch (info.id) {
   case BuiltinId::Sum:
@@ -206,6 +310,8 @@ std::optional<Val> BuiltinCall::lowerReduction() {
     return combine(false);
   case BuiltinId::AssociativeScan:
     return combine(true);
+  case BuiltinId::MapElementwise:
+    return mapElementwise();
   case BuiltinId::Cumsum:
   case BuiltinId::Cumprod: {
     Value *x = tensor("input");

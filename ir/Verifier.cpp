@@ -495,6 +495,8 @@ private:
     case Opcode::Reduce:
     case Opcode::Scan:
       return verifyReduceScan(op);
+    case Opcode::MapElementwise:
+      return verifyMapElementwise(op);
     case Opcode::Dot:
       return verifyDot(op);
     case Opcode::Assert:
@@ -951,6 +953,35 @@ private:
       error(op, fmt::format("combiner arguments must be {}, got {}", typeListStr(args),
                             typeListStr(typesOf(op.body().arguments()))));
     checkTerminator(op, op.body(), Opcode::Yield, elems, "combiner");
+  }
+
+  // Operands and results of one shape; the body takes each operand's pack
+  // elements in turn and yields each result's.
+  void verifyMapElementwise(Operation &op) {
+    int64_t pack = *op.attrs().getInt("pack");
+    std::vector<int64_t> shape = op.operand(0)->type()->shape();
+    int64_t n = 1;
+    for (int64_t d : shape)
+      n *= d;
+    if (pack < 1 || n % pack != 0)
+      return (void)error(op, fmt::format("pack {} does not divide the {} elements", pack, n));
+    std::vector<Type *> args, yields;
+    for (Value *v : op.operands()) {
+      if (v->type()->shape() != shape)
+        return (void)error(op, fmt::format("operands have different shapes: {} and {}",
+                                           op.operand(0)->type()->str(), v->type()->str()));
+      args.insert(args.end(), size_t(pack), v->type()->elementType());
+    }
+    for (Value *r : op.results()) {
+      if (r->type()->shape() != shape)
+        return (void)error(
+            op, fmt::format("result {} is not of the operands' shape", r->type()->str()));
+      yields.insert(yields.end(), size_t(pack), r->type()->elementType());
+    }
+    if (typesOf(op.body().arguments()) != args)
+      return (void)error(op, fmt::format("body arguments must be {}, got {}", typeListStr(args),
+                                         typeListStr(typesOf(op.body().arguments()))));
+    checkTerminator(op, op.body(), Opcode::Yield, yields, "body");
   }
 
   void verifyDot(Operation &op) {

@@ -219,7 +219,8 @@ private:
           setWant(v, s->parent());
       return;
     case Opcode::Scan:
-    case Opcode::InlineAsm: {
+    case Opcode::InlineAsm:
+    case Opcode::MapElementwise: {
       // One layout for every operand and result: the first any result wants.
       const LayoutAttr *l = nullptr;
       for (Value *res : op.results())
@@ -329,6 +330,7 @@ private:
     }
     case Opcode::Scan:
     case Opcode::InlineAsm:
+    case Opcode::MapElementwise:
       return assignScan(op);
     case Opcode::Gather: {
       // The result is laid out as its index (codegen/ShapeToLLVM.cpp reads
@@ -557,6 +559,7 @@ private:
     }
     case Opcode::Scan:
     case Opcode::InlineAsm:
+    case Opcode::MapElementwise:
       // Operands and results in one layout (codegen/ScanToLLVM.cpp; an
       // inline_asm takes register i of every operand and result together).
       for (unsigned i = 0; i < op.numOperands(); ++i)

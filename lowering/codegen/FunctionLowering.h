@@ -117,9 +117,10 @@ public:
   bool lowerGather(Operation &op);
   bool lowerScan(Operation &op); // ScanToLLVM.cpp
   bool lowerParallelScan(Operation &op);
-  bool lowerDebug(Operation &op);     // DebugToLLVM.cpp
-  bool lowerInlineAsm(Operation &op); // InlineAsmToLLVM.cpp
-  bool lowerDot(Operation &op);       // DotToLLVM.cpp (by family: DotLowering.h)
+  bool lowerDebug(Operation &op);          // DebugToLLVM.cpp
+  bool lowerInlineAsm(Operation &op);      // InlineAsmToLLVM.cpp
+  bool lowerMapElementwise(Operation &op); // InlineAsmToLLVM.cpp
+  bool lowerDot(Operation &op);            // DotToLLVM.cpp (by family: DotLowering.h)
 
   // --- helpers of the families above (ShapeToLLVM.cpp)
   /// Per register of tensor `v`, an i1 that is true on the one thread (and

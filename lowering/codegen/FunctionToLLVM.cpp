@@ -254,6 +254,8 @@ bool FunctionLowering::lowerOp(Operation &op) {
     return lowerDot(op);
   case Opcode::InlineAsm:
     return lowerInlineAsm(op);
+  case Opcode::MapElementwise:
+    return lowerMapElementwise(op);
   case Opcode::Call:
     return unsupported(op, "");
   default:

@@ -18,6 +18,12 @@
 // layout does anyway (padding with poison could hand a side-effecting asm a
 // garbage pointer). The asm has side effects (LLVM's sideeffect) unless the
 // op is pure. The text is LLVM's: $N names operand N, $$ is a dollar.
+//
+// map_elementwise (tk.map_elementwise) is the same walk with the op's body
+// in place of the asm: the body is lowered once per group of pack
+// registers, its arguments bound to the group's registers of each operand
+// and its yields giving the results' registers; control flow in the body
+// becomes branches inside each copy.
 #include "ir/InlineAsm.h"
 #include "lowering/codegen/FunctionLowering.h"
 
@@ -119,6 +125,38 @@ bool FunctionLowering::lowerInlineAsm(Operation &op) {
         }
       }
     }
+  }
+  for (unsigned r = 0; r < op.numResults(); ++r)
+    set(op.result(r), std::move(outs[r]));
+  return true;
+}
+
+bool FunctionLowering::lowerMapElementwise(Operation &op) {
+  int64_t pack = *op.attrs().getInt("pack");
+  Value *first = op.operand(0);
+  size_t numRegs = first->type()->isTensor() ? size_t(threadMap(first).numRegisters()) : 1;
+  std::vector<const Regs *> ins;
+  for (Value *v : op.operands()) {
+    ins.push_back(&get(v));
+    if (ins.back()->size() != numRegs)
+      return unsupported(op, "with operands in different layouts");
+  }
+  Block &body = op.body();
+  std::vector<Regs> outs(op.numResults());
+  for (size_t start = 0; start < numRegs; start += size_t(pack)) {
+    unsigned arg = 0;
+    for (const Regs *in : ins)
+      for (int64_t j = 0; j < pack; ++j) {
+        size_t i = start + size_t(j);
+        set(body.argument(arg++), {(*in)[i < numRegs ? i : start]});
+      }
+    if (!lowerBlock(body))
+      return false;
+    Operation *yield = body.terminator();
+    for (unsigned r = 0; r < op.numResults(); ++r)
+      for (int64_t j = 0; j < pack; ++j)
+        if (start + size_t(j) < numRegs)
+          outs[r].push_back(get(yield->operand(r * unsigned(pack) + unsigned(j)))[0]);
   }
   for (unsigned r = 0; r < op.numResults(); ++r)
     set(op.result(r), std::move(outs[r]));
