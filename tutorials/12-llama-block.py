@@ -36,7 +36,8 @@ and once under torch.compile(fullgraph=True); elsewhere, or with
 TK_INTERPRET=1, it runs a tiny block (hidden 64, 4 heads, ragged sequence)
 on the CPU interpreter on numpy arrays (torch CPU tensors work as well) and
 checks it against the float32 reference. bench/llama_block_bench.py times
-it against torch eager and torch.compile.
+it against torch eager and torch.compile. The GPU check and the bench have
+not yet run on a GPU (tutorials/README.md says what is verified without one).
 """
 
 import importlib.machinery
