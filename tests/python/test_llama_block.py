@@ -69,17 +69,19 @@ def test_block_refuses_mismatched_weights(lb):
         lb.block(x, w, lb.empty_cache(x, lb.TINY, 1), 30)
 
 
-def _torch_inputs(lb, torch, cfg, batch, seq):
+def _torch_inputs(lb, torch, cfg, batch, seq, dtype="float16"):
     xp, xd, cache = _inputs(lb, cfg, batch, seq, 7)
-    w = lb.random_weights(cfg, "float16", "cpu")
-    return (w, torch.from_numpy(xp), torch.from_numpy(xd),
-            lb.Cache(torch.from_numpy(cache.k), torch.from_numpy(cache.v)))
+    w = lb.random_weights(cfg, dtype, "cpu")
+    t = getattr(torch, dtype)
+    return (w, torch.from_numpy(xp).to(t), torch.from_numpy(xd).to(t),
+            lb.Cache(torch.from_numpy(cache.k).to(t), torch.from_numpy(cache.v).to(t)))
 
 
-def test_block_on_torch_cpu_tensors(lb):
+@pytest.mark.parametrize("dtype,eps", [("float16", 2.0**-11), ("bfloat16", 2.0**-8)])
+def test_block_on_torch_cpu_tensors(lb, dtype, eps):
     torch = pytest.importorskip("torch")
-    w, xp, xd, cache = _torch_inputs(lb, torch, lb.TINY, 2, 13)
-    assert lb.check(xp, xd, w, cache, TOL, "torch CPU")
+    w, xp, xd, cache = _torch_inputs(lb, torch, lb.TINY, 2, 13, dtype)
+    assert lb.check(xp, xd, w, cache, 16 * eps, f"torch CPU {dtype}")
 
 
 def test_block_as_custom_ops_under_torch_compile_fullgraph(lb):
