@@ -13,7 +13,8 @@
 #   tests    gpu_tests (tutorials, hand-written kernels, the public C++ API),
 #            gpu_difftest (GPU against the interpreter, 16 gtest shards), autotuner_tests,
 #            tutorial 05 twice on one fresh cache (tuning, then a second process),
-#            tutorial 06 from C++ (attention forward and backward, checked)
+#            tutorial 06 from C++ (attention forward and backward, checked),
+#            tutorial 13 from C++ (conv2d + bias + relu, checked, ResNet-50 layers timed)
 #   python   the package: bench/python_launch_bench.py (launch, first call, the GPU pytest)
 #   bench    bench/gpu_bench.py: softmax and LayerNorm PTX variants against Triton and
 #            torch, with compile_bench --load and launch_bench folded in
@@ -114,7 +115,8 @@ find_built() {
   [ -z "$f" ] || echo "$f"
 }
 need=()
-has tests && need+=(libtk.so gpu_tests gpu_difftest autotuner_tests 05-host-autotune 06-fused-attention)
+has tests && need+=(libtk.so gpu_tests gpu_difftest autotuner_tests 05-host-autotune 06-fused-attention
+                    13-conv2d-bias-relu)
 has python && need+=(libtk.so)
 has bench && need+=(libtk.so compile_bench launch_bench)
 has compile && need+=(libtk.so compile_bench)
@@ -608,7 +610,8 @@ for p in "${parts[@]}"; do
   case "$p" in
   tests)
     lib
-    for n in gpu_tests gpu_difftest autotuner_tests 05-host-autotune 06-fused-attention; do
+    for n in gpu_tests gpu_difftest autotuner_tests 05-host-autotune 06-fused-attention \
+      13-conv2d-bias-relu; do
       strip_copy "${built[$n]}" "$stage/tests/$n"
     done
     ;;
@@ -747,6 +750,9 @@ run_part() {
       echo "== tutorial 06 (attention from C++)" >"$o/06-fused-attention.log"
       timeout 300 "$x/tests/06-fused-attention" --tutorials "$PWD/tutorials" \
         >>"$o/06-fused-attention.log" 2>&1 || { echo "exit $?" >>"$o/06-fused-attention.log"; status=1; }
+      echo "== tutorial 13 (conv2d + bias + relu from C++)" >"$o/13-conv2d-bias-relu.log"
+      timeout 300 "$x/tests/13-conv2d-bias-relu" --tutorials "$PWD/tutorials" \
+        >>"$o/13-conv2d-bias-relu.log" 2>&1 || { echo "exit $?" >>"$o/13-conv2d-bias-relu.log"; status=1; }
     else
       skip "tests: tutorial 05"
     fi
@@ -756,6 +762,7 @@ run_part() {
     echo "autotuner_tests: $(grep -E '^\[  (PASSED|FAILED|SKIPPED) +\] [0-9]+ test' "$o/autotuner_tests.log" | tr '\n' ' ')"
     [ -f "$o/05-host-autotune.log" ] && grep -E '^== |^matmul|^softmax|launch overhead|all results match|MISMATCH|skipped|FAILED|error|exit' "$o/05-host-autotune.log"
     [ -f "$o/06-fused-attention.log" ] && cat "$o/06-fused-attention.log"
+    [ -f "$o/13-conv2d-bias-relu.log" ] && cat "$o/13-conv2d-bias-relu.log"
     ;;
   python)
     [ $gpu = 1 ] || { skip "python (launch bench, first call, GPU pytest)"; return; }
