@@ -52,6 +52,14 @@ class InterpreterError(TritonError, RuntimeError):
         self.kernel = kernel
 
 
+class InterpretedCompilationError(CompilationError, InterpreterError):
+    """A kernel failed to compile for the CPU interpreter (TK_INTERPRET=1).
+    Both a CompilationError and an InterpreterError: Triton's interpreter
+    has no compile step and reports the same front-end errors as
+    InterpreterError while it runs, so a ported `pytest.raises` of either
+    catches it."""
+
+
 class CheckError(TritonError, RuntimeError):
     """TK_CHECK=1: a GPU launch stored a value the interpreter does not, on
     copies of the same inputs. str(e) is rendered at the store that wrote

@@ -663,3 +663,19 @@ def test_u64_argument_above_int64_max_runs(value):
     out = np.zeros(1, np.uint64)
     _u64_kernel[(1,)](value, out)
     assert int(out[0]) == value
+
+
+@tk.jit
+def _bad_axis_kernel(X):
+    tl.program_id(20)
+
+
+def test_an_interpreter_compile_error_is_also_an_interpreter_error():
+    # Triton's interpreter raises its front end's errors as InterpreterError
+    # (test_core's test_tma_*_block_shape_err under TRITON_INTERPRET); on
+    # tk's interpreter they are compile errors, and both kinds catch them.
+    x = np.zeros(4, np.float32)
+    for kind in (tk.CompilationError, tk.InterpreterError):
+        with pytest.raises(kind) as e:
+            _bad_axis_kernel[(1,)](x)
+        assert "program_id axis must be 0, 1, or 2 but got 20" in str(e.value.__cause__)

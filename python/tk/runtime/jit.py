@@ -41,7 +41,8 @@ import types
 
 from .. import _C
 from . import _triton_objects
-from ..errors import CompilationError, DriverError, InterpreterError, OutOfResources
+from ..errors import (CompilationError, DriverError, InterpretedCompilationError, InterpreterError,
+                      OutOfResources)
 from ..language.core import Builtin, constexpr, dtype
 from ..tools import tensor_descriptor as _tensor_descriptor
 from ..tools.tensor_descriptor import TensorDescriptor, TensorDescriptorError
@@ -1318,7 +1319,8 @@ class JITFunction(_C.LaunchBase):
             options.get("enable_reflect_ftz", True),
         )
         if compiled is None:
-            raise CompilationError(closure.explain(errors), kernel=self.__name__)
+            error = CompilationError if gpu else InterpretedCompilationError
+            raise error(closure.explain(errors), kernel=self.__name__)
         if compiled.pass_log:  # TK_DUMP_IR, TK_TIME_PASSES
             sys.stderr.write(compiled.pass_log)
         kernel = CompiledKernel(compiled, signature, constants, options)
