@@ -221,8 +221,10 @@ def main(argv):
                                              .abs().max())
             lb.SPLIT_K_ROWS = keep
         results[name] = row
+        extra = (f", tk without split-K {row['tk:no-split-k']:.3f} ms"
+                 if "tk:no-split-k" in row else "")
         print(f"{name}: tk {row['tk']:.3f} ms, tk+compile {row['tk+compile']:.3f} ms, eager "
-              f"{row['eager']:.3f} ms (max err tk {err_tk:.3g}, eager {err_eager:.3g}, "
+              f"{row['eager']:.3f} ms{extra} (max err tk {err_tk:.3g}, eager {err_eager:.3g}, "
               f"|ref| {row['ref_max']:.3g})", flush=True)
     for mode in [m for m in args.compile_modes.split(",") if m]:
         missing = [n for n in args.workloads if f"compile:{mode}" not in results[n]]

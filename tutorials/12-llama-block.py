@@ -40,6 +40,7 @@ it against torch eager and torch.compile. The GPU check and the bench have
 not yet run on a GPU (tutorials/README.md says what is verified without one).
 """
 
+import functools
 import importlib.machinery
 import importlib.util
 import math
@@ -158,11 +159,15 @@ def rms_norm(x, w, eps):
 
 
 def _sm_count(a):
-    if not _on_gpu(a):
-        return 4
+    return _sm_count_of(a.device.index) if _on_gpu(a) else 4
+
+
+@functools.lru_cache(maxsize=None)
+def _sm_count_of(index):
     import torch
 
-    return torch.cuda.get_device_properties(a.device).multi_processor_count
+    index = torch.cuda.current_device() if index is None else index
+    return torch.cuda.get_device_properties(index).multi_processor_count
 
 
 def _matmul_split(a, b, residual, epilogue, n_out):
@@ -264,7 +269,7 @@ def attention(q, k_cache, v_cache, start_pos):
     # Decode: split the cache so that about two programs per SM run.
     n_keys = start_pos + 1
     bn = 64 if gpu else 8
-    want = max(1, 264 // (batch * heads)) if gpu else 3
+    want = max(1, 2 * _sm_count(q) // (batch * heads)) if gpu else 3
     splits = max(1, min(want, tk.cdiv(n_keys, bn)))
     chunk = tk.cdiv(tk.cdiv(n_keys, splits), bn) * bn
     splits = tk.cdiv(n_keys, chunk)

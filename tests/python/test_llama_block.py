@@ -46,6 +46,23 @@ def test_block_on_numpy_matches_the_float32_reference(lb, batch, seq, capsys):
     assert out.count(": OK") == 2, out
 
 
+def test_a_second_prefill_chunk_attends_to_the_cache(lb):
+    # Chunked prefill: 13 tokens, then 7 more at positions 13..19 (the causal
+    # diagonal off the key blocks' grid) against the cache the first wrote.
+    cfg = lb.TINY
+    w = lb.random_weights(cfg, "float16", seed=5)
+    rng = np.random.default_rng(5)
+    x1, x2 = (rng.standard_normal((2, n, cfg.hidden)).astype(np.float16) for n in (13, 7))
+    cache = lb.empty_cache(x1, cfg, 2)
+    lb.block(x1, w, cache, 0)
+    want, k, v = lb.reference(x2, w, cache.k[:, :, :13], cache.v[:, :, :13], 13)
+    got = lb.block(x2, w, cache, 13)
+    bound = TOL * float(np.abs(want).max())
+    assert float(np.abs(got.astype(np.float32) - want).max()) <= bound
+    assert float(np.abs(cache.k[:, :, 13:20].astype(np.float32) - k).max()) <= bound
+    assert float(np.abs(cache.v[:, :, 13:20].astype(np.float32) - v).max()) <= bound
+
+
 def test_the_check_fails_on_a_wrong_block(lb, capsys):
     # The same check against a block whose MLP residual is dropped: it must fail.
     cfg = lb.TINY
