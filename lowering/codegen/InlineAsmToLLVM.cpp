@@ -33,6 +33,24 @@
 #include <llvm/Support/Error.h>
 
 namespace tk {
+namespace {
+
+// The registers the thread holds of every operand of `op`, and in `numRegs`
+// how many it holds of `like` (Coalesce gave operands and results one
+// layout); empty when an operand holds another count.
+std::vector<const Regs *> operandRegisters(FunctionLowering &fl, Operation &op, Value *like,
+                                           size_t &numRegs) {
+  numRegs = like->type()->isTensor() ? size_t(fl.threadMap(like).numRegisters()) : 1;
+  std::vector<const Regs *> ins;
+  for (Value *v : op.operands()) {
+    ins.push_back(&fl.get(v));
+    if (ins.back()->size() != numRegs)
+      return {};
+  }
+  return ins;
+}
+
+} // namespace
 
 bool FunctionLowering::lowerInlineAsm(Operation &op) {
   if (std::string problem = inlineAsmProblem(op); !problem.empty()) {
@@ -45,14 +63,10 @@ bool FunctionLowering::lowerInlineAsm(Operation &op) {
   std::string text = op.attrs().getString("asm").value_or("");
   std::string constraints = op.attrs().getString("constraints").value_or("");
 
-  Value *first = op.result(0);
-  size_t numRegs = first->type()->isTensor() ? size_t(threadMap(first).numRegisters()) : 1;
-  std::vector<const Regs *> ins;
-  for (Value *v : op.operands()) {
-    ins.push_back(&get(v));
-    if (ins.back()->size() != numRegs)
-      return unsupported(op, "with operands in a layout other than the results'");
-  }
+  size_t numRegs = 0;
+  std::vector<const Regs *> ins = operandRegisters(*this, op, op.result(0), numRegs);
+  if (ins.empty() && op.numOperands())
+    return unsupported(op, "with operands in a layout other than the results'");
 
   // Per value: its LLVM element type, elements per register, and the type of
   // one register of it.
@@ -133,14 +147,10 @@ bool FunctionLowering::lowerInlineAsm(Operation &op) {
 
 bool FunctionLowering::lowerMapElementwise(Operation &op) {
   int64_t pack = *op.attrs().getInt("pack");
-  Value *first = op.operand(0);
-  size_t numRegs = first->type()->isTensor() ? size_t(threadMap(first).numRegisters()) : 1;
-  std::vector<const Regs *> ins;
-  for (Value *v : op.operands()) {
-    ins.push_back(&get(v));
-    if (ins.back()->size() != numRegs)
-      return unsupported(op, "with operands in different layouts");
-  }
+  size_t numRegs = 0;
+  std::vector<const Regs *> ins = operandRegisters(*this, op, op.operand(0), numRegs);
+  if (ins.empty())
+    return unsupported(op, "with operands in different layouts");
   Block &body = op.body();
   std::vector<Regs> outs(op.numResults());
   for (size_t start = 0; start < numRegs; start += size_t(pack)) {
