@@ -159,9 +159,11 @@ int64_t scratchBytes(const Operation &op, int64_t numWarps) {
     return bytes;
   // a TMA load's mbarrier (8 bytes at the start) and its box at the next
   // 128-byte aligned address (codegen/TmaToLLVM.cpp);
-  if (op.is(Opcode::TmaLoad))
-    return kTmaBoxAlign +
-           op.result()->type()->numElements() * sharedElementBytes(op.result()->type());
+  // a TMA store's box the same way (its first 8 bytes unused);
+  if (op.is(Opcode::TmaLoad) || op.is(Opcode::TmaStore)) {
+    Type *box = op.is(Opcode::TmaLoad) ? op.result()->type() : op.operand(1)->type();
+    return kTmaBoxAlign + box->numElements() * sharedElementBytes(box);
+  }
   // the wait after a loop of wgmma_native dots reorders their rows;
   if (op.is(Opcode::AsyncWait))
     return op.attrs().getInt("wgmma_native_bytes").value_or(0);
@@ -211,6 +213,7 @@ std::vector<std::vector<SharedAccess>> sharedAccesses(Operation &op, int64_t num
   case Opcode::AtomicCAS:
   case Opcode::Scan:
   case Opcode::TmaLoad:
+  case Opcode::TmaStore:
   case Opcode::Dot: {
     int64_t bytes = scratchBytes(op, numWarps);
     if (!offset || !bytes)

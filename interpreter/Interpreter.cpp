@@ -381,8 +381,9 @@ bool ProgramRunner::dispatch(Operation &op) {
   case Opcode::AsyncWait:
   case Opcode::RingView:
     return execShared(*this, op);
-  case Opcode::TmaLoad: // only a `tma` descriptor (a GPU launch's signature) makes one
-    return fail(op, "a TMA load runs only on the GPU; the interpreter loads tensor "
+  case Opcode::TmaLoad: // only a `tma` descriptor (a GPU launch's signature) makes these
+  case Opcode::TmaStore:
+    return fail(op, "TMA runs only on the GPU; the interpreter loads and stores tensor "
                     "descriptors with pointer arithmetic");
   case Opcode::Barrier:
     return true;          // tk.debug_barrier: a program's threads run as one here

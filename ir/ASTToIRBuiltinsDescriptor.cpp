@@ -134,17 +134,41 @@ Val descriptorStore(Lowerer &L, const Val &d, const std::vector<Val> &offsets,
 // signature entry): elts[2R + 1] is the map (ASTToIR.cpp).
 bool hasTensorMap(const Val &d) { return d.i == 1 && d.elts.size() == 2 * rankOf(d) + 2; }
 
-// The block of a `tma` descriptor at `offsets`: one tma_load, coordinates
-// as i32 (the TMA's; a descriptor's sizes are below 2^31).
-Val tmaLoad(Lowerer &L, const Val &d, const std::vector<Val> &offsets, SourceLoc loc) {
-  std::vector<Value *> operands = {d.elts[2 * rankOf(d) + 1].v};
+// The operands of a tma_load (`value` null) or tma_store of a `tma`
+// descriptor at `offsets`: the map, [the value,] the coordinates as i32
+// (the TMA's; a descriptor's sizes are below 2^31).
+bool tmaOperands(Lowerer &L, const Val &d, const std::vector<Val> &offsets, Value *value,
+                 SourceLoc loc, std::vector<Value *> &operands) {
+  operands = {d.elts[2 * rankOf(d) + 1].v};
+  if (value)
+    operands.push_back(value);
   for (const Val &o : offsets) {
     Value *v = L.materialize(o, loc, L.ctx().i32());
     v = v ? L.castTo(v, L.ctx().i32(), loc) : nullptr;
     if (!v)
-      return Val::error();
+      return false;
     operands.push_back(v);
   }
+  return true;
+}
+
+Val tmaStore(Lowerer &L, const Val &d, const std::vector<Val> &offsets, const Val &value,
+             SourceLoc loc) {
+  Value *v = L.materialize(value, loc, d.type);
+  v = v ? L.castTo(v, d.type, loc) : nullptr;
+  v = v ? L.broadcastTo(v, d.dims, loc) : nullptr;
+  std::vector<Value *> operands;
+  if (!v || !tmaOperands(L, d, offsets, v, loc, operands))
+    return Val::error();
+  L.builder().create(Opcode::TmaStore, loc, operands, {});
+  return Val::none();
+}
+
+// The block of a `tma` descriptor at `offsets`: one tma_load.
+Val tmaLoad(Lowerer &L, const Val &d, const std::vector<Val> &offsets, SourceLoc loc) {
+  std::vector<Value *> operands;
+  if (!tmaOperands(L, d, offsets, nullptr, loc, operands))
+    return Val::error();
   Type *t = L.ctx().tensor(d.dims, d.type);
   return Val::dyn(L.builder().create(Opcode::TmaLoad, loc, operands, {t})->result());
 }
@@ -259,6 +283,8 @@ Val descriptorAccess(Lowerer &L, const Val &d, SourceLoc descLoc, const std::str
   if (value.kind == Val::Kind::None)
     return L.fail(loc, fmt::format("{} needs a value", method));
   std::string atomic = kind.rfind("atomic_", 0) == 0 ? kind.substr(7) : "";
+  if (atomic.empty() && hasTensorMap(d) && d.type != L.ctx().i1())
+    return tmaStore(L, d, xs, value, loc);
   return descriptorStore(L, d, xs, all, value, loc, atomic);
 }
 

@@ -530,6 +530,19 @@ private:
                               op.result()->type()->str()));
       return;
     }
+    case Opcode::TmaStore: {
+      Type *map = ops[0]->type();
+      if (!map->isPointer() || map->isTensor())
+        error(op, fmt::format("takes a tensormap pointer first, got {}", map->str()));
+      if (!ops[1]->type()->isTensor() || ops[1]->type()->rank() + 2 != ops.size())
+        error(op, fmt::format("stores a tensor of one dimension per coordinate, got {}",
+                              ops[1]->type()->str()));
+      for (size_t i = 2; i < ops.size(); ++i)
+        if (ops[i]->type()->isTensor() || ops[i]->type()->dtype() != DType::I32)
+          error(op, fmt::format("coordinate {} must be an i32 scalar, got {}", i - 2,
+                                ops[i]->type()->str()));
+      return;
+    }
     case Opcode::AsyncCopy: // the cp.async ring: made by --pipeline
     case Opcode::AsyncWait:
     case Opcode::RingView:

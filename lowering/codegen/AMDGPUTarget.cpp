@@ -76,7 +76,8 @@ public:
     case Opcode::InlineAsm:
       return "(tk.inline_asm_elementwise; its assembly is PTX)";
     case Opcode::TmaLoad:
-      return "(a TMA load; tensor descriptors load through pointers on amdgcn)";
+    case Opcode::TmaStore:
+      return "(TMA; tensor descriptors load and store through pointers on amdgcn)";
     case Opcode::SpecialRegister:
       return "(tk.extra.cuda.globaltimer and smid read PTX's %globaltimer and %smid)";
     case Opcode::Dot:

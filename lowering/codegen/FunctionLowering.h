@@ -104,9 +104,11 @@ public:
   void remarkAccess(Operation &op, const ThreadMap &map, int64_t vec, int64_t elemBytes);
   bool lowerReduce(Operation &op); // ReduceToLLVM.cpp
   bool lowerConvertLayout(Operation &op);
-  bool lowerSharedBuffer(Operation &op); // SharedToLLVM.cpp: local_alloc/load/store, barrier
-  bool lowerTmaLoad(Operation &op);      // TmaToLLVM.cpp
-  bool lowerFor(Operation &op);          // ControlFlowToLLVM.cpp
+  bool lowerSharedBuffer(Operation &op);    // SharedToLLVM.cpp: local_alloc/load/store, barrier
+  bool lowerTmaLoad(Operation &op);         // TmaToLLVM.cpp
+  bool lowerTmaStore(Operation &op);        // TmaToLLVM.cpp
+  bool lowerTma(Operation &op, bool store); // both
+  bool lowerFor(Operation &op);             // ControlFlowToLLVM.cpp
   bool lowerIf(Operation &op);
   bool lowerWhile(Operation &op);
   bool lowerAtomic(Operation &op); // AtomicToLLVM.cpp

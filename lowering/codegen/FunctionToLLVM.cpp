@@ -231,6 +231,8 @@ bool FunctionLowering::lowerOp(Operation &op) {
     return lowerSharedBuffer(op);
   case Opcode::TmaLoad:
     return lowerTmaLoad(op);
+  case Opcode::TmaStore:
+    return lowerTmaStore(op);
   case Opcode::For:
     return lowerFor(op);
   case Opcode::If:

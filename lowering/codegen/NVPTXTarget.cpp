@@ -111,7 +111,7 @@ public:
 
   std::string_view name() const override { return "nvptx"; }
   std::string unsupportedOp(const Operation &op) const override {
-    if (op.is(Opcode::TmaLoad) && !options_.arch.starts_with("sm_90"))
+    if ((op.is(Opcode::TmaLoad) || op.is(Opcode::TmaStore)) && !options_.arch.starts_with("sm_90"))
       return fmt::format("(TMA needs sm_90 or above, the kernel compiles for {})", options_.arch);
     return {};
   }

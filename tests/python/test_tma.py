@@ -3,9 +3,9 @@ docs/codegen/tma.md): the CUtensorMap the launch encodes (innermost
 dimension first, strides in bytes, the block as the box, NaN fill for
 padding "nan"), cached per base, shape, strides, block and padding; the
 located TensorDescriptorError of a descriptor TMA cannot take; and (marked
-`gpu`) TMA loads against torch on ragged shapes (blocks at the tensor's
-edge, negative coordinates) and a descriptor matmul whose M, N and K are
-not multiples of the block."""
+`gpu`) TMA loads and stores against torch on ragged shapes (blocks at the
+tensor's edge, negative coordinates) and a descriptor matmul whose M, N and
+K are not multiples of the block."""
 
 import numpy as np
 import pytest
@@ -187,6 +187,32 @@ def test_nan_padding_fills_outside_the_tensor(monkeypatch):
     got = out.cpu()
     torch.testing.assert_close(got[:m, :n], base[:, :n].cpu())
     assert torch.isnan(got[m:, :]).all() and torch.isnan(got[:, n:]).all()
+
+
+@triton.jit
+def desc_scale(in_desc, out_desc, alpha, BM: tl.constexpr, BN: tl.constexpr):
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    x = in_desc.load([pid_m * BM, pid_n * BN])
+    out_desc.store([pid_m * BM, pid_n * BN], x * alpha)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype_name", ["float16", "float32"])
+@pytest.mark.parametrize("m,n,bm,bn", [(45, 77, 16, 32), (130, 40, 64, 16)])
+def test_tma_stores_write_only_inside_the_tensor(monkeypatch, dtype_name, m, n, bm, bn):
+    import torch
+
+    monkeypatch.setenv("TK_TMA", "1")
+    dtype = getattr(torch, dtype_name)
+    x, pad = _padded(torch, m, n, dtype)
+    y = torch.full((m, pad), 9, device="cuda", dtype=dtype)
+    grid = (triton.cdiv(m, bm), triton.cdiv(n, bn))
+    k = desc_scale[grid](TensorDescriptor(x, [m, n], [pad, 1], [bm, bn]),
+                         TensorDescriptor(y, [m, n], [pad, 1], [bm, bn]), 1.5, bm, bn)
+    assert "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group" in k.asm["ptx"]
+    torch.testing.assert_close(y[:, :n], (x[:, :n].float() * 1.5).to(dtype))
+    assert (y[:, n:] == 9).all()  # nothing stored past the descriptor's shape
 
 
 @triton.jit

@@ -13,7 +13,8 @@ descriptor was made). Loads and stores through it are masked pointer
 arithmetic (docs/python.md), except under TK_TMA=1 on sm_90 and above: the
 launch then also passes the descriptor's CUtensorMap (`tensor_map`, encoded
 with the driver's cuTensorMapEncodeTiled and cached per base, shape,
-strides, block and padding) and loads go through TMA (docs/codegen/tma.md).
+strides, block and padding) and loads and stores go through TMA
+(docs/codegen/tma.md).
 
 The checks are Triton's (a base aligned to 16 bytes, every stride but the
 last a multiple of 16 bytes, the last stride 1, rank 1 to 5, padding "zero"
