@@ -76,7 +76,9 @@ def _reference(jit, kernel, closure):
     sources, signature and constexprs, made once."""
     ref = getattr(kernel, "_check_reference", None)
     if ref is None:
-        ref = jit._compile(closure, kernel.signature, kernel.constants, kernel._options, None)
+        # A `tma` descriptor loads through pointers on the interpreter.
+        signature = kernel.signature.replace(",tma>", ">")
+        ref = jit._compile(closure, signature, kernel.constants, kernel._options, None)
         kernel._check_reference = ref
     return ref
 
@@ -102,6 +104,8 @@ def checked_launch(jit, grid, args, kwargs):
     # One host copy per distinct span: arguments that alias share it.
     copies, interp_args, spans = {}, [], []
     for i, (arg_name, arg) in enumerate(zip(kernel._compiled.argument_names, run_args)):
+        if arg[0] == "m":  # a CUtensorMap: the reference has no such argument
+            continue
         if arg[0] != "g":
             interp_args.append(arg)
             spans.append(None)

@@ -61,6 +61,8 @@ def array_at(address, n):
 @ctypes.CFUNCTYPE(None, ctypes.c_uint, ctypes.c_uint, ctypes.c_uint,
                   ctypes.POINTER(ctypes.c_uint64))
 def hook(gx, gy, gz, params):
+    if behaviour.get("tma"):
+        return tma_hook(params)
     x_addr, y_addr, out_addr, n = params[0], params[1], params[2], params[3] & 0xFFFFFFFF
     n = min(n, gx * 128)
     x, y, out = array_at(x_addr, n), array_at(y_addr, n), array_at(out_addr, n)
@@ -71,6 +73,24 @@ def hook(gx, gy, gz, params):
     out[:] = x + y if "add.f32" in ptx else x - y
     if behaviour["wrong"] is not None:
         out[behaviour["wrong"]] += 0.5
+
+
+def tma_hook(params):
+    """What tma_rows computes (TK_TMA=1): params are the descriptor's base,
+    sizes and row stride, its CUtensorMap (the first 8 bytes here), the
+    output and the row offset."""
+    base, m, n, stride = params[0], params[1] & 0xFFFFFFFF, params[2] & 0xFFFFFFFF, params[3]
+    out_addr, off = params[5], params[6] & 0xFFFFFFFF
+    ptx = fake.fake_last_image().decode()
+    assert "cp.async.bulk.tensor.2d" in ptx and "tma_rows_param_4[128]" in ptx, ptx
+    src = array_at(base, m * stride).reshape(m, stride)[:, :n]
+    out = array_at(out_addr, 8 * 16).reshape(8, 16)
+    block = np.zeros((8, 16), np.float32)
+    rows = src[off:off + 8, :16]
+    block[:rows.shape[0], :rows.shape[1]] = rows
+    out[:] = block
+    if behaviour["wrong"] is not None:
+        out.flat[behaviour["wrong"]] += 0.5
 
 
 fake.fake_last_image.restype = ctypes.c_char_p
@@ -216,6 +236,58 @@ def an_empty_grid_launches_nothing():
     before = fake.fake_launch_count()
     add_kernel[(0,)](Gpu(x), Gpu(y), Gpu(out), 16, BLOCK=128)
     assert fake.fake_launch_count() == before
+
+
+@tk.jit
+def tma_rows(src, out_ptr, off):
+    x = src.load([off, 0])
+    tk.store(out_ptr + tk.arange(0, 8)[:, None] * 16 + tk.arange(0, 16)[None, :], x)
+
+
+@check
+def a_tma_descriptor_is_checked_against_the_pointer_path():
+    # TK_TMA=1: the GPU kernel takes the CUtensorMap and loads through TMA;
+    # the interpreter's reference loads the same block through pointers
+    # (rows past the tensor zero), and a wrong element is still caught.
+    from tk.tools.tensor_descriptor import TensorDescriptor
+
+    class GpuTensor:
+        """A 2-D fp32 numpy array as a GPU tensor a descriptor can take."""
+
+        def __init__(self, a):
+            self.a, self.dtype = a, np.dtype(np.float32)
+
+        @property
+        def __cuda_array_interface__(self):
+            return {"data": (self.a.ctypes.data, False), "typestr": "<f4",
+                    "shape": (self.a.size,), "strides": None, "version": 3}
+
+    os.environ["TK_TMA"], os.environ["TK_ARCH"] = "1", "sm_90a"
+    set_sizes(8, 4, 4, 8, 128, 8, 4)
+    try:
+        src = rng.uniform(-2, 2, (13, 20)).astype(np.float32)  # 13 x 12 of it, rows of 20
+        out = np.zeros((8, 16), np.float32)
+        desc = TensorDescriptor(GpuTensor(src), [13, 12], [20, 1], [8, 16])
+        behaviour.update(wrong=None, tma=True)
+        k = tma_rows[(1,)](desc, Gpu(out), 9)
+        assert ",tma>" in k.signature, k.signature
+        want = np.zeros((8, 16), np.float32)
+        want[:4, :12] = src[9:13, :12]
+        # The hook plays TMA with the descriptor's sizes (the box's zero fill).
+        assert np.array_equal(out[:4, :12], want[:4, :12]), out
+        assert k.last_check.startswith("TK_CHECK: 'tma_rows': 1 of 1 programs"), k.last_check
+        behaviour.update(wrong=5)
+        try:
+            tma_rows[(1,)](desc, Gpu(out), 9)
+        except tk.CheckError as e:
+            assert "element 5 of 'out_ptr'" in str(e), e
+        else:
+            raise AssertionError("no CheckError")
+    finally:
+        behaviour.update(wrong=None, tma=False)
+        os.environ.pop("TK_TMA")
+        os.environ["TK_ARCH"] = "sm_90"
+        set_sizes(8, 8, 8, 4)
 
 
 os.environ["TK_CHECK"] = "1"

@@ -30,7 +30,7 @@ def test_check_mode_against_a_stand_in_driver(fake_libcuda, tmp_path):
                        env=env, capture_output=True, text=True, timeout=300)
     print(r.stdout)
     assert r.returncode == 0, r.stdout + r.stderr
-    assert "8 checks passed" in r.stdout
+    assert "9 checks passed" in r.stdout
 
 
 @tk.jit

@@ -126,6 +126,44 @@ def test_the_knob_is_off_by_default_and_in_the_code_key(monkeypatch):
     assert _C.code_knobs() != off and "tma=1" in _C.code_knobs()
 
 
+@triton.jit
+def warm_copy(src, dst, off, BM: tl.constexpr, BN: tl.constexpr):
+    x = src.load([off, 0])
+    dst.store([off, 0], x * 2.0)
+
+
+def test_warmup_compiles_tma_without_a_driver(ptx_compile, monkeypatch):
+    """warmup(...) of a descriptor kernel under TK_TMA=1 for sm_90a: the
+    Python path's signature gets `,tma` (checked, no map encoded: nothing
+    launches), the PTX loads and stores through TMA; TK_TMA=0 and sm_89 keep
+    pointers; a block TMA cannot take is the located error."""
+    from ptx_compile_util import CudaArray
+
+    def descs(block):
+        a, b = CudaArray(0x100000, "<f2"), CudaArray(0x200000, "<f2")
+        return (TensorDescriptor(a, [45, 77], [80, 1], block),
+                TensorDescriptor(b, [45, 77], [80, 1], block))
+
+    monkeypatch.setenv("TK_ARCH", "sm_90a")
+    monkeypatch.setenv("TK_TMA", "1")
+    k = warm_copy.warmup(*descs([16, 32]), 3, 16, 32, grid=(1,))
+    assert ",tma>" in k.signature
+    ptx = k.asm["ptx"]
+    assert ".param .align 64 .b8 warm_copy_param_4[128]" in ptx
+    assert "cp.async.bulk.tensor.2d.shared::cluster.global.tile" in ptx
+    assert "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group" in ptx
+    with pytest.raises(TensorDescriptorError, match="argument 'src' of warm_copy: block_shape "
+                       r"\[16, 4\]: TMA needs the innermost block dimension"):
+        warm_copy.warmup(*descs([16, 4]), 3, 16, 4, grid=(1,))
+    monkeypatch.setenv("TK_TMA", "0")
+    assert "cp.async.bulk" not in warm_copy.warmup(*descs([16, 32]), 3, 16, 32,
+                                                   grid=(1,)).asm["ptx"]
+    monkeypatch.setenv("TK_TMA", "1")
+    monkeypatch.setenv("TK_ARCH", "sm_89")
+    k = warm_copy.warmup(*descs([16, 32]), 3, 16, 32, grid=(1,))
+    assert ",tma" not in k.signature and "cp.async.bulk" not in k.asm["ptx"]
+
+
 # --- on the GPU
 
 

@@ -747,7 +747,8 @@ def _rule(name, kernel_name, kind, value, specialize, dt=""):
 
 def _specialize(name, value, specialize, kernel_name, gpu=False):
     """(signature entry, launch argument or None) for a parameter that is not
-    a constexpr. Launch arguments are ("i", int), ("f", float), and for
+    a constexpr. Launch arguments are ("i", int), ("f", float), ("m", the 128
+    bytes of a CUtensorMap: _descriptor_args), and for
     arrays ("p", base, span, offset, dtype, name, read-only) on the interpreter or
     ("g", address) on the GPU.
 
@@ -833,7 +834,8 @@ def _tma_arch(arch):
             and bool(_C.knob("TK_TMA")))
 
 
-def _descriptor_args(name, value, kernel_name, specialize=True, gpu=False, tma=False):
+def _descriptor_args(name, value, kernel_name, specialize=True, gpu=False, tma=False,
+                     warmup=False):
     """(signature entry, launch arguments, argument names) of a host
     TensorDescriptor argument: the entry `tensordesc<fp16[64,64]{16,1}>`
     (the sizes' divisibility unless `specialize` is off, `,nan` for NaN
@@ -841,7 +843,9 @@ def _descriptor_args(name, value, kernel_name, specialize=True, gpu=False, tma=F
     pointer, the sizes and every stride but the last. The block shape is read
     now, at the launch: an autotuner's pre_hook may have set it. With `tma`
     (_tma_arch) a descriptor TMA can move gets `,tma` and one argument more,
-    its CUtensorMap's 128 bytes (tensor_descriptor.tensor_map)."""
+    its CUtensorMap's 128 bytes (tensor_descriptor.tensor_map); a `warmup`
+    compile, which launches nothing, checks the descriptor but encodes no map
+    (it needs no driver)."""
     where = f"argument '{name}' of {kernel_name}"
     entry, base = _specialize(name, value.base, True, kernel_name, gpu=gpu)
     if not entry.startswith("*"):
@@ -866,8 +870,12 @@ def _descriptor_args(name, value, kernel_name, specialize=True, gpu=False, tma=F
              + [f"{name}.strides[{k}]" for k in range(rank - 1)])
     if tma and _tensor_descriptor.tma_data_type(dt) is not None:
         entry = entry[:-1] + ",tma>"
-        args.append(("m", _tensor_descriptor.tensor_map(value, dt, base[1], where,
-                                                         _C.encode_tensor_map)))
+        if warmup:
+            _tensor_descriptor.tma_check(value, dt, where)
+            args.append(("m", bytes(128)))
+        else:
+            args.append(("m", _tensor_descriptor.tensor_map(value, dt, base[1], where,
+                                                             _C.encode_tensor_map)))
         names.append(f"{name}.tensormap")
     return entry, args, names
 
@@ -1179,7 +1187,7 @@ class JITFunction(_C.LaunchBase):
             )
         return {p.name: values.get(p.name, p.default) for p in self.params}
 
-    def _prepare(self, args, kwargs, gpu=False, remarks=False):
+    def _prepare(self, args, kwargs, gpu=False, remarks=False, warmup=False):
         """Binds and specialises the arguments and compiles (or finds in the
         cache) the kernel, for the interpreter or (`gpu`) for the GPU; with
         `remarks` (or TK_REMARKS=1) a kernel that has its remarks. Returns
@@ -1202,7 +1210,7 @@ class JITFunction(_C.LaunchBase):
             if isinstance(v, TensorDescriptor):
                 entry, args, names = _descriptor_args(
                     p.name, v, self.__name__, p.name not in self.do_not_specialize, gpu=gpu,
-                    tma=tma)
+                    tma=tma, warmup=warmup)
                 entries.append(entry)
                 run_args.extend(args)
                 arg_names.extend(names)
@@ -1335,7 +1343,7 @@ class JITFunction(_C.LaunchBase):
             # warmup(..., remarks=True): unless the kernel has a parameter
             # of that name.
             remarks = kwargs.pop("remarks", False) if "remarks" not in self.arg_names else False
-            return self._prepare(args, kwargs, gpu=gpu, remarks=remarks)[0]
+            return self._prepare(args, kwargs, gpu=gpu, remarks=remarks, warmup=True)[0]
         return self._launcher.call(grid, args, kwargs)
 
     def _interpret_run(self, grid, args, kwargs):
