@@ -225,6 +225,17 @@ std::optional<Val> BuiltinCall::lowerDescriptor() {
         return L.fail(args.loc("strides"),
                       fmt::format("{}: the last stride must be the constant 1, got {}", name,
                                   describe(last)));
+      // Triton's rule for every tensor descriptor (a TMA box row is at
+      // least 16 bytes), kept on the pointer path too so that a kernel tk
+      // takes is one Triton takes.
+      if (d.type->isScalar()) {
+        int64_t rowBytes = d.dims.back() * int64_t(dtypeBytes(d.type->dtype()));
+        if (rowBytes < 16)
+          return L.fail(args.loc("block_shape"),
+                        fmt::format("{}: Descriptor block shape must have at least 16 bytes in "
+                                    "the last dimension, got {} x {} = {} bytes",
+                                    name, d.dims.back(), d.type->str(), rowBytes));
+      }
       Val pad = args.has("padding_option") ? args.get("padding_option") : Val::ofStr("zero");
       if (pad.kind != Val::Kind::Str || (pad.s != "zero" && pad.s != "nan"))
         return L.fail(

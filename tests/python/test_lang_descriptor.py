@@ -269,3 +269,27 @@ def test_errors(which, message):
         bad_block_ptr[(1,)](np.zeros(256, np.float32), which)
     assert message in str(e.value)
     assert "test_lang_descriptor.py:" in str(e.value)  # located
+
+
+@triton.jit
+def narrow_descriptor_copy(src, dst, n, BN: tl.constexpr):
+    d = tl.make_tensor_descriptor(src, [n, n], [n, 1], [4, BN])
+    e = tl.make_tensor_descriptor(dst, [n, n], [n, 1], [4, BN])
+    e.store([0, 0], d.load([0, 0]))
+
+
+@pytest.mark.parametrize("dtype, bn, ok", [(np.float32, 2, False), (np.float32, 4, True),
+                                           (np.float16, 4, False), (np.float16, 8, True)])
+def test_descriptor_rows_have_at_least_16_bytes(dtype, bn, ok):
+    # Triton's rule for tensor descriptors (a TMA box row is 16 bytes or
+    # more), located at the block shape, on every path.
+    x = RNG.standard_normal((13, 13)).astype(dtype)
+    y = np.zeros_like(x)
+    if ok:
+        narrow_descriptor_copy[(1,)](x, y, 13, BN=bn)
+        np.testing.assert_array_equal(y[:4, :bn], x[:4, :bn])
+        return
+    with pytest.raises(tk.CompilationError) as e:
+        narrow_descriptor_copy[(1,)](x, y, 13, BN=bn)
+    assert "Descriptor block shape must have at least 16 bytes in the last dimension" in str(e.value)
+    assert f"{bn} x" in str(e.value) and "[4, BN]" in str(e.value)
