@@ -4,6 +4,7 @@
 
 #include <dlfcn.h>
 #include <mutex>
+#include <string_view>
 #include <vector>
 
 namespace tk {
@@ -82,6 +83,28 @@ std::vector<Symbol> symbolTable(CudaFunctions &f) {
   };
 }
 
+// Entry points a driver may lack: left null, and what needs them says so.
+std::vector<Symbol> optionalSymbols(CudaFunctions &f) {
+  return {
+      {slotOf(f.cuCtxGetCurrent), "cuCtxGetCurrent", nullptr},
+      {slotOf(f.cuTensorMapEncodeTiled), "cuTensorMapEncodeTiled", nullptr},
+      {slotOf(f.cuStreamBeginCapture), "cuStreamBeginCapture_v2", "cuStreamBeginCapture"},
+      {slotOf(f.cuStreamEndCapture), "cuStreamEndCapture", nullptr},
+      {slotOf(f.cuGraphInstantiateWithFlags), "cuGraphInstantiateWithFlags", nullptr},
+      {slotOf(f.cuGraphLaunch), "cuGraphLaunch", nullptr},
+      {slotOf(f.cuGraphExecDestroy), "cuGraphExecDestroy", nullptr},
+      {slotOf(f.cuGraphDestroy), "cuGraphDestroy", nullptr},
+  };
+}
+
+// dlsym of `s` (its name, else its fallback); null when neither is there.
+void *lookUp(void *library, const Symbol &s) {
+  void *p = dlsym(library, s.name);
+  if (!p && s.fallback)
+    p = dlsym(library, s.fallback);
+  return p;
+}
+
 // The JIT writes at most this much of each log; longer logs are cut.
 constexpr size_t kJitLogBytes = 16384;
 
@@ -150,19 +173,15 @@ bool CudaDriver::initialize(std::string &error) {
     return false;
   }
   for (const Symbol &s : symbolTable(api_)) {
-    void *p = dlsym(library_, s.name);
-    if (!p && s.fallback)
-      p = dlsym(library_, s.fallback);
+    void *p = lookUp(library_, s);
     if (!p) {
       error = fmt::format("CUDA driver too old: libcuda.so.1 has no '{}'", s.name);
       return false;
     }
     *s.slot = p;
   }
-  api_.cuCtxGetCurrent =
-      reinterpret_cast<CUresult (*)(CUcontext *)>(dlsym(library_, "cuCtxGetCurrent"));
-  api_.cuTensorMapEncodeTiled = reinterpret_cast<decltype(api_.cuTensorMapEncodeTiled)>(
-      dlsym(library_, "cuTensorMapEncodeTiled"));
+  for (const Symbol &s : optionalSymbols(api_))
+    *s.slot = lookUp(library_, s);
   if (!check(api_.cuInit(0), "cuInit", error))
     return false;
   int count = 0;
@@ -305,6 +324,19 @@ bool CudaDriver::unloadModule(CUmodule module, std::string &error) {
   if (restore)
     api_.cuCtxSetCurrent(previous);
   return ok;
+}
+
+bool CudaDriver::hasGraphs(std::string &error) const {
+  CudaFunctions copy = api_;
+  for (const Symbol &s : optionalSymbols(copy))
+    if (std::string_view(s.name).starts_with("cuStream") ||
+        std::string_view(s.name).starts_with("cuGraph"))
+      if (!*s.slot) {
+        error =
+            fmt::format("CUDA driver too old for CUDA graphs: libcuda.so.1 has no '{}'", s.name);
+        return false;
+      }
+  return true;
 }
 
 bool CudaDriver::encodeTensorMap(const TensorMapSpec &spec, void *out, std::string &error) const {

@@ -44,6 +44,8 @@ using CUfunction = struct CUfunc_st *;
 using CUstream = struct CUstream_st *;
 using CUevent = struct CUevent_st *;
 using CUlinkState = struct CUlinkState_st *;
+using CUgraph = struct CUgraph_st *;
+using CUgraphExec = struct CUgraphExec_st *;
 
 /// The driver entry points tk uses, looked up by name from libcuda.
 struct CudaFunctions {
@@ -91,6 +93,14 @@ struct CudaFunctions {
                                      const uint64_t *dims, const uint64_t *strides,
                                      const uint32_t *box, const uint32_t *elementStrides,
                                      int interleave, int swizzle, int l2Promotion, int oobFill);
+  // CUDA graphs (tk::Graph): stream capture, instantiation (CUDA 11.4 and
+  // later), replay. The capture mode is cuda.h's CUstreamCaptureMode.
+  CUresult (*cuStreamBeginCapture)(CUstream, int mode);
+  CUresult (*cuStreamEndCapture)(CUstream, CUgraph *);
+  CUresult (*cuGraphInstantiateWithFlags)(CUgraphExec *, CUgraph, unsigned long long flags);
+  CUresult (*cuGraphLaunch)(CUgraphExec, CUstream);
+  CUresult (*cuGraphExecDestroy)(CUgraphExec);
+  CUresult (*cuGraphDestroy)(CUgraph);
 };
 
 /// A tiled CUtensorMap's fields (cuTensorMapEncodeTiled's), innermost
@@ -198,6 +208,9 @@ public:
   /// The 128 bytes of the CUtensorMap `spec` describes, into `out`; false
   /// with the driver's error (or that it has no cuTensorMapEncodeTiled).
   bool encodeTensorMap(const TensorMapSpec &spec, void *out, std::string &error) const;
+  /// Whether the graph entry points (CudaFunctions' last six) are all there;
+  /// `error` says which is missing otherwise.
+  bool hasGraphs(std::string &error) const;
 
   // Device memory, for tests, examples and benchmarks.
   bool allocate(size_t bytes, CUdeviceptr &out, std::string &error);

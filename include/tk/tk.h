@@ -10,5 +10,6 @@
 #include "tk/Autotuner.h"
 #include "tk/Device.h"
 #include "tk/Error.h"
+#include "tk/Graph.h"
 #include "tk/Kernel.h"
 #include "tk/Version.h"

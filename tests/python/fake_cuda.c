@@ -15,11 +15,14 @@
  *
  *   lib.fake_set_launch_hook(hook)  # hook(gx, gy, gz, params): the kernel's work, in the test
  *   lib.fake_last_image()  # the text of the launched kernel's module (its PTX), for the hook
+ *   lib.fake_graph_calls()  # the graph calls since fake_graph_calls_reset(), in order
+ *   lib.fake_live_graphs()  # graphs and executable graphs created and not destroyed
  *
  * Knobs (environment, read at each call): FAKE_CUDA_LOAD_ERROR makes module
  * loading fail with that text as the JIT error log; FAKE_CUDA_MAX_THREADS is
  * what cuFuncGetAttribute reports as the most threads per program (1024);
- * FAKE_CUDA_LAUNCH_ERROR=1 makes cuLaunchKernel fail. */
+ * FAKE_CUDA_LAUNCH_ERROR=1 makes cuLaunchKernel fail;
+ * FAKE_CUDA_GRAPH_ERROR=1 makes cuGraphInstantiateWithFlags fail. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -251,11 +254,43 @@ typedef void (*LaunchHook)(unsigned, unsigned, unsigned, const uint64_t *);
 static LaunchHook launchHook;
 void fake_set_launch_hook(LaunchHook hook) { launchHook = hook; }
 
+/* CUDA graphs. cuStreamBeginCapture_v2 makes one stream capturing (the
+ * legacy default stream, 0, is refused with
+ * CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, 900, as the driver does): its
+ * launches are recorded, not run (no launch counted, no hook), and a failed
+ * launch invalidates the capture, so that cuStreamEndCapture returns
+ * CUDA_ERROR_STREAM_CAPTURE_INVALIDATED (901). The graph is the number of
+ * launches recorded; cuGraphLaunch counts that many launches. Every graph
+ * call is appended to a log (fake_graph_calls): "begin end instantiate
+ * launch destroy-exec destroy". */
+static void *capturing;
+static int captureInvalid, captured, liveGraphs;
+static char graphCalls[4096];
+static void logGraphCall(const char *call) {
+  size_t n = strlen(graphCalls);
+  if (n + strlen(call) + 2 < sizeof graphCalls) {
+    if (n)
+      graphCalls[n++] = ' ';
+    strcpy(graphCalls + n, call);
+  }
+}
+const char *fake_graph_calls(void) { return graphCalls; }
+void fake_graph_calls_reset(void) { graphCalls[0] = 0; }
+int fake_live_graphs(void) { return liveGraphs; }
+
 CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
                         unsigned bz, unsigned shared, void *stream, void **params, void **extra) {
   const char *fail = getenv("FAKE_CUDA_LAUNCH_ERROR");
-  if (fail && fail[0] == '1')
+  int recording = capturing && stream == capturing;
+  if (fail && fail[0] == '1') {
+    captureInvalid |= recording;
     return 700; /* CUDA_ERROR_ILLEGAL_ADDRESS */
+  }
+  if (recording) {
+    logGraphCall("record");
+    ++captured;
+    return OK;
+  }
   ADD(launches, 1);
   lastFunction = (FakeModule *)f;
   lastGrid[0] = gx, lastGrid[1] = gy, lastGrid[2] = gz;
@@ -319,6 +354,59 @@ double fake_replay_launches(long n) {
   ADD(launches, -(int)n);
   return ((double)(t1.tv_sec - t0.tv_sec) * 1e9 + (double)(t1.tv_nsec - t0.tv_nsec)) / (double)n;
 }
+CUresult cuStreamBeginCapture_v2(void *stream, int mode) {
+  (void)mode;
+  logGraphCall("begin");
+  if (!stream)
+    return 900; /* CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED */
+  capturing = stream;
+  captureInvalid = captured = 0;
+  return OK;
+}
+CUresult cuStreamEndCapture(void *stream, void **graph) {
+  logGraphCall("end");
+  *graph = 0;
+  if (!capturing || stream != capturing)
+    return 1; /* CUDA_ERROR_INVALID_VALUE */
+  capturing = 0;
+  if (captureInvalid)
+    return 901; /* CUDA_ERROR_STREAM_CAPTURE_INVALIDATED */
+  int *nodes = (int *)malloc(sizeof(int));
+  *nodes = captured;
+  *graph = nodes;
+  ++liveGraphs;
+  return OK;
+}
+CUresult cuGraphInstantiateWithFlags(void **exec, void *graph, unsigned long long flags) {
+  (void)flags;
+  logGraphCall("instantiate");
+  const char *fail = getenv("FAKE_CUDA_GRAPH_ERROR");
+  if (fail && fail[0] == '1')
+    return 1; /* CUDA_ERROR_INVALID_VALUE */
+  int *nodes = (int *)malloc(sizeof(int));
+  *nodes = *(int *)graph;
+  *exec = nodes;
+  ++liveGraphs;
+  return OK;
+}
+CUresult cuGraphLaunch(void *exec, void *stream) {
+  (void)stream;
+  logGraphCall("launch");
+  ADD(launches, *(int *)exec);
+  return OK;
+}
+CUresult cuGraphExecDestroy(void *exec) {
+  logGraphCall("destroy-exec");
+  free(exec);
+  --liveGraphs;
+  return OK;
+}
+CUresult cuGraphDestroy(void *graph) {
+  logGraphCall("destroy");
+  free(graph);
+  --liveGraphs;
+  return OK;
+}
 CUresult cuMemAlloc_v2(uint64_t *p, size_t n) {
   *p = (uint64_t)(uintptr_t)malloc(n);
   return OK;
@@ -377,7 +465,12 @@ CUresult cuEventDestroy_v2(void *e) {
   return OK;
 }
 CUresult cuGetErrorName(CUresult r, const char **s) {
-  *s = r == 218 ? "CUDA_ERROR_INVALID_PTX" : r == 700 ? "CUDA_ERROR_ILLEGAL_ADDRESS" : "CUDA_ERROR";
+  *s = r == 218   ? "CUDA_ERROR_INVALID_PTX"
+       : r == 700 ? "CUDA_ERROR_ILLEGAL_ADDRESS"
+       : r == 1   ? "CUDA_ERROR_INVALID_VALUE"
+       : r == 900 ? "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED"
+       : r == 901 ? "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED"
+                  : "CUDA_ERROR";
   return OK;
 }
 CUresult cuGetErrorString(CUresult r, const char **s) {

@@ -41,6 +41,10 @@ struct Fake {
   int (*unloadsOutsidePrimary)() = nullptr;
   int (*ctxSetCurrent)(void *) = nullptr;
   int (*ctxGetCurrent)(void **) = nullptr;
+  // CUDA graphs: the graph calls in order since the reset, graphs alive.
+  const char *(*graphCalls)() = nullptr;
+  void (*graphCallsReset)() = nullptr;
+  int (*liveGraphs)() = nullptr;
   bool loaded = false;
 };
 
@@ -73,9 +77,13 @@ Fake &fake() {
     bind(lib, "fake_unloads_outside_primary", out.unloadsOutsidePrimary);
     bind(lib, "cuCtxSetCurrent", out.ctxSetCurrent);
     bind(lib, "cuCtxGetCurrent", out.ctxGetCurrent);
+    bind(lib, "fake_graph_calls", out.graphCalls);
+    bind(lib, "fake_graph_calls_reset", out.graphCallsReset);
+    bind(lib, "fake_live_graphs", out.liveGraphs);
     out.loaded = out.setParamSizes && out.lastParam && out.launchCount && out.loadedModules &&
                  out.moduleLoads && out.moduleUnloads && out.unloadsOutsidePrimary &&
-                 out.ctxSetCurrent && out.ctxGetCurrent;
+                 out.ctxSetCurrent && out.ctxGetCurrent && out.graphCalls && out.graphCallsReset &&
+                 out.liveGraphs;
     return out;
   }();
   return f;
@@ -719,6 +727,130 @@ TEST(PublicApiFake, TheLastHandleMayGoWhileAnotherThreadLaunches) {
   launcher.join(); // its copy goes with the lambda
   EXPECT_EQ(failures.load(), 0);
   EXPECT_EQ(fake().loadedModules(), base.loaded);
+}
+
+//
+// CUDA graphs (tk::Graph): the stand-in records a capturing stream's
+// launches instead of running them, and cuGraphLaunch counts them as run.
+//
+
+// A copy kernel compiled and launched once (its variant for these facts
+// compiled), as a program warms up before capturing.
+struct GraphFixture {
+  tk::Kernel k = tk::Kernel::fromSource(kCopy, copyOptions(), "graph-copy.tk");
+  float *x = reinterpret_cast<float *>(uintptr_t(0x10000));
+  float *y = reinterpret_cast<float *>(uintptr_t(0x20000));
+  tk::Stream stream = tk::Stream::create();
+  GraphFixture() {
+    const int sizes[] = {8, 8, 4, 4};
+    fake().setParamSizes(sizes, 4);
+    k.launch(tk::Grid(3), stream, x, y, 777, 1);
+    fake().graphCallsReset();
+  }
+  void step() const {
+    k.launch(tk::Grid(3), stream, x, y, 777, 1);
+    k.launch(tk::Grid(5), stream, y, x, 777, 1);
+  }
+};
+
+// Sets an environment knob of the stand-in for one scope.
+struct Knob {
+  const char *name;
+  explicit Knob(const char *name) : name(name) { setenv(name, "1", 1); }
+  ~Knob() { unsetenv(name); }
+};
+
+TEST(PublicApiFake, AGraphCapturesLaunchesAndReplaysThem) {
+  REQUIRE_FAKE();
+  GraphFixture f;
+  const int graphs = fake().liveGraphs();
+  const int before = fake().launchCount();
+  {
+    tk::Graph g = tk::Graph::capture(f.stream, [&] { f.step(); });
+    EXPECT_TRUE(g.valid());
+    EXPECT_NE(g.executable(), nullptr);
+    EXPECT_EQ(fake().launchCount(), before) << "captured launches do not run";
+    EXPECT_STREQ(fake().graphCalls(), "begin record record end instantiate");
+    EXPECT_EQ(fake().liveGraphs(), graphs + 2);
+    g.launch(f.stream);
+    g.launch(f.stream);
+    g.launch(f.stream);
+    EXPECT_EQ(fake().launchCount(), before + 6);
+    // Moved: the new owner replays and destroys; the old one is empty.
+    tk::Graph h = std::move(g);
+    EXPECT_FALSE(g.valid());
+    EXPECT_EQ(g.tryLaunch(f.stream).message,
+              "tk::Graph::launch: the graph is empty (default-constructed or moved from)");
+    EXPECT_TRUE(h.tryLaunch(f.stream).ok());
+    EXPECT_EQ(fake().launchCount(), before + 8);
+    EXPECT_EQ(fake().liveGraphs(), graphs + 2);
+  }
+  EXPECT_STREQ(fake().graphCalls(), "begin record record end instantiate launch launch launch "
+                                    "launch destroy-exec destroy");
+  EXPECT_EQ(fake().liveGraphs(), graphs);
+  // beginCapture / endCapture by hand, the same.
+  fake().graphCallsReset();
+  tk::Graph::beginCapture(f.stream);
+  f.step();
+  tk::Graph g = tk::Graph::endCapture(f.stream);
+  g.launch(f.stream);
+  EXPECT_STREQ(fake().graphCalls(), "begin record record end instantiate launch");
+  EXPECT_EQ(fake().launchCount(), before + 10);
+}
+
+TEST(PublicApiFake, GraphErrorsCarryTheDriversErrorAndLeaveNothingBehind) {
+  REQUIRE_FAKE();
+  GraphFixture f;
+  const int graphs = fake().liveGraphs();
+  // The legacy default stream cannot be captured.
+  try {
+    tk::Graph::beginCapture(tk::Stream());
+    ADD_FAILURE() << "captured the legacy default stream";
+  } catch (const tk::Error &e) {
+    EXPECT_NE(std::string(e.what()).find("legacy default stream"), std::string::npos) << e.what();
+  }
+  // A launch that throws during capture: the capture is ended, the error
+  // propagates with its CUDA name.
+  {
+    Knob fail("FAKE_CUDA_LAUNCH_ERROR");
+    try {
+      tk::Graph::capture(f.stream, [&] { f.step(); });
+      ADD_FAILURE() << "a failed launch was captured";
+    } catch (const tk::Error &e) {
+      EXPECT_EQ(e.cudaError(), "CUDA_ERROR_ILLEGAL_ADDRESS") << e.what();
+    }
+    EXPECT_STREQ(fake().graphCalls(), "begin end");
+    // A failure reported as a Status invalidates the capture: endCapture says so.
+    fake().graphCallsReset();
+    tk::Graph::beginCapture(f.stream);
+    std::vector<tk::Arg> args{f.x, f.y, 777, 1};
+    EXPECT_FALSE(f.k.tryLaunch(tk::Grid(3), args, f.stream).ok());
+    try {
+      tk::Graph::endCapture(f.stream);
+      ADD_FAILURE() << "an invalidated capture ended well";
+    } catch (const tk::Error &e) {
+      EXPECT_EQ(e.cudaError(), "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED") << e.what();
+      EXPECT_NE(std::string(e.what()).find("cuStreamEndCapture failed"), std::string::npos);
+    }
+  }
+  // Instantiation fails: the captured graph is destroyed.
+  {
+    Knob fail("FAKE_CUDA_GRAPH_ERROR");
+    fake().graphCallsReset();
+    try {
+      tk::Graph::capture(f.stream, [&] { f.step(); });
+      ADD_FAILURE() << "instantiation did not fail";
+    } catch (const tk::Error &e) {
+      EXPECT_EQ(e.cudaError(), "CUDA_ERROR_INVALID_VALUE") << e.what();
+      EXPECT_NE(std::string(e.what()).find("cuGraphInstantiateWithFlags failed"),
+                std::string::npos);
+    }
+    EXPECT_STREQ(fake().graphCalls(), "begin record record end instantiate destroy");
+  }
+  EXPECT_EQ(fake().liveGraphs(), graphs);
+  // The stream captures again after all that.
+  tk::Graph g = tk::Graph::capture(f.stream, [&] { f.step(); });
+  EXPECT_TRUE(g.tryLaunch(f.stream).ok());
 }
 
 } // namespace
