@@ -757,6 +757,16 @@ void bindGpuLauncher(py::module_ &m) {
       "The grid's three dimensions by the GPU launch's one rule (a tuple or list of 1 to 3 ints, "
       "or an int; x below 2**31, y and z at most 65535); TypeError or ValueError naming the "
       "kernel otherwise. The interpreter path checks its grids with it too.");
+  m.def(
+      "launch_options",
+      [] {
+        py::tuple names(kNumLaunchOptions);
+        for (size_t i = 0; i < kNumLaunchOptions; ++i)
+          names[i] = kLaunchOptions[i];
+        return names;
+      },
+      "The launch options (Triton's keywords, not kernel parameters) the C++ launcher binds "
+      "and keys on, stream last; jit.LAUNCH_OPTIONS starts with them.");
   m.def("_torch_abi", &TorchAbi::status,
         "Whether launches read torch tensors and the stream through libtorch's C functions "
         "(TorchAbi.h): 'on; stream: ...', or why not.");

@@ -49,19 +49,9 @@ from ..tools.tensor_descriptor import TensorDescriptor, TensorDescriptorError
 
 # Launch options Triton accepts as keyword arguments; they are not kernel
 # parameters. The interpreter ignores them; they are part of the cache key.
-LAUNCH_OPTIONS = (
-    "num_warps",
-    "num_stages",
-    "num_ctas",
-    "maxnreg",
-    "enable_fp_fusion",
-    "enable_reflect_ftz",
-    "launch_cooperative_grid",
-    "extern_libs",
-    "arch",
-    "target",
-    "stream",
-)
+# The C++ launcher's own list first (the ones its fast path binds and keys
+# on), then those that send a launch to the Python path.
+LAUNCH_OPTIONS = tuple(_C.launch_options()) + ("extern_libs", "arch", "target")
 
 # The decorator that replaces the user's own decorators in the text given to
 # the compiler (see _FunctionSource), imported under a name no user writes.
