@@ -116,7 +116,7 @@ find_built() {
 }
 need=()
 has tests && need+=(libtk.so gpu_tests gpu_difftest autotuner_tests 05-host-autotune 06-fused-attention
-                    13-conv2d-bias-relu)
+                    12-llama-block 13-conv2d-bias-relu)
 has python && need+=(libtk.so)
 has bench && need+=(libtk.so compile_bench launch_bench)
 has compile && need+=(libtk.so compile_bench)
@@ -611,7 +611,7 @@ for p in "${parts[@]}"; do
   tests)
     lib
     for n in gpu_tests gpu_difftest autotuner_tests 05-host-autotune 06-fused-attention \
-      13-conv2d-bias-relu; do
+      12-llama-block 13-conv2d-bias-relu; do
       strip_copy "${built[$n]}" "$stage/tests/$n"
     done
     ;;
@@ -750,6 +750,9 @@ run_part() {
       echo "== tutorial 06 (attention from C++)" >"$o/06-fused-attention.log"
       timeout 300 "$x/tests/06-fused-attention" --tutorials "$PWD/tutorials" \
         >>"$o/06-fused-attention.log" 2>&1 || { echo "exit $?" >>"$o/06-fused-attention.log"; status=1; }
+      echo "== tutorial 12 (llama block from C++, CUDA graph)" >"$o/12-llama-block.log"
+      timeout 600 "$x/tests/12-llama-block" --tutorials "$PWD/tutorials" \
+        >>"$o/12-llama-block.log" 2>&1 || { echo "exit $?" >>"$o/12-llama-block.log"; status=1; }
       echo "== tutorial 13 (conv2d + bias + relu from C++)" >"$o/13-conv2d-bias-relu.log"
       timeout 300 "$x/tests/13-conv2d-bias-relu" --tutorials "$PWD/tutorials" \
         >>"$o/13-conv2d-bias-relu.log" 2>&1 || { echo "exit $?" >>"$o/13-conv2d-bias-relu.log"; status=1; }
@@ -762,6 +765,7 @@ run_part() {
     echo "autotuner_tests: $(grep -E '^\[  (PASSED|FAILED|SKIPPED) +\] [0-9]+ test' "$o/autotuner_tests.log" | tr '\n' ' ')"
     [ -f "$o/05-host-autotune.log" ] && grep -E '^== |^matmul|^softmax|launch overhead|all results match|MISMATCH|skipped|FAILED|error|exit' "$o/05-host-autotune.log"
     [ -f "$o/06-fused-attention.log" ] && cat "$o/06-fused-attention.log"
+    [ -f "$o/12-llama-block.log" ] && cat "$o/12-llama-block.log"
     [ -f "$o/13-conv2d-bias-relu.log" ] && cat "$o/13-conv2d-bias-relu.log"
     ;;
   python)

@@ -46,15 +46,9 @@ namespace {
 using tutorial::Clock;
 using tutorial::fromHalf;
 using tutorial::msSince;
+using tutorial::nextPowerOfTwo;
 using tutorial::timeMs;
 using tutorial::toHalf;
-
-unsigned nextPowerOfTwo(unsigned n) {
-  unsigned p = 1;
-  while (p < n)
-    p *= 2;
-  return p;
-}
 
 //
 // Softmax: one program per row. BLOCK_SIZE is fixed by the row length (a

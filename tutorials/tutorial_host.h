@@ -1,7 +1,7 @@
 // Host helpers of the C++ tutorials (05-host-autotune.cpp,
-// 06-fused-attention.cpp, 13-conv2d-bias-relu.cpp): fp16 bit patterns to and
-// from float, timing, and the frame of a tutorial's main(). Only the standard
-// library and <tk/tk.h>.
+// 06-fused-attention.cpp, 12-llama-block.cpp, 13-conv2d-bias-relu.cpp): fp16
+// bit patterns to and from float, timing, and the frame of a tutorial's
+// main(). Only the standard library and <tk/tk.h>.
 #pragma once
 
 #include <tk/tk.h>
@@ -35,6 +35,14 @@ template <class F> double timeMs(F &&launch, int reps) {
   }
   std::nth_element(t.begin(), t.begin() + ptrdiff_t(t.size() / 2), t.end());
   return t[t.size() / 2];
+}
+
+// The smallest power of two >= n (Triton's next_power_of_2).
+inline unsigned nextPowerOfTwo(unsigned n) {
+  unsigned p = 1;
+  while (p < n)
+    p *= 2;
+  return p;
 }
 
 // float -> fp16, rounded to nearest even (inputs here are not subnormal).
