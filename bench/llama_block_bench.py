@@ -10,8 +10,8 @@ fp16 (--dtype bf16 for bf16). Workloads (batch x seq):
             it random; the step attends to position + 1 keys)
 
 Columns:
-    tk            block() launching tk's kernels from Python (7 launches for a
-                  prefill, 12 for a decode step; matmuls autotuned before timing);
+    tk            block() launching tk's kernels from Python (8 launches for a
+                  prefill, 13 for a decode step; matmuls autotuned before timing);
                   for the decode steps also "tk:no-split-k", the matmuls as
                   single tile kernels instead of split-K partials + a sum
     tk+compile    the same kernels as torch custom ops (tk_llama::*) inside

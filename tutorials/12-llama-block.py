@@ -9,9 +9,9 @@ RMSNorm, the QKV projection, RoPE writing Q and the KV cache, causal
 attention (prefill) or split-KV attention (a decode step), the output
 projection with the residual add in its epilogue, RMSNorm, the gate/up
 projection with SiLU-multiply in its epilogue, and the down projection with
-the residual add. Seven launches per prefill block; a decode step (a few
+the residual add. Eight launches per prefill block; a decode step (a few
 rows) splits each matmul's K and sums the partials in a second small kernel
-that applies the epilogue (twelve launches).
+that applies the epilogue (thirteen launches).
 
 - `block(x, weights, cache, start_pos)` runs the block on x of shape
   (batch, seq, hidden): a prefill when seq > 1 (queries start_pos ..
