@@ -55,6 +55,10 @@ EXPECTED = [
     ("tk.extra.cuda.globaltimer and smid: PTX special registers",
      r"'special_register' \(tk\.extra\.cuda\.globaltimer and smid read PTX's %globaltimer and "
      r"%smid\) is not supported on amdgcn yet"),
+    ("TMA: a `tma` descriptor signature entry (a Python launch's on sm_90 and above under "
+     "TK_TMA=1); amdgcn's descriptors load and store through pointers",
+     r"'tma_(load|store)' \(TMA; tensor descriptors load and store through pointers on "
+     r"amdgcn\) is not supported on amdgcn yet"),
     ("fp8e4nv / fp8e5 conversions (NVIDIA's cvt, sm_89 and newer)",
      r"fp8e\w+ conversions need sm_89 or newer \(NVIDIA\); the target is gfx\w+"),
     # Not features but the hardware's limits, which kernels sized for
