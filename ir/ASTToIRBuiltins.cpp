@@ -64,6 +64,24 @@ Val lowerBuiltin(Lowerer &L, const BuiltinInfo &info, Args &args, SourceLoc loc)
 
 Val BuiltinCall::notSupported() { return fail(fmt::format("not supported yet: {}", name)); }
 
+bool BuiltinCall::broadcastValues(const std::vector<Val> &vals, SourceLoc at,
+                                  std::vector<Value *> &xs, std::vector<int64_t> &shape,
+                                  const std::function<bool(size_t, Value *)> &check) {
+  for (size_t i = 0; i < vals.size(); ++i) {
+    Value *x = L.materialize(vals[i], at, L.constantDType(vals[i]));
+    if (!x || (check && !check(i, x)))
+      return false;
+    std::optional<std::vector<int64_t>> s = L.broadcastShapes(shape, x->type()->shape(), at);
+    if (!s)
+      return false;
+    shape = *s;
+    xs.push_back(x);
+  }
+  for (Value *&x : xs)
+    x = L.broadcastTo(x, shape, loc);
+  return true;
+}
+
 bool isPowerOfTwo(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
 
 std::optional<std::vector<int64_t>> shapeOf(Lowerer &L, const Val &v, SourceLoc loc,

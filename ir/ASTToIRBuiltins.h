@@ -40,6 +40,7 @@
 
 #include "ir/ASTToIRArgs.h"
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -120,6 +121,12 @@ private:
   Val histogram();
   Val combine(bool isScan);
   Val mapElementwise();
+  /// `vals` materialized (a Python number as Triton's to_tensor dtype) and
+  /// broadcast to one shape, which `shape` gets; `check` may refuse value i
+  /// with a located error first. False after an error (at `at`).
+  bool broadcastValues(const std::vector<Val> &vals, SourceLoc at, std::vector<Value *> &xs,
+                       std::vector<int64_t> &shape,
+                       const std::function<bool(size_t, Value *)> &check = nullptr);
   bool memoryOperands(Value *&ptr, Value *&mask, Value *&value, const char *valueParam);
   bool cacheAttrs(Operation *op);
   Val atomic(const std::string &kind);

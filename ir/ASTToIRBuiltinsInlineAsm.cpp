@@ -64,26 +64,18 @@ std::optional<Val> BuiltinCall::lowerInlineAsm() {
                               describe(argsVal)));
   std::vector<Value *> xs;
   std::vector<int64_t> shape;
-  for (size_t i = 0; i < argsVal.elts.size(); ++i) {
-    const Val &a = argsVal.elts[i];
-    Value *x = L.materialize(a, args.loc("args"), L.constantDType(a));
-    if (!x)
-      return Val::error();
+  auto registerSized = [&](size_t i, Value *x) {
     Type *e = x->type()->elementType();
-    if ((!e->isScalar() && !e->isPointer()) || (e->isScalar() && e->dtype() == DType::I1))
-      return L.fail(args.loc("args"),
-                    fmt::format("{}'s args[{}] is {}; inline assembly takes numbers of 8 to 64 "
-                                "bits and pointers (convert a boolean to tk.int8 or tk.int32)",
-                                name, i, typeStr(x)));
-    std::optional<std::vector<int64_t>> s =
-        L.broadcastShapes(shape, x->type()->shape(), args.loc("args"));
-    if (!s)
-      return Val::error();
-    shape = *s;
-    xs.push_back(x);
-  }
-  for (Value *&x : xs)
-    x = L.broadcastTo(x, shape, loc);
+    if ((e->isScalar() || e->isPointer()) && !(e->isScalar() && e->dtype() == DType::I1))
+      return true;
+    L.fail(args.loc("args"),
+           fmt::format("{}'s args[{}] is {}; inline assembly takes numbers of 8 to 64 "
+                       "bits and pointers (convert a boolean to tk.int8 or tk.int32)",
+                       name, i, typeStr(x)));
+    return false;
+  };
+  if (!broadcastValues(argsVal.elts, args.loc("args"), xs, shape, registerSized))
+    return Val::error();
 
   int64_t numElements = 1;
   for (int64_t d : shape)

@@ -206,16 +206,8 @@ Val BuiltinCall::mapElementwise() {
     return fail(fmt::format("{} needs at least one argument after scalar_fn", name));
   std::vector<Value *> xs;
   std::vector<int64_t> shape;
-  for (const Val &a : args.rest) {
-    Value *x = L.materialize(a, loc, L.constantDType(a));
-    if (!x)
-      return Val::error();
-    std::optional<std::vector<int64_t>> s = L.broadcastShapes(shape, x->type()->shape(), loc);
-    if (!s)
-      return Val::error();
-    shape = *s;
-    xs.push_back(x);
-  }
+  if (!broadcastValues(args.rest, loc, xs, shape))
+    return Val::error();
   int64_t numElements = 1;
   for (int64_t d : shape)
     numElements *= d;
@@ -224,8 +216,6 @@ Val BuiltinCall::mapElementwise() {
                   fmt::format("{}'s pack ({}) must divide the number of elements of the "
                               "broadcast args ({}{})",
                               name, pack, numElements, shape.empty() ? ", a scalar" : ""));
-  for (Value *&x : xs)
-    x = L.broadcastTo(x, shape, loc);
 
   AttrDict attrs;
   attrs.set("pack", pack);
