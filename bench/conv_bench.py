@@ -13,13 +13,18 @@ about --rep ms). Printed: per layer the ms of each, TFLOP/s of tk and tk's
 speed-up over cuDNN (cuDNN ms / tk ms, > 1 when tk is faster); then the
 aggregates: the sum of the times over the distinct layers, and over the
 network (each layer times the number of times ResNet-50 runs it), and their
-ratio. ResNet-50 follows these convolutions with BatchNorm (folded into the
-filter and bias at inference) and ReLU, except the last 1x1 of each block and
-the downsample, where the residual comes before the ReLU; here every layer
-is timed as conv + bias + relu.
+ratio. Triton compiles the same tutorial source (its .py and .tk loaded with
+the name `tk` bound to Triton's language, bench/same_source.py) and autotunes
+over the same CONFIGS with its own autotuner; its output is checked and
+timed beside tk's (--no-triton leaves it out). ResNet-50 follows these
+convolutions with BatchNorm (folded into the filter and bias at inference)
+and ReLU, except the last 1x1 of each block and the downsample, where the
+residual comes before the ReLU; here every layer is timed as conv + bias +
+relu.
 
-    python3 bench/conv_bench.py [--batch 32] [--rep 40] [--compile] [--only NAME,...]
-                                [--check-only | --interpret] [--out-dir DIR --commit SHA]
+    python3 bench/conv_bench.py [--batch 32] [--rep 40] [--compile] [--no-triton]
+                                [--only NAME,...] [--check-only | --interpret]
+                                [--out-dir DIR --commit SHA]
 
 --check-only runs the correctness checks alone (no timing). --interpret
 runs those checks without a GPU: on torch CPU tensors through tk's
@@ -41,6 +46,7 @@ import time
 import tk
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
+TUTORIAL = ROOT / "tutorials" / "13-conv2d-bias-relu.py"
 
 # (name, H (= W) of the input, C, K, kernel size, stride, times in ResNet-50).
 # Padding is kernel // 2.
@@ -72,11 +78,23 @@ LAYERS = [
 
 
 def load_tutorial():
-    path = ROOT / "tutorials" / "13-conv2d-bias-relu.py"
-    spec = importlib.util.spec_from_file_location("tutorial_13_conv2d_bias_relu", path)
+    spec = importlib.util.spec_from_file_location("tutorial_13_conv2d_bias_relu", TUTORIAL)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def load_tutorial_on_triton():
+    """The same tutorial source with its kernel compiled and autotuned by
+    Triton, or None where Triton is not installed."""
+    try:
+        import triton  # noqa: F401
+    except ImportError:
+        return None
+    sys.path.insert(0, str(ROOT / "bench"))
+    import same_source
+
+    return same_source.load(TUTORIAL, "triton", prefix="conv_bench")
 
 
 def versions():
@@ -98,6 +116,8 @@ def main(argv):
     parser.add_argument("--batch", type=int, help="default 32 (1 with --interpret)")
     parser.add_argument("--rep", type=int, default=40, help="ms of timed runs per provider")
     parser.add_argument("--compile", action="store_true", help="also time torch.compile")
+    parser.add_argument("--no-triton", action="store_true",
+                        help="leave out Triton compiling the same source")
     parser.add_argument("--only", default="", help="comma-separated substrings of layer names")
     parser.add_argument("--check-only", action="store_true")
     parser.add_argument("--interpret", action="store_true",
@@ -119,6 +139,7 @@ def main(argv):
     import torch.nn.functional as F
 
     tut = load_tutorial()
+    tri = None if args.interpret or args.no_triton else load_tutorial_on_triton()
     torch.manual_seed(25)
     layers = [lay for lay in LAYERS
               if not args.only or any(s in lay[0] for s in args.only.split(","))]
@@ -137,8 +158,10 @@ def main(argv):
     if args.check_only:
         head += f"{'check':<32}"
     else:
-        head += f"{'tk ms':>8}{'cuDNN ms':>9}" + (f"{'compile':>9}" if compiled else "")
-        head += f"{'tk TF/s':>8}{'vs cuDNN':>9}" + (f"{'vs comp':>8}" if compiled else "")
+        head += f"{'tk ms':>8}{'cuDNN ms':>9}" + (f"{'Triton':>8}" if tri else "")
+        head += f"{'compile':>9}" if compiled else ""
+        head += f"{'tk TF/s':>8}{'vs cuDNN':>9}" + (f"{'vs Trit':>8}" if tri else "")
+        head += f"{'vs comp':>8}" if compiled else ""
     print(head + "  tk config")
     rows, failures = [], 0
     start = time.monotonic()
@@ -152,24 +175,38 @@ def main(argv):
         want = tut.torch_reference(x, w, bias, stride, pad, 1)
         err = float((y.float() - want).abs().max())
         ok = bool(((y.float() - want).abs() <= 1e-2 + 1e-2 * want.abs()).all())
-        failures += not ok
         row = {"layer": name, "H": H, "C": C, "K": K, "kernel": KS, "stride": stride,
                "padding": pad, "count": count, "M": M, "gflop": flops / 1e9, "max_err": err,
                "ok": ok, "tk_config": str(tut.conv_tuned.best_config)}
+        if tri:
+            y_tri = tri.conv2d_bias_relu(x, w, bias, stride, pad)
+            diff = (y_tri.float() - want).abs()
+            row["triton_max_err"] = float(diff.max())
+            row["triton_ok"] = bool((diff <= 1e-2 + 1e-2 * want.abs()).all())
+            row["triton_config"] = str(tri.conv_tuned.best_config)
+            ok = ok and row["triton_ok"]
+            del y_tri, diff
+        failures += not ok
         if not args.check_only:
             def bench(fn):
                 return tk.testing.do_bench(fn, warmup=10, rep=args.rep, return_mode="median")
             row["tk_ms"] = bench(lambda: tut.conv2d_bias_relu(x, w, bias, stride, pad))
             row["cudnn_ms"] = bench(lambda: cudnn(x_nchw, w_torch, bias, stride, pad))
+            if tri:
+                row["triton_ms"] = bench(lambda: tri.conv2d_bias_relu(x, w, bias, stride, pad))
             if compiled:
                 row["compile_ms"] = bench(lambda: compiled(x_nchw, w_torch, bias, stride, pad))
             line = (f"{name:<31}{M:>8}{flops / 1e9:>7.2f}  {row['tk_ms']:>8.4f}"
                     f"{row['cudnn_ms']:>9.4f}")
+            line += f"{row['triton_ms']:>8.4f}" if tri else ""
             line += f"{row['compile_ms']:>9.4f}" if compiled else ""
             line += f"{flops / row['tk_ms'] * 1e-9:>8.1f}{row['cudnn_ms'] / row['tk_ms']:>9.2f}"
+            line += f"{row['triton_ms'] / row['tk_ms']:>8.2f}" if tri else ""
             line += f"{row['compile_ms'] / row['tk_ms']:>8.2f}" if compiled else ""
         else:
             line = f"{name:<31}{M:>8}{flops / 1e9:>7.2f}  max |tk - torch fp32| {err:.3g}"
+            if tri:
+                line += f", Triton {row['triton_max_err']:.3g}"
         print(line + f"  {'' if ok else 'MISMATCH '}{{{row['tk_config']}}}", flush=True)
         rows.append(row)
         del x, w, bias, x_nchw, w_torch, y, want
@@ -179,23 +216,32 @@ def main(argv):
               "layers": rows, "checks_passed": len(rows) - failures, "checks": len(rows),
               "seconds": round(time.monotonic() - start, 1)}
     if not args.check_only and rows:
-        providers = ["tk", "cudnn"] + (["compile"] if compiled else [])
+        providers = (["tk", "cudnn"] + (["triton"] if tri else [])
+                     + (["compile"] if compiled else []))
         agg = {}
         for what, weight in (("distinct", lambda r: 1), ("network", lambda r: r["count"])):
             sums = {p: sum(r[f"{p}_ms"] * weight(r) for r in rows) for p in providers}
             agg[what] = {f"{p}_ms": round(v, 4) for p, v in sums.items()}
             agg[what]["tk_vs_cudnn"] = round(sums["cudnn"] / sums["tk"], 3)
+            if tri:
+                agg[what]["tk_vs_triton"] = round(sums["triton"] / sums["tk"], 3)
             if compiled:
                 agg[what]["tk_vs_compile"] = round(sums["compile"] / sums["tk"], 3)
             text = ", ".join(f"{p} {v:.3f} ms" for p, v in sums.items())
             print(f"sum over the {what} layers{' (x count)' if what == 'network' else ''}: "
                   f"{text}; tk vs cuDNN {sums['cudnn'] / sums['tk']:.3f}x"
+                  + (f", vs Triton {sums['triton'] / sums['tk']:.3f}x" if tri else "")
                   + (f", vs torch.compile {sums['compile'] / sums['tk']:.3f}x" if compiled
                      else ""))
         result["aggregate"] = agg
         wins = sum(r["cudnn_ms"] >= r["tk_ms"] for r in rows)
         print(f"tk at least as fast as cuDNN on {wins} of {len(rows)} layers")
-    print(f"checks: {len(rows) - failures}/{len(rows)} layers match torch in float32")
+        if tri:
+            wins = sum(r["triton_ms"] >= r["tk_ms"] for r in rows)
+            print(f"tk at least as fast as Triton (same source, same configs) on {wins} of "
+                  f"{len(rows)} layers")
+    print(f"checks: {len(rows) - failures}/{len(rows)} layers match torch in float32"
+          + (" (tk and Triton)" if tri else ""))
     if args.out_dir:
         os.makedirs(args.out_dir, exist_ok=True)
         path = os.path.join(args.out_dir, f"conv-{result['date']}.json")

@@ -56,19 +56,19 @@ writes membound-<date>.json and .md to --out-dir and prints the table.
 --quick: one N per kernel (a smoke run); --only NAME,...: those kernels."""
 import argparse
 import datetime
-import importlib.util
 import json
 import os
 import sys
 import time
-import types
 
 import torch
 import torch._dynamo
 import torch.nn.functional as F
 import triton
-import triton.language as tl
 import triton.testing
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import same_source  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -86,34 +86,9 @@ EPS = 1e-5
 DEFAULTS = {}
 
 
-def triton_namespace():
-    """A module named tk holding Triton's language and decorators."""
-    ns = types.ModuleType("tk")
-    for name in dir(tl):
-        if not name.startswith("__"):
-            setattr(ns, name, getattr(tl, name))
-    for name in ("jit", "autotune", "Config", "heuristics", "cdiv", "next_power_of_2"):
-        setattr(ns, name, getattr(triton, name))
-    return ns
-
-
 def load(path, backend):
     """The module of one source file, its kernels compiled by `backend`."""
-    saved = sys.modules.get("tk")
-    if backend == "triton":
-        sys.modules["tk"] = triton_namespace()
-    try:
-        stem = os.path.basename(path)[:-3].replace("-", "_")
-        spec = importlib.util.spec_from_file_location(f"membound_{backend}_{stem}", path)
-        mod = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(mod)
-    finally:
-        if backend == "triton":
-            if saved is None:
-                del sys.modules["tk"]
-            else:
-                sys.modules["tk"] = saved
-    return mod
+    return same_source.load(path, backend, prefix="membound")
 
 
 def bench(fn):
