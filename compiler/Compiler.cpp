@@ -74,18 +74,20 @@ bool CompileOptions::readKnobs(std::string &error) {
     return false;
   KnobValue<bool> inflight = readBool(Knob::WgmmaInflight);
   KnobValue<bool> native = readBool(Knob::WgmmaNative);
+  KnobValue<std::string> ring = readString(Knob::WgmmaRing);
   KnobValue<bool> fp8 = readBool(Knob::Fp8Wgmma);
   KnobValue<std::string> llvm = readString(Knob::LLVMOpt);
   KnobValue<bool> miscompile = readBool(Knob::TestMiscompile);
   KnobValue<bool> useTma = readBool(Knob::Tma);
-  for (const std::string *e :
-       {&inflight.error, &native.error, &fp8.error, &llvm.error, &miscompile.error, &useTma.error})
+  for (const std::string *e : {&inflight.error, &native.error, &ring.error, &fp8.error, &llvm.error,
+                               &miscompile.error, &useTma.error})
     if (!e->empty()) {
       error = *e;
       return false;
     }
   wgmmaInflight = inflight.value;
   wgmmaNative = native.value;
+  wgmmaRing = ring.value;
   fp8Wgmma = fp8.value;
   llvmOpt = llvm.value;
   testMiscompile = miscompile.value;
@@ -97,11 +99,11 @@ bool CompileOptions::readKnobs(std::string &error) {
 
 std::string CompileOptions::keyText() const {
   return fmt::format("arch={};warps={};stages={};debug={};wgmma_inflight={};wgmma_native={};"
-                     "llvm_opt={};libdevice={};rocm_device_libs={};test_miscompile={};"
-                     "fp_fusion={};reflect_ftz={};tma={};fp8_wgmma={}",
+                     "wgmma_ring={};llvm_opt={};libdevice={};rocm_device_libs={};"
+                     "test_miscompile={};fp_fusion={};reflect_ftz={};tma={};fp8_wgmma={}",
                      arch, numWarps, numStages, int(debug), int(wgmmaInflight), int(wgmmaNative),
-                     llvmOpt, libdevicePath, rocmDeviceLibs, int(testMiscompile), int(fpFusion),
-                     int(reflectFtz), int(tma), int(fp8Wgmma));
+                     wgmmaRing, llvmOpt, libdevicePath, rocmDeviceLibs, int(testMiscompile),
+                     int(fpFusion), int(reflectFtz), int(tma), int(fp8Wgmma));
 }
 
 std::string CompileOptions::check() const {

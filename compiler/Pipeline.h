@@ -31,7 +31,8 @@ void buildGPUPipeline(PassManager &pm);
 /// positive: the software pipeliner's ring depth), `arch` (only an
 /// arch-specific target such as sm_90a, whose instructions accelerate-dot
 /// may use: wgmma), `max_shared_bytes` (below sm_90's), and the debug
-/// switches `wgmma_inflight` / `wgmma_native` (only when off).
+/// switches `wgmma_inflight` / `wgmma_native` (only when off) and
+/// `wgmma_ring` (only when not `extra`).
 void setKernelOptions(Module &module, const CompileOptions &options);
 
 } // namespace tk

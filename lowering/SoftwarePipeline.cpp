@@ -58,6 +58,15 @@
 //   async_copy ... (stage i + S-1); acc = dot a, b, acc {wgmma_pending = 1}
 //   ... after the loop: async_wait {pending = 0, wgmma_drain}
 //
+// With `wgmma_ring = "late"` (or "auto" where the extra slot would cost a
+// program per SM by shared memory or not fit) such a loop without a waiter
+// keeps S slots and S - 1 ahead instead: its copies move to the end of the
+// body, after the dot's wait_group 1 and a barrier, and refill the slot of
+// iteration i - 1:
+//
+//   async_wait {fence_async, pending = (S-2) * 2}; a = ring_view ...
+//   acc = dot a, b, acc {wgmma_pending = 1}; barrier; async_copy ... (stage i + S-1)
+//
 // Such a dot whose A is M-major (a transposed A) on 8+ warps with a constant
 // accumulator init also gets wgmma_native (nativeOrder): A's ring is not
 // permuted, the accumulator is in wgmma's row order inside the loop, and a
@@ -111,9 +120,17 @@ namespace {
 // them off (`wgmma_inflight = false`, `wgmma_native = false`: what
 // TK_WGMMA_INFLIGHT=0 / TK_WGMMA_NATIVE=0 record through the compile
 // options), for measuring against them.
+// How a ring feeding wgmma dots that keep a group in flight (and no waiter)
+// gets the slot its copies refill (`wgmma_ring`, TK_WGMMA_RING; see the
+// header): `extra`, S + 1 slots where they fit; `late`, S slots refilled
+// after the dot's wait and a barrier; `auto`, late where the extra slot
+// would cost a program per SM (by shared memory) or not fit, else extra.
+enum class WgmmaRing { Extra, Late, Auto };
+
 struct Switches {
   bool wgmmaInflight = true;
   bool wgmmaNative = true;
+  WgmmaRing wgmmaRing = WgmmaRing::Extra;
   int64_t numWarps = 4; // the kernel's
 };
 
@@ -501,9 +518,21 @@ public:
       inFlight.clear();
       waiters.clear();
     }
+    // A matmul's loop (no waiter) may instead refill, after the dot, the
+    // slot iteration i - 1 read: the dot's wait (wgmma.wait_group 1) retires
+    // this warp group's group of i - 1 and a barrier all the others', so S
+    // slots keep the copies S - 1 ahead (`late`).
+    bool late = false;
     if (!inFlight.empty()) {
-      if (!extraSlotCostsPrograms &&
-          (stages + 1) * slotBytes + reservedBytes + kSpareSharedBytes <= kWgmmaMaxSharedBytes)
+      bool extraFits =
+          (stages + 1) * slotBytes + reservedBytes + kSpareSharedBytes <= kWgmmaMaxSharedBytes;
+      bool extraCosts = programsPerSm(stages + 1, slotBytes, reservedBytes) <
+                        programsPerSm(stages, slotBytes, reservedBytes);
+      if (waiters.empty() &&
+          (switches_.wgmmaRing == WgmmaRing::Late ||
+           (switches_.wgmmaRing == WgmmaRing::Auto && (extraCosts || !extraFits))))
+        late = true;
+      else if (!extraSlotCostsPrograms && extraFits)
         slots = stages + 1;
       else
         distance = stages - 2;
@@ -568,10 +597,18 @@ public:
       ahead.back()->memo[iv] = ivPlus(iv, k);
     }
     Level &last = *ahead.back();
+    // Late copies go at the end of the body, after a barrier that follows
+    // every in-flight dot's wait.
+    Operation *copyAt = first;
+    if (late) {
+      copyAt = body_->terminator();
+      b.setInsertionPoint(copyAt);
+      b.create(Opcode::Barrier, loc, {}, {})->setAttr("wgmma_ring_late", true);
+    }
     Value *guard = inRange(b, loc, last.memo[iv]);
     Value *nextIdx = b.add(loc, idx, b.constantInt(loc, distance, ivType));
     for (size_t i = 0; i < loads.size(); ++i)
-      copyInto(b, *loads[i], rings[i], nextIdx, last, guard, first);
+      copyInto(b, *loads[i], rings[i], nextIdx, last, guard, copyAt);
     for (size_t i = 0; i < loads.size(); ++i) {
       loads[i]->result()->replaceAllUsesWith(views[i]);
       loads[i]->erase();
@@ -1044,6 +1081,10 @@ public:
       Switches switches;
       switches.wgmmaInflight = fn->attrs().getBool("wgmma_inflight").value_or(true);
       switches.wgmmaNative = fn->attrs().getBool("wgmma_native").value_or(true);
+      std::string ring = fn->attrs().getString("wgmma_ring").value_or("extra");
+      switches.wgmmaRing = ring == "late"   ? WgmmaRing::Late
+                           : ring == "auto" ? WgmmaRing::Auto
+                                            : WgmmaRing::Extra;
       switches.numWarps = fn->attrs().getInt("num_warps").value_or(4);
       std::vector<Operation *> loops;
       fn->walk([&](Operation *op) {
