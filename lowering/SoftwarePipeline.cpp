@@ -59,10 +59,10 @@
 //   ... after the loop: async_wait {pending = 0, wgmma_drain}
 //
 // With `wgmma_ring = "late"` (or "auto" where the extra slot would cost a
-// program per SM by shared memory or not fit) such a loop without a waiter
-// keeps S slots and S - 1 ahead instead: its copies move to the end of the
-// body, after the dot's wait_group 1 and a barrier, and refill the slot of
-// iteration i - 1:
+// program per SM by shared memory or not fit) such a loop keeps S slots and
+// S - 1 ahead instead: its copies move after the dot's wait_group 1 and a
+// barrier, and refill the slot of iteration i - 1 (with a waiter, after the
+// waiter's wait_group 0, which retires the previous group):
 //
 //   async_wait {fence_async, pending = (S-2) * 2}; a = ring_view ...
 //   acc = dot a, b, acc {wgmma_pending = 1}; barrier; async_copy ... (stage i + S-1)
@@ -511,28 +511,25 @@ public:
     // causal; 64 x 64 tiles on 4 warps 1.01-1.02x. The extra slot itself,
     // halving the programs per SM (64 x 64 on 4 warps at head dim 128: 144
     // KiB), ran at 311 against 366 TFLOP/s (H200).
-    bool extraSlotCostsPrograms =
-        !waiters.empty() && programsPerSm(stages + 1, slotBytes, reservedBytes) <
-                                programsPerSm(stages, slotBytes, reservedBytes);
-    if (extraSlotCostsPrograms && switches_.numWarps < 8) {
+    bool extraFits =
+        (stages + 1) * slotBytes + reservedBytes + kSpareSharedBytes <= kWgmmaMaxSharedBytes;
+    bool extraCosts = programsPerSm(stages + 1, slotBytes, reservedBytes) <
+                      programsPerSm(stages, slotBytes, reservedBytes);
+    bool extraSlotCostsPrograms = !waiters.empty() && extraCosts;
+    // `late` (TK_WGMMA_RING; `auto` where the extra slot would cost a program
+    // per SM or not fit) refills, after the barrier that follows the last
+    // dot whose wait retires every group of iteration i - 1 (the in-flight
+    // dot's wait_group 1; with waiters, the waiter's wait_group 0), the slot
+    // iteration i - 1 read: S slots keep the copies S - 1 ahead.
+    bool late = !inFlight.empty() &&
+                (switches_.wgmmaRing == WgmmaRing::Late ||
+                 (switches_.wgmmaRing == WgmmaRing::Auto && (extraCosts || !extraFits)));
+    if (!late && extraSlotCostsPrograms && switches_.numWarps < 8) {
       inFlight.clear();
       waiters.clear();
     }
-    // A matmul's loop (no waiter) may instead refill, after the dot, the
-    // slot iteration i - 1 read: the dot's wait (wgmma.wait_group 1) retires
-    // this warp group's group of i - 1 and a barrier all the others', so S
-    // slots keep the copies S - 1 ahead (`late`).
-    bool late = false;
-    if (!inFlight.empty()) {
-      bool extraFits =
-          (stages + 1) * slotBytes + reservedBytes + kSpareSharedBytes <= kWgmmaMaxSharedBytes;
-      bool extraCosts = programsPerSm(stages + 1, slotBytes, reservedBytes) <
-                        programsPerSm(stages, slotBytes, reservedBytes);
-      if (waiters.empty() &&
-          (switches_.wgmmaRing == WgmmaRing::Late ||
-           (switches_.wgmmaRing == WgmmaRing::Auto && (extraCosts || !extraFits))))
-        late = true;
-      else if (!extraSlotCostsPrograms && extraFits)
+    if (!inFlight.empty() && !late) {
+      if (!extraSlotCostsPrograms && extraFits)
         slots = stages + 1;
       else
         distance = stages - 2;
@@ -601,7 +598,16 @@ public:
     // every in-flight dot's wait.
     Operation *copyAt = first;
     if (late) {
-      copyAt = body_->terminator();
+      Operation *retired = nullptr; // the last dot whose wait retires i - 1's groups
+      for (Operation &op : *body_) {
+        bool waiter = false;
+        for (const auto &w : waiters)
+          waiter = waiter || w.first == &op;
+        if (waiter ||
+            (waiters.empty() && std::find(inFlight.begin(), inFlight.end(), &op) != inFlight.end()))
+          retired = &op;
+      }
+      copyAt = retired->nextNode();
       b.setInsertionPoint(copyAt);
       b.create(Opcode::Barrier, loc, {}, {})->setAttr("wgmma_ring_late", true);
     }
