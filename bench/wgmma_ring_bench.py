@@ -7,6 +7,7 @@ process, and Triton compiling the same source at the same config in the
 same run (docs/codegen/dot.md, "TK_WGMMA_RING").
 
     python3 bench/wgmma_ring_bench.py [--out FILE.json]
+    RING_BENCH_ONLY=matmul:128x256x64x8x4,attention:128x64x4x3 python3 bench/wgmma_ring_bench.py
 
 Prints one line per (kernel, shape, config): ms of tk extra, tk auto,
 Triton, and the ratios; every output is checked against torch first.
@@ -23,6 +24,7 @@ MATMUL = [  # (M, N, K), (BM, BN, BK, warps, stages)
     ((4096, 4096, 4096), (128, 128, 64, 8, 3)),
     ((4096, 4096, 4096), (128, 128, 64, 8, 4)),
     ((4096, 4096, 4096), (128, 256, 64, 8, 3)),
+    ((4096, 4096, 4096), (128, 256, 64, 8, 4)),
     ((4096, 4096, 4096), (64, 128, 64, 4, 4)),
     ((8192, 8192, 8192), (128, 128, 64, 8, 3)),
     ((3000, 2000, 1000), (128, 128, 64, 8, 3)),
@@ -39,6 +41,9 @@ ATTENTION = [  # (batch * heads, seq, head dim, causal), (BM, BN, warps, stages)
     ((128, 4096, 128, False), (128, 64, 8, 3)),
     ((128, 4096, 64, False), (128, 64, 8, 3)),
     ((128, 4096, 64, False), (64, 64, 4, 3)),
+    ((128, 4096, 64, False), (128, 64, 4, 3)),
+    ((128, 4096, 64, True), (128, 64, 4, 3)),
+    ((128, 4096, 128, False), (128, 64, 4, 3)),
     ((128, 1024, 64, True), (64, 64, 4, 3)),
 ]
 
@@ -56,6 +61,8 @@ def attention_rows(backend, bench):
     spec.loader.exec_module(mod)
     rows = []
     for (zh, n, d, causal), (bm, bn, w, s) in ATTENTION:
+        if not wanted("attention", (bm, bn, w, s)):
+            continue
         gen = torch.Generator(device="cuda").manual_seed(n * 1000 + d)
         q, k, v = (torch.randn((zh, n, d), device="cuda", dtype=torch.float16, generator=gen)
                    for _ in range(3))
@@ -79,6 +86,11 @@ def attention_rows(backend, bench):
     return rows
 
 
+def wanted(kernel, config):
+    only = os.environ.get("RING_BENCH_ONLY", "")
+    return not only or any(o == f"{kernel}:{'x'.join(map(str, config))}" for o in only.split(","))
+
+
 def child(backend):
     import torch
 
@@ -100,6 +112,8 @@ def child(backend):
     rows = []
     torch.manual_seed(0)
     for (M, N, K), (bm, bn, bk, w, s) in MATMUL:
+        if not wanted("matmul", (bm, bn, bk, w, s)):
+            continue
         a = torch.randn((M, K), device="cuda", dtype=torch.float16)
         b = torch.randn((K, N), device="cuda", dtype=torch.float16)
         c = torch.empty((M, N), device="cuda", dtype=torch.float16)
@@ -117,6 +131,8 @@ def child(backend):
         rows.append({"kernel": "matmul", "shape": [M, N, K], "config": [bm, bn, bk, w, s],
                      "ms": ms, "max_err": err, "tflops": 2 * M * N * K / ms * 1e-9})
     for (n, h, cin, k, ks, st), (bm, bn, bk, w, s) in CONV:
+        if not wanted("conv", (bm, bn, bk, w, s)):
+            continue
         pad = ks // 2
         x, wt, bias, _, _ = cv.layer_tensors(n, h, cin, k, ks, "cuda")
         cfg = dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=8, num_warps=w, num_stages=s)

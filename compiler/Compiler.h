@@ -98,17 +98,17 @@ struct CompileOptions {
   int numStages = 3;          // the cp.async ring of loops feeding tk.dot; 0: not set
   bool debug = false;         // device asserts and prints stay in
   // The debug knobs that change code (support/Knobs.def).
-  bool wgmmaInflight = true;       // TK_WGMMA_INFLIGHT
-  bool wgmmaNative = true;         // TK_WGMMA_NATIVE
-  std::string wgmmaRing = "extra"; // TK_WGMMA_RING: extra, late or auto
-  bool fp8Wgmma = false;           // TK_FP8_WGMMA: fp8 dots on sm_90a's fp8 wgmma
-  bool tma = false;                // TK_TMA: Python's launch passes CUtensorMaps (`,tma` entries)
-  bool testMiscompile = false;     // TK_TEST_MISCOMPILE: float adds lowered as subtracts
-  std::string llvmOpt;             // TK_LLVM_OPT: "" is tk's pipeline, else O0..O3
-  std::string libdevicePath;       // TK_LIBDEVICE_PATH: "" is the toolkit's
-  std::string rocmDeviceLibs;      // TK_ROCM_DEVICE_LIBS: "" is the installed ROCm device libraries
-  bool fpFusion = true;            // a * b + c may become one fma (Triton's enable_fp_fusion)
-  bool reflectFtz = true;          // libdevice and exp2 flush to zero (Triton's enable_reflect_ftz)
+  bool wgmmaInflight = true;      // TK_WGMMA_INFLIGHT
+  bool wgmmaNative = true;        // TK_WGMMA_NATIVE
+  std::string wgmmaRing = "auto"; // TK_WGMMA_RING: extra, late or auto
+  bool fp8Wgmma = true;           // TK_FP8_WGMMA: fp8 dots on sm_90a's fp8 wgmma
+  bool tma = false;               // TK_TMA: Python's launch passes CUtensorMaps (`,tma` entries)
+  bool testMiscompile = false;    // TK_TEST_MISCOMPILE: float adds lowered as subtracts
+  std::string llvmOpt;            // TK_LLVM_OPT: "" is tk's pipeline, else O0..O3
+  std::string libdevicePath;      // TK_LIBDEVICE_PATH: "" is the toolkit's
+  std::string rocmDeviceLibs;     // TK_ROCM_DEVICE_LIBS: "" is the installed ROCm device libraries
+  bool fpFusion = true;           // a * b + c may become one fma (Triton's enable_fp_fusion)
+  bool reflectFtz = true;         // libdevice and exp2 flush to zero (Triton's enable_reflect_ftz)
   // Not in keyText: a budget decides only whether the compile ends in an
   // error, never what code it makes, and errors are not cached.
   CompileLimits limits;

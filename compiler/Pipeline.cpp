@@ -51,11 +51,11 @@ void setKernelOptions(Module &module, const CompileOptions &options) {
       attrs.set("wgmma_inflight", Attribute(false));
     if (!options.wgmmaNative && !attrs.has("wgmma_native"))
       attrs.set("wgmma_native", Attribute(false));
-    if (options.wgmmaRing != "extra" && !options.wgmmaRing.empty() && !attrs.has("wgmma_ring"))
+    if (options.wgmmaRing != "auto" && !options.wgmmaRing.empty() && !attrs.has("wgmma_ring"))
       attrs.set("wgmma_ring", Attribute(options.wgmmaRing));
-    // fp8 wgmma is opt-in (TK_FP8_WGMMA=1) until a GPU has verified it.
-    if (options.fp8Wgmma && !attrs.has("fp8_wgmma"))
-      attrs.set("fp8_wgmma", Attribute(true));
+    // fp8 wgmma is on unless TK_FP8_WGMMA=0 (recorded only when off).
+    if (!options.fp8Wgmma && !attrs.has("fp8_wgmma"))
+      attrs.set("fp8_wgmma", Attribute(false));
   }
 }
 

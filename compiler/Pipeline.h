@@ -32,7 +32,7 @@ void buildGPUPipeline(PassManager &pm);
 /// arch-specific target such as sm_90a, whose instructions accelerate-dot
 /// may use: wgmma), `max_shared_bytes` (below sm_90's), and the debug
 /// switches `wgmma_inflight` / `wgmma_native` (only when off) and
-/// `wgmma_ring` (only when not `extra`).
+/// `wgmma_ring` (only when not `auto`).
 void setKernelOptions(Module &module, const CompileOptions &options);
 
 } // namespace tk

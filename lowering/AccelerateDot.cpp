@@ -49,7 +49,7 @@
 //
 // A dot of fp8 operands (fp8e4nv / fp8e5, the two may differ) with an fp32
 // accumulator takes wgmma's fp8 form on sm_90a, when the function has
-// `fp8_wgmma` (TK_FP8_WGMMA=1: opt-in until a GPU has verified it), (m64n<N>k32, both operands
+// `fp8_wgmma` (on unless TK_FP8_WGMMA=0), (m64n<N>k32, both operands
 // K-major in shared memory) when the shape fits as above with K a multiple
 // of 32 that is 32, 64 or a multiple of 128 (rows of K bytes). Every other
 // fp8 dot (another arch, AMD, an fp16 accumulator, fp8e4b15, a shape that
@@ -377,7 +377,7 @@ private:
     if (!isWgmmaArch())
       return "fp8 tensor-core instructions need sm_90a (wgmma)";
     if (!fp8Wgmma_)
-      return "fp8 wgmma is off (TK_FP8_WGMMA=1, not yet verified on a GPU)";
+      return "fp8 wgmma is off (TK_FP8_WGMMA=0)";
     if (dot.result()->type()->dtype() != DType::F32)
       return "an fp16 accumulator takes fp16's path";
     if (!wgmmaFormat(fa) || !wgmmaFormat(fb))
@@ -488,7 +488,7 @@ private:
   int64_t numWarps_, warpSize_;
   std::string arch_;
   std::set<Operation *> chained_;
-  bool fp8Wgmma_ = false; // the function's fp8_wgmma attribute (TK_FP8_WGMMA)
+  bool fp8Wgmma_ = true; // the function's fp8_wgmma attribute (TK_FP8_WGMMA)
   int64_t wm_ = 1, wn_ = 1, version_ = 2;
   const AMDMatrixInstr *amdInstr_ = nullptr; // the AMD matrix-core instruction chosen
   std::vector<int64_t> instr_ = {16, 8};
@@ -660,7 +660,7 @@ public:
         return false;
       DotAccelerator acc(module.context(), fn->attrs().getInt("num_warps").value_or(4),
                          functionWarpSize(*fn), fn->attrs().getString("arch").value_or(""),
-                         chainedDots(dots), fn->attrs().getBool("fp8_wgmma").value_or(false));
+                         chainedDots(dots), fn->attrs().getBool("fp8_wgmma").value_or(true));
       for (Operation *dot : dots) {
         acc.run(*dot);
         if (RemarkSink *rs = module.remarks())

@@ -58,8 +58,8 @@
 //   async_copy ... (stage i + S-1); acc = dot a, b, acc {wgmma_pending = 1}
 //   ... after the loop: async_wait {pending = 0, wgmma_drain}
 //
-// With `wgmma_ring = "late"` (or "auto" where the extra slot would cost a
-// program per SM by shared memory or not fit) such a loop keeps S slots and
+// With `wgmma_ring = "late"` (or "auto", the default, where the extra slot
+// fits but would cost a program per SM by shared memory) such a loop keeps S slots and
 // S - 1 ahead instead: its copies move after the dot's wait_group 1 and a
 // barrier, and refill the slot of iteration i - 1 (with a waiter, after the
 // waiter's wait_group 0, which retires the previous group):
@@ -123,14 +123,15 @@ namespace {
 // How a ring feeding wgmma dots that keep a group in flight (and no waiter)
 // gets the slot its copies refill (`wgmma_ring`, TK_WGMMA_RING; see the
 // header): `extra`, S + 1 slots where they fit; `late`, S slots refilled
-// after the dot's wait and a barrier; `auto`, late where the extra slot
-// would cost a program per SM (by shared memory) or not fit, else extra.
+// after the dot's wait and a barrier; `auto` (the default), late where the
+// extra slot fits but would cost a program per SM (by shared memory), else
+// extra.
 enum class WgmmaRing { Extra, Late, Auto };
 
 struct Switches {
   bool wgmmaInflight = true;
   bool wgmmaNative = true;
-  WgmmaRing wgmmaRing = WgmmaRing::Extra;
+  WgmmaRing wgmmaRing = WgmmaRing::Auto;
   int64_t numWarps = 4; // the kernel's
 };
 
@@ -502,9 +503,10 @@ public:
           load->result()->type()->numElements() * dtypeBytes(load->result()->type()->dtype());
     // A group kept in flight by a waiter (attention's P V) gets its extra
     // slot only where that costs no program per SM (by shared memory). Where
-    // it would, programs of two or more warp groups keep the group in flight
-    // with S slots filled S - 2 ahead, and programs of one warp group keep
-    // the simple form. Measured on the H100 (fp16 and bf16, seq 1024 and
+    // it would, the default (auto) refills the ring late; with `extra`,
+    // programs of two or more warp groups keep the group in flight with S
+    // slots filled S - 2 ahead, and programs of one warp group keep the
+    // simple form. Measured on the H100 (fp16 and bf16, seq 1024 and
     // 4096, head dim 64; bench/results/notes/attention-inflight.md,
     // "2026-12-07"), S slots in flight against the simple form: 128 x 64
     // tiles on 8 warps 1.09x causal and 1.00x not, on 4 warps 0.92x not
@@ -516,14 +518,14 @@ public:
     bool extraCosts = programsPerSm(stages + 1, slotBytes, reservedBytes) <
                       programsPerSm(stages, slotBytes, reservedBytes);
     bool extraSlotCostsPrograms = !waiters.empty() && extraCosts;
-    // `late` (TK_WGMMA_RING; `auto` where the extra slot would cost a program
-    // per SM or not fit) refills, after the barrier that follows the last
+    // `late` (TK_WGMMA_RING; `auto` where the extra slot fits but would cost
+    // a program per SM) refills, after the barrier that follows the last
     // dot whose wait retires every group of iteration i - 1 (the in-flight
     // dot's wait_group 1; with waiters, the waiter's wait_group 0), the slot
     // iteration i - 1 read: S slots keep the copies S - 1 ahead.
-    bool late = !inFlight.empty() &&
-                (switches_.wgmmaRing == WgmmaRing::Late ||
-                 (switches_.wgmmaRing == WgmmaRing::Auto && (extraCosts || !extraFits)));
+    bool late =
+        !inFlight.empty() && (switches_.wgmmaRing == WgmmaRing::Late ||
+                              (switches_.wgmmaRing == WgmmaRing::Auto && extraCosts && extraFits));
     if (!late && extraSlotCostsPrograms && switches_.numWarps < 8) {
       inFlight.clear();
       waiters.clear();
@@ -1087,10 +1089,10 @@ public:
       Switches switches;
       switches.wgmmaInflight = fn->attrs().getBool("wgmma_inflight").value_or(true);
       switches.wgmmaNative = fn->attrs().getBool("wgmma_native").value_or(true);
-      std::string ring = fn->attrs().getString("wgmma_ring").value_or("extra");
-      switches.wgmmaRing = ring == "late"   ? WgmmaRing::Late
-                           : ring == "auto" ? WgmmaRing::Auto
-                                            : WgmmaRing::Extra;
+      std::string ring = fn->attrs().getString("wgmma_ring").value_or("auto");
+      switches.wgmmaRing = ring == "late"    ? WgmmaRing::Late
+                           : ring == "extra" ? WgmmaRing::Extra
+                                             : WgmmaRing::Auto;
       switches.numWarps = fn->attrs().getInt("num_warps").value_or(4);
       std::vector<Operation *> loops;
       fn->walk([&](Operation *op) {
