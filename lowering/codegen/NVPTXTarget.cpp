@@ -149,6 +149,11 @@ public:
                              {}, {});
   }
 
+  llvm::Value *warpUniform(llvm::IRBuilderBase &b, llvm::Value *v) const override {
+    return b.CreateIntrinsic(llvm::Intrinsic::nvvm_shfl_sync_idx_i32, {},
+                             {b.getInt32(0xffffffffu), v, b.getInt32(0), b.getInt32(0x1f)});
+  }
+
   llvm::Value *shuffleXor(llvm::IRBuilderBase &b, llvm::Value *v,
                           unsigned laneMask) const override {
     llvm::Type *t = v->getType();

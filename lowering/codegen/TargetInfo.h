@@ -87,6 +87,11 @@ public:
   /// lane of the warp takes part.
   virtual llvm::Value *shuffleXor(llvm::IRBuilderBase &b, llvm::Value *v,
                                   unsigned laneMask) const = 0;
+  /// `v` (an i32 the same in every lane of the warp, such as the warp id)
+  /// in a form the assembler can prove warp-uniform, so that what is
+  /// computed from it may live in uniform registers (NVPTX: lane 0's value
+  /// through shfl.sync.idx); elsewhere `v` itself.
+  virtual llvm::Value *warpUniform(llvm::IRBuilderBase &, llvm::Value *v) const { return v; }
   /// A barrier for all threads of the program, ordering shared memory.
   virtual void barrier(llvm::IRBuilderBase &b) const = 0;
 

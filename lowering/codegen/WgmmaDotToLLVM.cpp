@@ -100,7 +100,11 @@ public:
     // read: the first k step computes D = A x B.
     bool zeroInit = isZeroConstant(op_.operand(2));
     int64_t pieces = M_ / (16 * W_), groups = W_ / 4;
-    llvm::Value *group = b_.CreateUDiv(fl_.warpId(), b_.getInt32(4));
+    // The warp group, warp-uniform for ptxas (shfl.sync.idx, as Triton
+    // does): the descriptors computed from it then live in uniform
+    // registers, where wgmma reads them, instead of moving there (R2UR, and
+    // a sign extension) before every wgmma of the loop.
+    llvm::Value *group = b_.CreateUDiv(fl_.target().warpUniform(b_, fl_.warpId()), b_.getInt32(4));
     if (groups > 1)
       group = b_.CreateURem(group, b_.getInt32(static_cast<uint32_t>(groups)));
     // Piece mi's accumulator registers in wgmma's order: d[4 ni + 2 h + c]
