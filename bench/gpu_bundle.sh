@@ -26,6 +26,12 @@
 #            plain source (tutorials 07-11, bench/membound_kernels.py), tk against Triton,
 #            a same-bytes copy, torch eager and torch.compile (needs python; stops
 #            itself after MEMBOUND_BUDGET_S seconds, default 280: a call of its own)
+#   models   the model pieces of tutorials 12 and 13 and the wgmma ring's A/B:
+#            bench/conv_bench.py (conv + bias + relu on ResNet-50's layers, tk against
+#            cuDNN and Triton compiling the same source), bench/llama_block_bench.py
+#            (the llama block against torch eager and torch.compile) and
+#            bench/wgmma_ring_bench.py (TK_WGMMA_RING extra against auto, with Triton);
+#            needs python; about 6-8 minutes, a call of its own
 #   matmul   bench/matmul_bench.py: the dot correctness sweep and the matmul configs
 #            against Triton and cuBLAS (WGMMA_VARIANTS=1, MATMUL_EXPERIMENTS=1 add
 #            variants and hand-edited experiments, as their comments below say)
@@ -84,7 +90,7 @@ while [ $# -gt 0 ]; do
   *) echo "gpu_bundle.sh: unknown argument '$1'" >&2; usage ;;
   esac
 done
-all_parts="tests python bench smoke novel attention membound matmul compile autotune ln-sweep interp"
+all_parts="tests python bench smoke novel attention membound models matmul compile autotune ln-sweep interp"
 [ "$only" = all ] && only=${all_parts// /,}
 if [ "$ptx_only" = 1 ] && [ "$only" = tests,python,bench,novel,matmul ]; then only=bench; fi
 parts=()
@@ -96,6 +102,7 @@ has() { [[ " ${parts[*]} " == *" $1 "* ]]; }
 if has novel && ! has python; then parts+=(python); fi
 if has attention && ! has python; then parts+=(python); fi
 if has membound && ! has python; then parts+=(python); fi
+if has models && ! has python; then parts+=(python); fi
 if has smoke && ! has bench; then parts+=(bench); fi
 [ -d "$build" ] || { echo "gpu_bundle.sh: no build tree at '$build' (bash run.sh makes build/)" >&2; exit 1; }
 build=$(cd "$build" && pwd)
@@ -802,6 +809,20 @@ run_part() {
     echo "== attention: the plain attention forward, tk vs Triton vs torch SDPA"
     PYTHONPATH="$x/py" python3 -u bench/attention_bench.py --out-dir "$o" --commit "$commit" \
       2>&1 | tail -n 30
+    [ "${PIPESTATUS[0]}" = 0 ] || status=1
+    ;;
+  models)
+    [ $gpu = 1 ] || { skip "models"; return; }
+    echo "== models: conv vs cuDNN and Triton, the llama block vs torch, the wgmma ring A/B"
+    PYTHONPATH="$x/py" timeout 200 python3 -u bench/conv_bench.py --rep 30 --out-dir "$o" \
+      --commit "$commit" 2>&1 | tail -n 34
+    [ "${PIPESTATUS[0]}" = 0 ] || status=1
+    note "$o/llama" "python3 -u bench/llama_block_bench.py --json llama-block.json --compile-cap 60"
+    PYTHONPATH="$x/py" timeout 200 python3 -u bench/llama_block_bench.py --json "$o/llama-block.json" \
+      --compile-cap 60 2>&1 | tail -n 30
+    [ "${PIPESTATUS[0]}" = 0 ] || status=1
+    PYTHONPATH="$x/py" timeout 150 python3 -u bench/wgmma_ring_bench.py --out "$o/wgmma-ring.json" \
+      2>&1 | tail -n 24
     [ "${PIPESTATUS[0]}" = 0 ] || status=1
     ;;
   membound)
