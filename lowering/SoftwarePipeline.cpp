@@ -59,10 +59,11 @@
 //   ... after the loop: async_wait {pending = 0, wgmma_drain}
 //
 // With `wgmma_ring = "late"` (or "auto", the default, where the extra slot
-// fits but would cost a program per SM by shared memory) such a loop keeps S slots and
-// S - 1 ahead instead: its copies move after the dot's wait_group 1 and a
-// barrier, and refill the slot of iteration i - 1 (with a waiter, after the
-// waiter's wait_group 0, which retires the previous group):
+// fits but would cost a program per SM by shared memory) such a loop keeps
+// S slots and S - 1 ahead instead: its copies move after the dot's
+// wait_group 1 and a barrier, and refill the slot of iteration i - 1 (with
+// a waiter, after the waiter's wait_group 0, which retires the previous
+// group):
 //
 //   async_wait {fence_async, pending = (S-2) * 2}; a = ring_view ...
 //   acc = dot a, b, acc {wgmma_pending = 1}; barrier; async_copy ... (stage i + S-1)
@@ -116,18 +117,18 @@
 namespace tk {
 namespace {
 
+// How a ring feeding wgmma dots that keep a group in flight gets the slot
+// its copies refill (`wgmma_ring`, TK_WGMMA_RING; see the header): `extra`,
+// S + 1 slots where they fit; `late`, S slots refilled after the wait that
+// retires the previous iteration's groups and a barrier; `auto` (the
+// default), late where the extra slot fits but would cost a program per SM
+// (by shared memory), else extra.
+enum class WgmmaRing { Extra, Late, Auto };
+
 // Two of the pass's optimisations, on unless a function's attributes turn
 // them off (`wgmma_inflight = false`, `wgmma_native = false`: what
 // TK_WGMMA_INFLIGHT=0 / TK_WGMMA_NATIVE=0 record through the compile
-// options), for measuring against them.
-// How a ring feeding wgmma dots that keep a group in flight (and no waiter)
-// gets the slot its copies refill (`wgmma_ring`, TK_WGMMA_RING; see the
-// header): `extra`, S + 1 slots where they fit; `late`, S slots refilled
-// after the dot's wait and a barrier; `auto` (the default), late where the
-// extra slot fits but would cost a program per SM (by shared memory), else
-// extra.
-enum class WgmmaRing { Extra, Late, Auto };
-
+// options), for measuring against them; and the ring's order.
 struct Switches {
   bool wgmmaInflight = true;
   bool wgmmaNative = true;
@@ -596,19 +597,19 @@ public:
       ahead.back()->memo[iv] = ivPlus(iv, k);
     }
     Level &last = *ahead.back();
-    // Late copies go at the end of the body, after a barrier that follows
-    // every in-flight dot's wait.
+    // Late copies follow the last dot whose wait retires iteration i - 1's
+    // groups (a waiter's, else an in-flight dot's), and a barrier.
     Operation *copyAt = first;
     if (late) {
-      Operation *retired = nullptr; // the last dot whose wait retires i - 1's groups
-      for (Operation &op : *body_) {
-        bool waiter = false;
-        for (const auto &w : waiters)
-          waiter = waiter || w.first == &op;
-        if (waiter ||
-            (waiters.empty() && std::find(inFlight.begin(), inFlight.end(), &op) != inFlight.end()))
-          retired = &op;
-      }
+      std::vector<Operation *> retiring;
+      for (const auto &w : waiters)
+        retiring.push_back(w.first);
+      if (retiring.empty())
+        retiring = inFlight;
+      Operation *retired =
+          *std::max_element(retiring.begin(), retiring.end(), [&](Operation *x, Operation *y) {
+            return order_.at(x) < order_.at(y);
+          });
       copyAt = retired->nextNode();
       b.setInsertionPoint(copyAt);
       b.create(Opcode::Barrier, loc, {}, {})->setAttr("wgmma_ring_late", true);
