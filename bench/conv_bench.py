@@ -173,19 +173,20 @@ def main(argv):
         flops = 2.0 * M * K * C * KS * KS
         y = tut.conv2d_bias_relu(x, w, bias, stride, pad)
         want = tut.torch_reference(x, w, bias, stride, pad, 1)
-        err = float((y.float() - want).abs().max())
-        ok = bool(((y.float() - want).abs() <= 1e-2 + 1e-2 * want.abs()).all())
+
+        def check(out):  # (max |out - want|, within 1e-2 + 1e-2 |want| everywhere)
+            diff = (out.float() - want).abs()
+            return float(diff.max()), bool((diff <= 1e-2 + 1e-2 * want.abs()).all())
+
+        err, ok = check(y)
         row = {"layer": name, "H": H, "C": C, "K": K, "kernel": KS, "stride": stride,
                "padding": pad, "count": count, "M": M, "gflop": flops / 1e9, "max_err": err,
                "ok": ok, "tk_config": str(tut.conv_tuned.best_config)}
         if tri:
-            y_tri = tri.conv2d_bias_relu(x, w, bias, stride, pad)
-            diff = (y_tri.float() - want).abs()
-            row["triton_max_err"] = float(diff.max())
-            row["triton_ok"] = bool((diff <= 1e-2 + 1e-2 * want.abs()).all())
+            row["triton_max_err"], row["triton_ok"] = check(
+                tri.conv2d_bias_relu(x, w, bias, stride, pad))
             row["triton_config"] = str(tri.conv_tuned.best_config)
             ok = ok and row["triton_ok"]
-            del y_tri, diff
         failures += not ok
         if not args.check_only:
             def bench(fn):

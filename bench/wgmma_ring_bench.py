@@ -49,16 +49,12 @@ ATTENTION = [  # (batch * heads, seq, head dim, causal), (BM, BN, warps, stages)
 
 
 def attention_rows(backend, bench):
-    import importlib.util
-
     import torch
     import torch.nn.functional as F
 
-    spec = importlib.util.spec_from_file_location(f"ring_attention_{backend}",
-                                                  os.path.join(HERE, "attention_kernels.py"))
-    mod = importlib.util.module_from_spec(spec)
-    mod.BACKEND = backend
-    spec.loader.exec_module(mod)
+    import attention_bench
+
+    mod = attention_bench.load_kernels(backend)
     rows = []
     for (zh, n, d, causal), (bm, bn, w, s) in ATTENTION:
         if not wanted("attention", (bm, bn, w, s)):
@@ -70,10 +66,7 @@ def attention_rows(backend, bench):
         scale = 1.0 / d ** 0.5
 
         def run():
-            mod.attn_fwd[((n + bm - 1) // bm, zh)](
-                q, k, v, o, scale, q.stride(0), q.stride(1), k.stride(0), k.stride(1),
-                v.stride(0), v.stride(1), o.stride(0), o.stride(1), n, HEAD_DIM=d, BLOCK_M=bm,
-                BLOCK_N=bn, CAUSAL=causal, num_warps=w, num_stages=s)
+            attention_bench.launch(mod, q, k, v, o, scale, causal, (bm, bn, w, s))
 
         run()
         ref = F.scaled_dot_product_attention(q.float()[None], k.float()[None], v.float()[None],
